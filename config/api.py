@@ -1,0 +1,197 @@
+"""Shared API plumbing: the tenant-scoped base viewset, pagination, the JSON parser and
+the exception handler that turns every error into an RFC 9457 problem document (C2)."""
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError, OperationalError
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import URLPattern, path
+from rest_framework import exceptions as drf_exceptions
+from rest_framework import serializers, viewsets
+from rest_framework.response import Response
+from rest_framework.routers import SimpleRouter
+
+from config.exceptions import AdminRequired, DomainError, ValidationFailed
+from config.pagination import CamelPagePagination, PagePagination, parse_positive_int
+from config.parsers import StrictJSONParser
+from config.timeutils import isoformat, parse_timestamp
+
+logger = logging.getLogger("trustcal.api")
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+
+# The one /v1 router: every app registers its viewsets on it (trailing slash optional, C1).
+router = SimpleRouter()
+router.trailing_slash = "/?"  # SimpleRouter only takes a bool; the regex form accepts both
+
+
+def paths(route: str, view: Callable, name: str) -> list[URLPattern]:
+    """A path that answers with and without a trailing slash, without redirecting (C1)."""
+    return [path(route, view, name=name), path(route + "/", view)]
+
+
+# --- problem documents -------------------------------------------------------------------------
+
+
+def problem_body(
+    *, status: int, code: str, title: str, detail: str, request_id: str | None, errors: list | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "code": code, "detail": detail}
+    if errors:
+        body["errors"] = errors
+    body["request_id"] = request_id
+    return body
+
+
+def problem_response(
+    request: HttpRequest | None,
+    *,
+    status: int,
+    code: str,
+    title: str,
+    detail: str,
+    errors: list | None = None,
+    headers: dict[str, str] | None = None,
+) -> HttpResponse:
+    """A problem document as a plain Django response (for middleware and URL handlers)."""
+    request_id = getattr(request, "request_id", None)
+    body = problem_body(status=status, code=code, title=title, detail=detail, request_id=request_id, errors=errors)
+    response = HttpResponse(
+        json.dumps(body, ensure_ascii=False), status=status, content_type=PROBLEM_CONTENT_TYPE
+    )
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def _flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = str(key) if key != "non_field_errors" else ""
+            out.extend(_flatten_errors(value, f"{prefix}.{name}" if prefix and name else (name or prefix)))
+    elif isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            for item in detail:
+                out.append({"field": prefix or "body", "message": str(item)})
+        else:
+            for index, item in enumerate(detail):
+                out.extend(_flatten_errors(item, f"{prefix}[{index}]" if prefix else f"[{index}]"))
+    else:
+        out.append({"field": prefix or "body", "message": str(detail)})
+    return out
+
+
+_DRF_MAP: list[tuple[type[Exception], int, str, str]] = [
+    (drf_exceptions.NotAuthenticated, 401, "AUTHENTICATION_REQUIRED", "Authentication required"),
+    (drf_exceptions.AuthenticationFailed, 401, "INVALID_API_KEY", "Invalid API key"),
+    (AdminRequired, 403, "ADMIN_REQUIRED", "Admin key required"),
+    (drf_exceptions.PermissionDenied, 403, "FORBIDDEN", "Forbidden"),
+    (drf_exceptions.NotFound, 404, "NOT_FOUND", "Not found"),
+    (drf_exceptions.MethodNotAllowed, 405, "METHOD_NOT_ALLOWED", "Method not allowed"),
+    (drf_exceptions.NotAcceptable, 406, "NOT_ACCEPTABLE", "Not acceptable"),
+    (drf_exceptions.UnsupportedMediaType, 415, "UNSUPPORTED_MEDIA_TYPE", "Unsupported media type"),
+    (drf_exceptions.Throttled, 429, "RATE_LIMIT_EXCEEDED", "Rate limit exceeded"),
+    (drf_exceptions.ParseError, 400, "INVALID_JSON", "Malformed JSON"),
+]
+
+
+def _problem(request_id: str | None, status: int, code: str, title: str, detail: str, errors=None, headers=None):
+    body = problem_body(status=status, code=code, title=title, detail=detail, request_id=request_id, errors=errors)
+    return Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE, headers=headers)
+
+
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    request = context.get("request")
+    request_id = getattr(request, "request_id", None) if request is not None else None
+    if isinstance(exc, DomainError):
+        return _problem(request_id, exc.status, exc.code, exc.title, exc.detail, exc.errors, exc.headers)
+    if isinstance(exc, drf_exceptions.ValidationError):
+        errors = _flatten_errors(exc.detail)
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]) or "Invalid request"
+        return _problem(request_id, 400, "VALIDATION_ERROR", "Invalid request", detail, errors)
+    if isinstance(exc, Http404):
+        return _problem(request_id, 404, "NOT_FOUND", "Not found", "No such resource.")
+    if isinstance(exc, DjangoPermissionDenied):
+        return _problem(request_id, 403, "FORBIDDEN", "Forbidden", "Forbidden.")
+    if isinstance(exc, RequestDataTooBig):
+        return _problem(request_id, 413, "PAYLOAD_TOO_LARGE", "Payload too large", "Request bodies are limited to 1 MiB.")
+    for klass, status, code, title in _DRF_MAP:
+        if isinstance(exc, klass):
+            detail = str(getattr(exc, "detail", "")) or title
+            headers: dict[str, str] = {}
+            if status == 401:
+                headers["WWW-Authenticate"] = 'Bearer realm="trustcal"'
+            if isinstance(exc, drf_exceptions.Throttled):
+                headers["Retry-After"] = str(max(1, math.ceil(exc.wait or 1)))
+            if isinstance(exc, drf_exceptions.ParseError):
+                detail = f"The request body is not valid JSON: {detail}"
+            return _problem(request_id, status, code, title, detail, headers=headers)
+    if isinstance(exc, OperationalError | DatabaseError) and _database_unreachable(exc):
+        logger.error("database unavailable: %s", type(exc).__name__)
+        return _problem(request_id, 503, "SERVICE_UNAVAILABLE", "Service unavailable", "The database is unreachable.")
+    logger.exception("unhandled error", extra={"request_id": request_id})
+    return _problem(request_id, 500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred.")
+
+
+def _database_unreachable(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, OperationalError) and any(
+        marker in text for marker in ("connection", "could not connect", "server closed", "unable to open", "locked")
+    )
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+def require_object(data: Any) -> dict[str, Any]:
+    """Request bodies are JSON objects; anything else is a VALIDATION_ERROR."""
+    if not isinstance(data, dict):
+        raise ValidationFailed("The request body must be a JSON object.", errors=[{"field": "body", "message": "expected an object"}])
+    return data
+
+
+class UTCDateTimeField(serializers.DateTimeField):
+    """ISO 8601 in (naive taken as UTC), ISO 8601 UTC with Z and milliseconds out (C1)."""
+
+    def to_internal_value(self, value: Any):
+        parsed = parse_timestamp(value) if isinstance(value, str) else None
+        if parsed is None:
+            raise serializers.ValidationError("Not a valid ISO 8601 timestamp.")
+        return parsed
+
+    def to_representation(self, value: Any):
+        return isoformat(value) if value else None
+
+
+# --- the tenant-scoped base viewset -----------------------------------------------------------
+
+
+class TenantViewSet(viewsets.GenericViewSet):
+    """Every viewset derives from this: the queryset is always filtered to the caller's
+    customer, so another customer's id is a 404 and no view can forget the filter."""
+
+    customer_field = "customer"
+    lookup_value_regex = r"[A-Za-z0-9._:-]+"
+
+    @property
+    def customer(self):
+        return self.request.user.customer
+
+    def get_base_queryset(self) -> QuerySet:
+        assert self.queryset is not None, f"{type(self).__name__} needs a queryset or get_base_queryset()"
+        return self.queryset.all()
+
+    def get_queryset(self) -> QuerySet:
+        if getattr(self, "swagger_fake_view", False):
+            return self.get_base_queryset().none()
+        return self.get_base_queryset().filter(**{self.customer_field: self.customer})
+
+
+__all__ = ["CamelPagePagination", "PagePagination", "StrictJSONParser", "parse_positive_int"]

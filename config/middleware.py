@@ -1,0 +1,108 @@
+"""Request context for every response: X-Request-ID, the 1 MiB body limit, rate-limit
+headers, request metrics, and problem documents for errors raised outside DRF (C1, C2)."""
+
+import logging
+import re
+import time
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from config import metrics
+from config.api import problem_response
+from config.ids import ulid
+
+logger = logging.getLogger("trustcal.request")
+
+_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+API_PREFIX = "/v1/"
+
+
+def endpoint_group(path: str) -> str:
+    """A coarse endpoint group for latency metrics: /v1/bias/feed -> bias, /v1/webhooks/x -> webhooks."""
+    if not path.startswith(API_PREFIX):
+        return "other"
+    parts = [p for p in path[len(API_PREFIX) :].split("/") if p]
+    if not parts:
+        return "root"
+    if parts[0] == "bias" and len(parts) > 1 and parts[1] == "amplification":
+        return "bias_amplification"
+    return parts[0].replace("-", "_")
+
+
+class RequestContextMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        client_id = request.headers.get("X-Request-ID", "")
+        request.request_id = client_id if _CLIENT_REQUEST_ID.match(client_id) else f"req_{ulid()}"  # type: ignore[attr-defined]
+        is_api = request.path.startswith(API_PREFIX) or request.path == "/v1"
+
+        response = self._too_large(request) if is_api else None
+        if response is None:
+            response = self.get_response(request)
+        if is_api:
+            response = self._problem_for_plain_errors(request, response)
+            state = getattr(request, "trustcal_ratelimit", None)
+            if state is not None:
+                for name, value in state.headers().items():
+                    response[name] = value
+            metrics.record_request(endpoint_group(request.path), response.status_code, (time.perf_counter() - started) * 1000)
+        response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
+        return response
+
+    @staticmethod
+    def _too_large(request: HttpRequest) -> HttpResponse | None:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > settings.MAX_REQUEST_BYTES:
+            return problem_response(
+                request, status=413, code="PAYLOAD_TOO_LARGE", title="Payload too large",
+                detail=f"Request bodies are limited to {settings.MAX_REQUEST_BYTES} bytes.",
+            )
+        return None
+
+    @staticmethod
+    def _problem_for_plain_errors(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        """Django's own 404/405/500 pages become problem documents under /v1."""
+        content_type = response.get("Content-Type", "")
+        if response.status_code < 400 or "json" in content_type:
+            return response
+        if response.status_code == 404:
+            return problem_response(request, status=404, code="NOT_FOUND", title="Not found", detail=f"No route for {request.path}.")
+        if response.status_code == 405:
+            allow = response.get("Allow")
+            return problem_response(
+                request, status=405, code="METHOD_NOT_ALLOWED", title="Method not allowed",
+                detail=f"{request.method} is not allowed here.", headers={"Allow": allow} if allow else None,
+            )
+        if response.status_code == 400:
+            return problem_response(request, status=400, code="VALIDATION_ERROR", title="Invalid request", detail="Bad request.")
+        if response.status_code >= 500:
+            return problem_response(
+                request, status=500, code="INTERNAL_ERROR", title="Internal server error", detail="An unexpected error occurred."
+            )
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not request.path.startswith(API_PREFIX):
+            return None
+        from config.api import problem_exception_handler
+
+        drf_response = problem_exception_handler(exception, {"request": request})
+        if drf_response is None:
+            return None
+        return problem_response(
+            request,
+            status=drf_response.status_code,
+            code=drf_response.data["code"],
+            title=drf_response.data["title"],
+            detail=drf_response.data["detail"],
+            errors=drf_response.data.get("errors"),
+            headers={k: v for k, v in drf_response.items() if k.lower() in ("retry-after", "www-authenticate")},
+        )

@@ -1,0 +1,151 @@
+"""Rate limiters that hold across processes and hosts when Redis is configured (atomic Lua
+scripts), and within the process otherwise (the embedded default runs one web process).
+
+- TokenBucket: the per-key tier limit of C4.
+- SlidingWindow: "N accepted per sliding window per customer" limits of C4.
+"""
+
+import math
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from config.redis import get_redis
+
+_TOKEN_BUCKET_LUA = """
+local capacity = tonumber(ARGV[1])
+local rate = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(state[1])
+local ts = tonumber(state[2])
+if tokens == nil then tokens = capacity; ts = now end
+if now > ts then tokens = math.min(capacity, tokens + (now - ts) * rate) end
+local allowed = 0
+if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(math.max(now, ts)))
+redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 60000)
+return {allowed, tostring(tokens)}
+"""
+
+_SLIDING_WINDOW_LUA = """
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local member = ARGV[4]
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+if count < limit then
+  redis.call('ZADD', KEYS[1], now, member)
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window * 1000) + 1000)
+  return {1, count + 1, '0'}
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {0, count, tostring(tonumber(oldest[2]) + window - now)}
+"""
+
+
+@dataclass(frozen=True)
+class BucketState:
+    allowed: bool
+    limit_per_minute: int
+    capacity: int
+    tokens: float
+    rate_per_second: float
+    now: float
+
+    @property
+    def remaining(self) -> int:
+        return max(0, math.floor(self.tokens))
+
+    @property
+    def reset_at(self) -> int:
+        """Unix seconds when the bucket is full again."""
+        return math.ceil(self.now + (self.capacity - self.tokens) / self.rate_per_second)
+
+    @property
+    def retry_after(self) -> int:
+        return max(1, math.ceil((1 - self.tokens) / self.rate_per_second))
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "X-RateLimit-Limit": str(self.limit_per_minute),
+            "X-RateLimit-Remaining": str(self.remaining),
+            "X-RateLimit-Reset": str(self.reset_at),
+        }
+
+
+class TokenBucket:
+    """capacity = burst, refilled at per_minute / 60 tokens a second; a new bucket is full."""
+
+    def __init__(self, namespace: str) -> None:
+        self.namespace = namespace
+        self._local: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def consume(self, key: str, *, per_minute: int, burst: int, now: float | None = None) -> BucketState:
+        now = time.time() if now is None else now
+        rate = per_minute / 60.0
+        client = get_redis()
+        if client is not None:
+            allowed, tokens = client.eval(_TOKEN_BUCKET_LUA, 1, f"trustcal:{self.namespace}:{key}", burst, rate, now)
+            return BucketState(bool(allowed), per_minute, burst, float(tokens), rate, now)
+        with self._lock:
+            tokens, ts = self._local.get(key, (float(burst), now))
+            if now > ts:
+                tokens = min(float(burst), tokens + (now - ts) * rate)
+            allowed = tokens >= 1
+            if allowed:
+                tokens -= 1
+            self._local[key] = (tokens, max(now, ts))
+        return BucketState(allowed, per_minute, burst, tokens, rate, now)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._local.clear()
+
+
+@dataclass(frozen=True)
+class WindowDecision:
+    allowed: bool
+    count: int
+    retry_after: float
+
+
+class SlidingWindow:
+    """At most `limit` accepted hits per `window` seconds per key. Call `hit` only once the
+    request has passed every other check: rejected requests never count (C4)."""
+
+    def __init__(self, namespace: str, *, limit: int, window_seconds: float) -> None:
+        self.namespace = namespace
+        self.limit = limit
+        self.window = window_seconds
+        self._local: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, key: str, *, now: float | None = None) -> WindowDecision:
+        now = time.time() if now is None else now
+        client = get_redis()
+        if client is not None:
+            member = f"{now:.6f}:{time.perf_counter_ns()}"
+            allowed, count, retry = client.eval(
+                _SLIDING_WINDOW_LUA, 1, f"trustcal:{self.namespace}:{key}", self.limit, self.window, now, member
+            )
+            return WindowDecision(bool(allowed), int(count), float(retry))
+        with self._lock:
+            hits = self._local.setdefault(key, deque())
+            while hits and hits[0] <= now - self.window:
+                hits.popleft()
+            if len(hits) < self.limit:
+                hits.append(now)
+                return WindowDecision(True, len(hits), 0.0)
+            return WindowDecision(False, len(hits), hits[0] + self.window - now)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._local.clear()
+        client = get_redis()
+        if client is not None:
+            for key in client.scan_iter(f"trustcal:{self.namespace}:*"):
+                client.delete(key)

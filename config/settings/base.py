@@ -1,0 +1,211 @@
+"""Settings shared by every environment.
+
+Configuration comes from the environment only. With nothing set, the service runs on
+the embedded default: SQLite under ``var/``, a filesystem Celery broker, local-memory
+cache and in-process rate limits. ``DATABASE_URL`` and ``REDIS_URL`` switch it to
+PostgreSQL and Redis (broker, cache, rate limits, metrics) with the same code.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+env = environ.Env()
+
+DATA_DIR = Path(env.str("TRUSTCAL_DATA_DIR", default=str(BASE_DIR / "var")))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+SERVICE_VERSION = "1.0.0"
+INTEGRATION_VERSION = "1.1.0"
+
+# An insecure development key is allowed here; config.settings.production refuses it.
+INSECURE_SECRET_KEY = "django-insecure-trustcal-local-development-only"  # noqa: S105
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=INSECURE_SECRET_KEY)
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "config.apps.CoreConfig",
+    "keys",
+    "audit",
+    "calibration",
+    "bias",
+    "fairness",
+    "webhooks",
+    "compliance",
+]
+
+MIDDLEWARE = [
+    "config.middleware.RequestContextMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database -----------------------------------------------------------------------
+# SQLite options measured on this image (shared/notes): WAL + IMMEDIATE transactions
+# + a busy timeout gave zero "database is locked" errors under web + worker writes.
+SQLITE_OPTIONS = {
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=20000",
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+}
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'trustcal.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"].setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
+else:
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- redis, cache, broker ----------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "trustcal",
+        }
+    }
+    CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "trustcal"}}
+    BROKER_DIR = DATA_DIR / "broker"
+    for sub in ("queue", "processed", "control"):
+        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+    # Measured (shared/notes): processed folder on the same filesystem, 0.1 s polling.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": True,
+        "polling_interval": 0.1,
+    }
+
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- i18n / time ----------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "static"
+MEDIA_ROOT = Path(env.str("TRUSTCAL_MEDIA_DIR", default=str(DATA_DIR / "media")))
+
+# Request bodies over 1 MiB answer 413 PAYLOAD_TOO_LARGE (contract C1).
+MAX_REQUEST_BYTES = 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+
+# --- REST framework ---------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["keys.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "config.pagination.PagePagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "config.schema.TrustcalAutoSchema",
+    "EXCEPTION_HANDLER": "config.api.problem_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "DATETIME_FORMAT": "iso-8601",
+    "COERCE_DECIMAL_TO_STRING": False,
+    "UNICODE_JSON": True,
+    "STRICT_JSON": True,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Trustcal API",
+    "DESCRIPTION": (
+        "Trust calibration, bias monitoring, audit trail, compliance reports, fairness signals "
+        "and signed webhooks for AI-assisted decisions. Every request carries "
+        "`Authorization: Bearer <api_key>` except `GET /v1/health`. Errors are RFC 9457 "
+        "problem documents (`application/problem+json`) with a stable `code`."
+    ),
+    "VERSION": SERVICE_VERSION,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PUBLIC": True,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "SECURITY": [{"ApiKeyAuth": []}],
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {"ApiKeyAuth": {"type": "http", "scheme": "bearer", "description": "API key (tcal_...)"}}
+    },
+    "ENUM_NAME_OVERRIDES": {},
+    "DISABLE_ERRORS_AND_WARNINGS": True,
+}
+
+# --- Trustcal ---------------------------------------------------------------------------
+TRUSTCAL_BOOTSTRAP_ADMIN_KEY = env.str("TRUSTCAL_BOOTSTRAP_ADMIN_KEY", default="")
+WEBHOOK_ALLOW_INSECURE_URLS = env.bool("WEBHOOK_ALLOW_INSECURE_URLS", default=False)
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=30.0)
+# Tier -> (requests per minute, burst). Contract C4.
+TIER_LIMITS = {"pilot": (100, 150), "growth": (500, 750), "enterprise": (1000, 1500)}
+RATE_LIMITS_ENABLED = env.bool("TRUSTCAL_RATE_LIMITS_ENABLED", default=True)
+KEY_ROTATION_GRACE_HOURS = 24
+# How often a process writes its buffered key usage (last_used, request counts).
+KEY_USAGE_FLUSH_SECONDS = env.float("TRUSTCAL_KEY_USAGE_FLUSH_SECONDS", default=30.0)
+WORKER_HEARTBEAT_MAX_AGE_SECONDS = 60
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "WARNING"},
+    },
+}

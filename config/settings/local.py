@@ -1,0 +1,3 @@
+"""Local development and the embedded default (the module manage.py uses by default)."""
+
+from .base import *  # noqa: F403

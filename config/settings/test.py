@@ -1,0 +1,23 @@
+"""Settings for the test suite: the same embedded defaults, with a private data folder, and
+under pytest-xdist a Redis database of each worker's own (rate limits, broker, cache)."""
+
+import os
+import re
+import tempfile
+
+os.environ.setdefault("TRUSTCAL_DATA_DIR", tempfile.mkdtemp(prefix="trustcal-test-"))
+
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if os.environ.get("REDIS_URL") and _worker.startswith("gw"):
+    _match = re.match(r"^(redis://[^/]+)(?:/(\d+))?$", os.environ["REDIS_URL"])
+    if _match:
+        _base_db = int(_match.group(2) or 0)
+        os.environ["REDIS_URL"] = f"{_match.group(1)}/{_base_db + int(_worker[2:])}"
+
+from .base import *  # noqa: E402, F403
+from .base import DATABASES  # noqa: E402
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # An on-disk test database so that processes started by the tests share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405

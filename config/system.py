@@ -1,0 +1,268 @@
+"""System endpoints (C13): /health (public), /engines/status, /metrics.
+
+Each app may add an `engine.py` with `engines() -> list[dict]` and `metrics() -> dict`;
+they are found by name, so apps never edit this file to appear here."""
+
+import datetime as dt
+import importlib
+import importlib.util
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.http import HttpResponse
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config import metrics as request_metrics
+from config.redis import get_redis
+from config.timeutils import isoformat
+
+logger = logging.getLogger("trustcal.system")
+
+DOMAIN_APPS = ["keys", "audit", "calibration", "bias", "fairness", "webhooks", "compliance"]
+
+
+def _timed(check: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        extra = check() or {}
+        result = {"status": "pass", **extra}
+    except Exception as exc:
+        result = {"status": "fail", "error": type(exc).__name__}
+    result["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    return result
+
+
+def _check_database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def _check_cache() -> dict[str, Any]:
+    token = str(time.time_ns())
+    cache.set("trustcal:health", token, 30)
+    if cache.get("trustcal:health") != token:
+        raise RuntimeError("cache read-back mismatch")
+    return {"backend": "redis" if settings.REDIS_URL else "local-memory"}
+
+
+def _check_broker() -> dict[str, Any]:
+    url = settings.CELERY_BROKER_URL
+    if url.startswith(("redis://", "rediss://")):
+        import redis
+
+        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        client.ping()
+        return {"backend": "redis"}
+    if url.startswith("filesystem://"):
+        folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+        probe = folder / ".health"
+        probe.write_text("ok")
+        probe.unlink()
+        return {"backend": "embedded-filesystem", "queued": sum(1 for _ in folder.glob("*.msg"))}
+    return {"backend": url.split(":", 1)[0]}
+
+
+def workers_online() -> int:
+    from config.models import WorkerHeartbeat
+
+    since = timezone.now() - dt.timedelta(seconds=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS)
+    return WorkerHeartbeat.objects.filter(last_seen__gte=since).count()
+
+
+def _check_workers() -> dict[str, Any]:
+    from config.models import WorkerHeartbeat
+
+    online = workers_online()
+    latest = WorkerHeartbeat.objects.order_by("-last_seen").values_list("last_seen", flat=True).first()
+    if not online:
+        raise RuntimeError("no worker heartbeat in the last 60 s")
+    return {"online": online, "last_heartbeat_at": isoformat(latest)}
+
+
+def health_snapshot() -> tuple[dict[str, Any], int]:
+    checks = {"database": _timed(_check_database)}
+    if checks["database"]["status"] == "pass":
+        checks["cache"] = _timed(_check_cache)
+        checks["broker"] = _timed(_check_broker)
+        workers = _timed(_check_workers)
+        if workers["status"] == "fail":
+            workers["online"] = 0
+        checks["workers"] = workers
+        status = "healthy" if all(c["status"] == "pass" for c in checks.values()) else "degraded"
+        http_status = 200
+    else:
+        for name in ("cache", "broker", "workers"):
+            checks[name] = _timed(lambda name=name: {"cache": _check_cache, "broker": _check_broker}.get(name, lambda: None)())
+        status, http_status = "unhealthy", 503
+    body = {"status": status, "version": settings.SERVICE_VERSION, "timestamp": isoformat(timezone.now()), "checks": checks}
+    return body, http_status
+
+
+def _app_hooks(name: str) -> list[Callable[[], Any]]:
+    hooks = []
+    for app in DOMAIN_APPS:
+        module_name = f"{app}.engine"
+        if importlib.util.find_spec(module_name) is None:
+            continue
+        module = importlib.import_module(module_name)
+        hook = getattr(module, name, None)
+        if hook is not None:
+            hooks.append(hook)
+    return hooks
+
+
+def engines_snapshot() -> list[dict[str, Any]]:
+    engines: list[dict[str, Any]] = []
+    for hook in _app_hooks("engines"):
+        try:
+            engines.extend(hook())
+        except Exception:
+            logger.exception("engine status failed: %s", hook.__module__)
+            engines.append({"name": hook.__module__.split(".")[0], "status": "down", "version": settings.SERVICE_VERSION,
+                            "last_activity_at": None})
+    return engines
+
+
+def metrics_snapshot() -> dict[str, Any]:
+    body: dict[str, Any] = {"requests": request_metrics.snapshot()}
+    body.update({"decisions_logged": 0, "signals_ingested": 0, "deliveries": {}, "queues": {}})
+    for hook in _app_hooks("metrics"):
+        for key, value in hook().items():
+            if isinstance(value, dict) and isinstance(body.get(key), dict):
+                body[key].update(value)
+            else:
+                body[key] = value
+    body["queues"].setdefault("broker", _broker_depth())
+    body["timestamp"] = isoformat(timezone.now())
+    return body
+
+
+def _broker_depth() -> int | None:
+    url = settings.CELERY_BROKER_URL
+    try:
+        if url.startswith("filesystem://"):
+            return sum(1 for _ in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).glob("*.msg"))
+        client = get_redis()
+        if client is not None and url == settings.REDIS_URL:
+            return int(client.llen("celery"))
+    except Exception:
+        return None
+    return None
+
+
+def prometheus_text(body: dict[str, Any]) -> str:
+    lines = [
+        "# HELP trustcal_requests_total HTTP requests served under /v1.",
+        "# TYPE trustcal_requests_total counter",
+    ]
+    for status_class, count in body["requests"]["by_status"].items():
+        lines.append(f'trustcal_requests_total{{status_class="{status_class}"}} {count}')
+    lines += ["# HELP trustcal_request_latency_ms Request latency quantiles per endpoint group.",
+              "# TYPE trustcal_request_latency_ms gauge"]
+    for group, figures in body["requests"]["latency_ms"].items():
+        for q in ("p50", "p95", "p99"):
+            if figures.get(q) is not None:
+                quantile = {"p50": "0.5", "p95": "0.95", "p99": "0.99"}[q]
+                lines.append(f'trustcal_request_latency_ms{{group="{group}",quantile="{quantile}"}} {figures[q]}')
+    for name in ("decisions_logged", "signals_ingested"):
+        lines += [f"# TYPE trustcal_{name}_total counter", f"trustcal_{name}_total {body.get(name) or 0}"]
+    lines.append("# TYPE trustcal_deliveries gauge")
+    for status, count in (body.get("deliveries") or {}).items():
+        lines.append(f'trustcal_deliveries{{status="{status}"}} {count}')
+    lines.append("# TYPE trustcal_queue_depth gauge")
+    for queue, depth in (body.get("queues") or {}).items():
+        if isinstance(depth, int | float):
+            lines.append(f'trustcal_queue_depth{{queue="{queue}"}} {depth}')
+    return "\n".join(lines) + "\n"
+
+
+_check = inline_serializer(
+    "HealthCheck",
+    {"status": serializers.ChoiceField(choices=["pass", "fail"]), "latency_ms": serializers.FloatField()},
+)
+
+
+class HealthView(APIView):
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        auth=[],
+        responses={
+            (200, "application/json"): inline_serializer(
+                "Health",
+                {
+                    "status": serializers.ChoiceField(choices=["healthy", "degraded", "unhealthy"]),
+                    "version": serializers.CharField(),
+                    "timestamp": serializers.CharField(),
+                    "checks": serializers.DictField(child=_check),
+                },
+            ),
+            (503, "application/json"): OpenApiResponse(description="Database unreachable (status unhealthy)"),
+        },
+    )
+    def get(self, request):
+        body, status = health_snapshot()
+        return Response(body, status=status)
+
+
+class EnginesStatusView(APIView):
+    @extend_schema(
+        responses=inline_serializer(
+            "EnginesStatus",
+            {
+                "engines": serializers.ListField(child=serializers.DictField()),
+                "timestamp": serializers.CharField(),
+            },
+        )
+    )
+    def get(self, request):
+        return Response({"engines": engines_snapshot(), "timestamp": isoformat(timezone.now())})
+
+
+class PlainTextRenderer(JSONRenderer):
+    media_type = "text/plain"
+    format = "prometheus"
+
+
+class MetricsView(APIView):
+    renderer_classes = [JSONRenderer, PlainTextRenderer]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("format", str, enum=["json", "prometheus"])],
+        responses={
+            (200, "application/json"): inline_serializer(
+                "Metrics",
+                {
+                    "requests": serializers.DictField(),
+                    "decisions_logged": serializers.IntegerField(),
+                    "signals_ingested": serializers.IntegerField(),
+                    "deliveries": serializers.DictField(),
+                    "queues": serializers.DictField(),
+                },
+            ),
+            (200, "text/plain"): OpenApiTypes.STR,
+        },
+    )
+    def get(self, request):
+        body = metrics_snapshot()
+        wants_text = request.query_params.get("format") == "prometheus" or (
+            "text/plain" in request.headers.get("Accept", "") and "application/json" not in request.headers.get("Accept", "")
+        )
+        if wants_text:
+            return HttpResponse(prometheus_text(body), content_type="text/plain; version=0.0.4; charset=utf-8")
+        return Response(body)

@@ -1,0 +1,52 @@
+"""Timestamps on the wire: out as ISO 8601 UTC with Z and milliseconds; in as any ISO 8601."""
+
+import datetime as dt
+
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+UTC = dt.UTC
+
+
+def isoformat(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    if timezone.is_naive(value):
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def parse_timestamp(raw: str) -> dt.datetime | None:
+    """Parse an ISO 8601 timestamp; a naive one is taken as UTC. None when unparseable."""
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip()
+    if text.endswith(("z", "Z")):
+        text = text[:-1] + "+00:00"
+    try:
+        value = parse_datetime(text)
+    except ValueError:
+        return None
+    if value is None:
+        return None
+    if timezone.is_naive(value):
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def parse_bound(raw: str, *, end: bool) -> dt.datetime | None:
+    """A `from`/`to` bound: a date (whole day, inclusive, UTC) or a timestamp (C1).
+
+    For `to` given as a date, the bound is the start of the next day (use it exclusively).
+    """
+    if not isinstance(raw, str):
+        return None
+    try:
+        day = parse_date(raw.strip())
+    except ValueError:
+        day = None
+    if day is not None:
+        start = dt.datetime.combine(day, dt.time.min, tzinfo=UTC)
+        return start + dt.timedelta(days=1) if end else start
+    return parse_timestamp(raw)

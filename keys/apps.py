@@ -1,0 +1,20 @@
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _ensure_bootstrap_admin_key(sender, **kwargs) -> None:
+    from django.conf import settings
+
+    if settings.TRUSTCAL_BOOTSTRAP_ADMIN_KEY:
+        from keys.services import bootstrap_admin_key_ensure
+
+        bootstrap_admin_key_ensure(value=settings.TRUSTCAL_BOOTSTRAP_ADMIN_KEY)
+
+
+class KeysConfig(AppConfig):
+    name = "keys"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # TRUSTCAL_BOOTSTRAP_ADMIN_KEY: `migrate` makes sure that admin key exists (C3).
+        post_migrate.connect(_ensure_bootstrap_admin_key, sender=self)

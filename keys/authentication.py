@@ -1,0 +1,72 @@
+"""Bearer API-key authentication with the per-key tier rate limit (C3, C4)."""
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from rest_framework import authentication, exceptions, permissions
+
+from config.exceptions import AdminRequired, RateLimited
+from config.ratelimit import TokenBucket
+from keys.models import ApiKey, Customer
+from keys.selectors import api_key_for_value
+from keys.services import key_usage_record
+
+tier_bucket = TokenBucket("tier")
+
+
+@dataclass(frozen=True)
+class ApiPrincipal:
+    """request.user for API requests: the key's customer and admin flag."""
+
+    key: ApiKey
+
+    is_authenticated = True
+    is_anonymous = False
+
+    @property
+    def customer(self) -> Customer:
+        return self.key.customer
+
+    @property
+    def is_admin(self) -> bool:
+        return self.key.is_admin
+
+    @property
+    def pk(self) -> str:
+        return self.key.id
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None  # -> 401 AUTHENTICATION_REQUIRED
+        key = api_key_for_value(value=token.strip())
+        if key is None:
+            raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
+        if settings.RATE_LIMITS_ENABLED:
+            per_minute, burst = settings.TIER_LIMITS[key.tier]
+            state = tier_bucket.consume(key.id, per_minute=per_minute, burst=burst)
+            request._request.trustcal_ratelimit = state  # the middleware sets the headers
+            if not state.allowed:
+                raise RateLimited(
+                    f"The {key.tier} tier allows {per_minute} requests per minute (burst {burst}).",
+                    retry_after=state.retry_after,
+                )
+        key_usage_record(key_id=key.id)
+        return ApiPrincipal(key), key
+
+    def authenticate_header(self, request) -> str:
+        return f'{self.keyword} realm="trustcal"'
+
+
+class IsAdminKey(permissions.BasePermission):
+    def has_permission(self, request, view) -> bool:
+        if not getattr(request.user, "is_authenticated", False):
+            return False
+        if not request.user.is_admin:
+            raise AdminRequired()
+        return True

@@ -1,0 +1,25 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from keys.models import Tier
+from keys.services import api_key_create
+
+
+class Command(BaseCommand):
+    help = "Create an API key and print it (the value alone on the last line)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--customer-id", required=True)
+        parser.add_argument("--tier", required=True, choices=[t.value for t in Tier])
+        parser.add_argument("--admin", action="store_true", help="make it an admin key")
+        parser.add_argument("--description", default="")
+
+    def handle(self, *args, **options) -> None:
+        customer_id = options["customer_id"].strip()
+        if not customer_id or len(customer_id) > 128:
+            raise CommandError("--customer-id must be 1 to 128 characters")
+        issued = api_key_create(
+            customer_id=customer_id, tier=options["tier"], description=options["description"], is_admin=options["admin"]
+        )
+        kind = "admin key" if issued.key.is_admin else "key"
+        self.stderr.write(f"Created {kind} {issued.key.id} for customer {customer_id} ({issued.key.tier}). Shown once:")
+        self.stdout.write(issued.value)

@@ -1,0 +1,161 @@
+"""Writes for API keys: create, rotate, revoke, the bootstrap key, and batched usage."""
+
+import datetime as dt
+import hashlib
+import secrets
+import string
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from keys.exceptions import ApiKeyNotActive
+from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer
+
+_BASE62 = string.ascii_letters + string.digits
+KEY_PREFIX = "tcal_"
+
+
+def key_digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def key_value_generate() -> str:
+    return KEY_PREFIX + "".join(secrets.choice(_BASE62) for _ in range(40))
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A key together with its value; the value exists only here, never in the database."""
+
+    key: ApiKey
+    value: str
+
+
+@dataclass(frozen=True)
+class AdminActor:
+    key_id: str | None
+    user: str | None
+
+
+def _store_key(*, customer: Customer, tier: str, description: str, is_admin: bool, value: str | None = None) -> IssuedKey:
+    value = value or key_value_generate()
+    key = ApiKey.objects.create(
+        customer=customer, digest=key_digest(value), prefix=value[:9], tier=tier, description=description, is_admin=is_admin
+    )
+    return IssuedKey(key=key, value=value)
+
+
+@transaction.atomic
+def api_key_create(
+    *, customer_id: str, tier: str, description: str = "", is_admin: bool = False, actor: AdminActor | None = None
+) -> IssuedKey:
+    customer, _ = Customer.objects.get_or_create(id=customer_id)
+    issued = _store_key(customer=customer, tier=tier, description=description, is_admin=is_admin)
+    AdminAuditLog.objects.create(
+        action=AdminAuditLog.Action.CREATED, key_id=issued.key.id, customer_id=customer.id, tier=tier,
+        admin_key_id=actor.key_id if actor else None, admin_user=actor.user if actor else None,
+    )
+    return issued
+
+
+@transaction.atomic
+def api_key_rotate(*, key: ApiKey, actor: AdminActor | None = None) -> IssuedKey:
+    """A new key with the same customer, tier and description; the old one keeps working
+    for the grace period (24 h), then answers 401 (C11)."""
+    key = ApiKey.objects.select_for_update().get(pk=key.pk)
+    if key.effective_status() != ApiKey.Status.ACTIVE:
+        raise ApiKeyNotActive(f"Key {key.id} is {key.effective_status()}; only an active key can be rotated.")
+    issued = _store_key(customer=key.customer, tier=key.tier, description=key.description, is_admin=key.is_admin)
+    key.status = ApiKey.Status.ROTATED
+    key.expires_at = timezone.now() + dt.timedelta(hours=settings.KEY_ROTATION_GRACE_HOURS)
+    key.replaced_by = issued.key
+    key.save(update_fields=["status", "expires_at", "replaced_by"])
+    AdminAuditLog.objects.create(
+        action=AdminAuditLog.Action.ROTATED, key_id=key.id, new_key_id=issued.key.id, customer_id=key.customer_id,
+        tier=key.tier, admin_key_id=actor.key_id if actor else None, admin_user=actor.user if actor else None,
+    )
+    return issued
+
+
+@transaction.atomic
+def api_key_revoke(*, key: ApiKey, reason: str = "", actor: AdminActor | None = None) -> ApiKey:
+    """Stops the key at once, whether active or in its rotation grace (C11)."""
+    key = ApiKey.objects.select_for_update().get(pk=key.pk)
+    if not key.is_usable():
+        raise ApiKeyNotActive(f"Key {key.id} is already {key.effective_status()}.")
+    key.status = ApiKey.Status.REVOKED
+    key.revoked_at = timezone.now()
+    key.revoke_reason = reason
+    key.save(update_fields=["status", "revoked_at", "revoke_reason"])
+    AdminAuditLog.objects.create(
+        action=AdminAuditLog.Action.REVOKED, key_id=key.id, customer_id=key.customer_id, tier=key.tier,
+        admin_key_id=actor.key_id if actor else None, admin_user=actor.user if actor else None, reason=reason or None,
+    )
+    return key
+
+
+@transaction.atomic
+def bootstrap_admin_key_ensure(*, value: str) -> ApiKey:
+    """Make sure an active admin key with exactly this value exists (TRUSTCAL_BOOTSTRAP_ADMIN_KEY)."""
+    existing = ApiKey.objects.filter(digest=key_digest(value)).first()
+    if existing is not None:
+        if existing.status != ApiKey.Status.ACTIVE or not existing.is_admin:
+            existing.status = ApiKey.Status.ACTIVE
+            existing.is_admin = True
+            existing.expires_at = None
+            existing.revoked_at = None
+            existing.save(update_fields=["status", "is_admin", "expires_at", "revoked_at"])
+        return existing
+    customer, _ = Customer.objects.get_or_create(id="admin")
+    issued = _store_key(customer=customer, tier="enterprise", description="bootstrap admin key", is_admin=True, value=value)
+    AdminAuditLog.objects.create(
+        action=AdminAuditLog.Action.CREATED, key_id=issued.key.id, customer_id=customer.id, tier="enterprise",
+        admin_user="bootstrap",
+    )
+    return issued.key
+
+
+# --- usage: counted in memory, written at most every KEY_USAGE_FLUSH_SECONDS per process ----------
+
+_usage_lock = threading.Lock()
+_usage_counts: Counter[tuple[str, dt.date]] = Counter()
+_usage_last_used: dict[str, dt.datetime] = {}
+_usage_last_flush = time.monotonic()
+
+
+def key_usage_record(*, key_id: str, at: dt.datetime | None = None) -> None:
+    """Called on every authenticated request; costs no I/O except a periodic flush."""
+    global _usage_last_flush
+    at = at or timezone.now()
+    with _usage_lock:
+        _usage_counts[(key_id, at.date())] += 1
+        _usage_last_used[key_id] = at
+        due = time.monotonic() - _usage_last_flush >= settings.KEY_USAGE_FLUSH_SECONDS
+        if due:
+            _usage_last_flush = time.monotonic()
+    if due:
+        key_usage_flush()
+
+
+def key_usage_flush() -> None:
+    with _usage_lock:
+        counts = dict(_usage_counts)
+        last_used = dict(_usage_last_used)
+        _usage_counts.clear()
+        _usage_last_used.clear()
+    if not counts:
+        return
+    with transaction.atomic():
+        for (key_id, day), count in counts.items():
+            updated = ApiKeyUsageDay.objects.filter(key_id=key_id, day=day).update(count=F("count") + count)
+            if not updated:
+                ApiKeyUsageDay.objects.get_or_create(key_id=key_id, day=day, defaults={"count": 0})
+                ApiKeyUsageDay.objects.filter(key_id=key_id, day=day).update(count=F("count") + count)
+        for key_id, at in last_used.items():
+            ApiKey.objects.filter(pk=key_id).exclude(last_used__gte=at).update(last_used=at)

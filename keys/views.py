@@ -1,0 +1,122 @@
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from config.api import PagePagination, require_object
+from config.exceptions import ValidationFailed
+from keys import selectors, services
+from keys.authentication import IsAdminKey
+from keys.models import ApiKey, Tier
+from keys.serializers import (
+    AdminAuditLogOutput,
+    ApiKeyCreatedOutput,
+    ApiKeyCreateInput,
+    ApiKeyOutput,
+    ApiKeyRevokedOutput,
+    ApiKeyRevokeInput,
+    ApiKeyRotatedOutput,
+)
+
+KEY_STATUSES = ["active", "rotated", "revoked", "expired"]
+
+
+def _actor(request) -> services.AdminActor:
+    user = request.headers.get("X-Admin-User", "").strip()[:255] or None
+    return services.AdminActor(key_id=request.auth.id, user=user)
+
+
+def _choice_param(request, name: str, choices: list[str]) -> str | None:
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return None
+    if value not in choices:
+        raise ValidationFailed(
+            f"{name} must be one of: {', '.join(choices)}.", errors=[{"field": name, "message": f"one of {choices}"}]
+        )
+    return value
+
+
+class ApiKeyAdminViewSet(viewsets.GenericViewSet):
+    """API key administration (C11). Admin keys see every customer's keys: this is the one
+    deliberately cross-tenant resource."""
+
+    permission_classes = [IsAdminKey]
+    pagination_class = PagePagination
+    serializer_class = ApiKeyOutput
+    lookup_value_regex = r"[A-Za-z0-9._:-]+"
+
+    def get_queryset(self):
+        return selectors.api_key_list()
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("customer_id", str),
+            OpenApiParameter("tier", str, enum=[t.value for t in Tier]),
+            OpenApiParameter("status", str, enum=KEY_STATUSES),
+        ],
+        responses=ApiKeyOutput(many=True),
+    )
+    def list(self, request):
+        qs = selectors.api_key_list(
+            customer_id=request.query_params.get("customer_id") or None,
+            tier=_choice_param(request, "tier", [t.value for t in Tier]),
+            status=_choice_param(request, "status", KEY_STATUSES),
+        )
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(ApiKeyOutput(page, many=True).data)
+
+    @extend_schema(request=ApiKeyCreateInput, responses={201: ApiKeyCreatedOutput})
+    def create(self, request):
+        data = ApiKeyCreateInput(data=require_object(request.data))
+        data.is_valid(raise_exception=True)
+        issued = services.api_key_create(**data.validated_data, actor=_actor(request))
+        return Response(ApiKeyCreatedOutput(issued).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=ApiKeyOutput)
+    def retrieve(self, request, pk=None):
+        key = get_object_or_404(selectors.api_key_list(), pk=pk)
+        return Response(ApiKeyOutput(key).data)
+
+    @extend_schema(
+        request=ApiKeyRevokeInput, parameters=[OpenApiParameter("reason", str)], responses=ApiKeyRevokedOutput
+    )
+    def destroy(self, request, pk=None):
+        key = get_object_or_404(ApiKey, pk=pk)
+        body = request.data if request.data else {}
+        data = ApiKeyRevokeInput(data=require_object(body))
+        data.is_valid(raise_exception=True)
+        reason = data.validated_data["reason"] or request.query_params.get("reason", "")[:500]
+        key = services.api_key_revoke(key=key, reason=reason, actor=_actor(request))
+        return Response(ApiKeyRevokedOutput(key).data, status=status.HTTP_200_OK)
+
+    @extend_schema(request=None, responses=ApiKeyRotatedOutput)
+    @action(detail=True, methods=["post"])
+    def rotate(self, request, pk=None):
+        key = get_object_or_404(ApiKey, pk=pk)
+        issued = services.api_key_rotate(key=key, actor=_actor(request))
+        key.refresh_from_db()
+        payload = ApiKeyCreatedOutput(issued).data
+        payload["previous_key_id"] = key.id
+        payload["previous_key_expires_at"] = ApiKeyRotatedOutput().fields["previous_key_expires_at"].to_representation(
+            key.expires_at
+        )
+        return Response(payload)
+
+
+class AdminAuditLogViewSet(viewsets.GenericViewSet):
+    permission_classes = [IsAdminKey]
+    pagination_class = PagePagination
+    serializer_class = AdminAuditLogOutput
+
+    def get_queryset(self):
+        return selectors.admin_audit_log_list()
+
+    @extend_schema(responses=AdminAuditLogOutput(many=True))
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(AdminAuditLogOutput(page, many=True).data)
+
+
+

@@ -1,0 +1,14 @@
+"""The event catalogue of interface.md, with the regulation each event names (C14)."""
+
+EVENT_REGULATIONS: dict[str, str | None] = {
+    "trust.miscalibrated": "EU AI Act Art. 14(4)(b)",
+    "bias.detected": "EU AI Act Art. 10",
+    "risk_user.identified": "All",
+    "threshold.breached": "All",
+    "audit.required": "Texas TRAIGA",
+    "compliance.report_ready": "All",
+    "model.bias.ingested": None,
+    "bias.amplification": None,
+}
+EVENT_TYPES = list(EVENT_REGULATIONS)
+TEST_EVENT_TYPE = "webhook.test"
