@@ -12,14 +12,12 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 app.conf.beat_schedule = {
-    "worker-heartbeat": {"task": "config.tasks.worker_heartbeat", "schedule": 10.0},
-    "broker-prune-processed": {"task": "config.tasks.broker_prune_processed", "schedule": 300.0},
+        "broker-prune-processed": {"task": "config.tasks.broker_prune_processed", "schedule": 300.0},
+    # Claims due webhook delivery rows (retries live in the database, never in the broker).
+    "webhook-deliveries-dispatch": {"task": "webhooks.tasks.deliveries_dispatch_due", "schedule": 2.0},
+    # Staff-defined thresholds (threshold.breached) and risk users.
+    "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
 }
-
-
-def register_beat(name: str, task: str, seconds: float) -> None:
-    """Apps add their periodic tasks here (called from their tasks module)."""
-    app.conf.beat_schedule[name] = {"task": task, "schedule": seconds}
 
 
 import config.heartbeat  # noqa: E402, F401  (connects the worker heartbeat signals)

@@ -21,9 +21,3 @@ def broker_prune_processed(max_age_seconds: int = 3600) -> int:
         except FileNotFoundError:
             continue
     return removed
-
-
-@shared_task(name="config.tasks.worker_heartbeat", ignore_result=True)
-def worker_heartbeat() -> None:
-    """Kept for compatibility with older beat schedules; heartbeats come from each worker's
-    own thread (config.heartbeat)."""
