@@ -12,7 +12,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 app.conf.beat_schedule = {
-        "broker-prune-processed": {"task": "config.tasks.broker_prune_processed", "schedule": 300.0},
+    "broker-prune-processed": {"task": "config.tasks.broker_prune_processed", "schedule": 300.0},
     # Claims due webhook delivery rows (retries live in the database, never in the broker).
     "webhook-deliveries-dispatch": {"task": "webhooks.tasks.deliveries_dispatch_due", "schedule": 2.0},
     # Staff-defined thresholds (threshold.breached) and risk users.
