@@ -1,1 +1,148 @@
-from django.db import models  # noqa: F401
+"""Decisions and the append-only, hash-chained audit trail (contract C5).
+
+Every entry is a self-contained snapshot of what GET /audit-trail shows, so the chain can
+be recomputed from the entries alone (and from an export). Decisions hold the current
+state (a late outcome updates them); the entries never change after they are written.
+"""
+
+from django.db import models
+from django.utils import timezone
+
+from config.ids import new_id
+from keys.models import Customer
+
+# Field sizes: the input validation of POST /log uses the same numbers, so bad input is a
+# 400 and never a database error.
+ID_MAX = 128
+USER_ID_MAX = 256
+MODEL_ID_MAX = 256
+MODEL_VERSION_MAX = 128
+VALUE_MAX = 1000
+CONTEXT_MAX = 10_000
+METADATA_MAX_BYTES = 16 * 1024
+GENESIS_HASH = "0" * 64
+
+
+class CalibrationCategory(models.TextChoices):
+    """Per-record categories of C6 (INSUFFICIENT_DATA exists only for users)."""
+
+    CALIBRATED = "CALIBRATED"
+    OVERTRUSTING = "OVERTRUSTING"
+    UNDERTRUSTING = "UNDERTRUSTING"
+
+
+def _decision_id() -> str:
+    return new_id("dec")
+
+
+def _entry_id() -> str:
+    return new_id("aud")
+
+
+class Decision(models.Model):
+    """One AI-mediated decision (POST /log, POST /calibrate). Current state: `outcome` and
+    `calibration_category` change when a late outcome arrives (recorded as an entry)."""
+
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="decisions")
+    decision_id = models.CharField(max_length=ID_MAX, default=_decision_id)
+    user_id = models.CharField(max_length=USER_ID_MAX)
+    model_id = models.CharField(max_length=MODEL_ID_MAX, null=True, blank=True)
+    model_version = models.CharField(max_length=MODEL_VERSION_MAX, null=True, blank=True)
+    ai_recommendation = models.CharField(max_length=VALUE_MAX)
+    ai_confidence = models.FloatField(null=True, blank=True)
+    user_decision = models.CharField(max_length=VALUE_MAX)
+    initial_decision = models.CharField(max_length=VALUE_MAX, null=True, blank=True)
+    outcome = models.CharField(max_length=VALUE_MAX, null=True, blank=True)
+    context = models.TextField(blank=True, default="")
+    subgroups = models.JSONField(default=dict, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    timestamp = models.DateTimeField(help_text="When the decision was made (UTC).")
+    logged_at = models.DateTimeField(default=timezone.now)
+    followed_ai = models.BooleanField()
+    calibration_category = models.CharField(max_length=16, choices=CalibrationCategory.choices)
+    # SHA-256 of the normalised request that created the decision: a replay with the same
+    # payload answers 200, a different payload 409 (C5). Not affected by late outcomes.
+    payload_fingerprint = models.CharField(max_length=64, editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["customer", "decision_id"], name="audit_decision_id_unique_per_customer"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["customer", "timestamp"], name="audit_dec_cust_ts"),
+            models.Index(fields=["customer", "user_id", "timestamp"], name="audit_dec_cust_user_ts"),
+            models.Index(fields=["customer", "model_id", "timestamp"], name="audit_dec_cust_model_ts"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.decision_id} ({self.customer_id})"
+
+
+class AuditEntry(models.Model):
+    """One link of a customer's hash chain. Written once, never updated."""
+
+    class Type(models.TextChoices):
+        DECISION = "decision"
+        OUTCOME = "outcome"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="audit_entries")
+    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries")
+    sequence = models.BigIntegerField()
+    type = models.CharField(max_length=16, choices=Type.choices)
+    # A snapshot of the decision as of this entry (what GET /audit-trail shows and hashes).
+    decision_ref = models.CharField(max_length=ID_MAX, db_column="decision_ref")
+    timestamp = models.DateTimeField()
+    logged_at = models.DateTimeField()
+    user_id = models.CharField(max_length=USER_ID_MAX)
+    model_id = models.CharField(max_length=MODEL_ID_MAX, null=True, blank=True)
+    model_version = models.CharField(max_length=MODEL_VERSION_MAX, null=True, blank=True)
+    ai_recommendation = models.CharField(max_length=VALUE_MAX)
+    ai_confidence = models.FloatField(null=True, blank=True)
+    user_decision = models.CharField(max_length=VALUE_MAX)
+    followed_ai = models.BooleanField()
+    calibration_category = models.CharField(max_length=16, choices=CalibrationCategory.choices)
+    outcome = models.CharField(max_length=VALUE_MAX, null=True, blank=True)
+    context = models.TextField(blank=True, default="")
+    subgroups = models.JSONField(default=dict, blank=True)
+    hash = models.CharField(max_length=64)
+    previous_hash = models.CharField(max_length=64)
+
+    class Meta:
+        verbose_name_plural = "audit entries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["customer", "sequence"], name="audit_entry_sequence_unique_per_customer"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["customer", "user_id", "sequence"], name="audit_ent_cust_user_seq"),
+            models.Index(fields=["customer", "model_id", "sequence"], name="audit_ent_cust_model_seq"),
+            models.Index(fields=["customer", "decision_ref", "sequence"], name="audit_ent_cust_dec_seq"),
+            models.Index(
+                fields=["customer", "calibration_category", "sequence"], name="audit_ent_cust_cat_seq"
+            ),
+            models.Index(fields=["customer", "timestamp"], name="audit_ent_cust_ts"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} #{self.sequence} ({self.customer_id})"
+
+
+class ChainHead(models.Model):
+    """The head of a customer's chain: the row every writer locks (SELECT ... FOR UPDATE on
+    PostgreSQL) so sequences stay gapless and each entry links to the one before it.
+    `decisions` counts decisions logged, so /metrics never counts millions of rows."""
+
+    customer = models.OneToOneField(
+        Customer, on_delete=models.PROTECT, primary_key=True, related_name="chain_head"
+    )
+    sequence = models.BigIntegerField(default=0)
+    head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    decisions = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.customer_id} @ {self.sequence}"
