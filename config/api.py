@@ -43,7 +43,13 @@ def paths(route: str, view: Callable, name: str) -> list[URLPattern]:
 def problem_body(
     *, status: int, code: str, title: str, detail: str, request_id: str | None, errors: list | None = None
 ) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "code": code, "detail": detail}
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "code": code,
+        "detail": detail,
+    }
     if errors:
         body["errors"] = errors
     body["request_id"] = request_id
@@ -62,7 +68,9 @@ def problem_response(
 ) -> HttpResponse:
     """A problem document as a plain Django response (for middleware and URL handlers)."""
     request_id = getattr(request, "request_id", None)
-    body = problem_body(status=status, code=code, title=title, detail=detail, request_id=request_id, errors=errors)
+    body = problem_body(
+        status=status, code=code, title=title, detail=detail, request_id=request_id, errors=errors
+    )
     response = HttpResponse(
         json.dumps(body, ensure_ascii=False), status=status, content_type=PROBLEM_CONTENT_TYPE
     )
@@ -103,8 +111,12 @@ _DRF_MAP: list[tuple[type[Exception], int, str, str]] = [
 ]
 
 
-def _problem(request_id: str | None, status: int, code: str, title: str, detail: str, errors=None, headers=None):
-    body = problem_body(status=status, code=code, title=title, detail=detail, request_id=request_id, errors=errors)
+def _problem(
+    request_id: str | None, status: int, code: str, title: str, detail: str, errors=None, headers=None
+):
+    body = problem_body(
+        status=status, code=code, title=title, detail=detail, request_id=request_id, errors=errors
+    )
     return Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE, headers=headers)
 
 
@@ -122,7 +134,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     if isinstance(exc, DjangoPermissionDenied):
         return _problem(request_id, 403, "FORBIDDEN", "Forbidden", "Forbidden.")
     if isinstance(exc, RequestDataTooBig):
-        return _problem(request_id, 413, "PAYLOAD_TOO_LARGE", "Payload too large", "Request bodies are limited to 1 MiB.")
+        return _problem(
+            request_id, 413, "PAYLOAD_TOO_LARGE", "Payload too large", "Request bodies are limited to 1 MiB."
+        )
     for klass, status, code, title in _DRF_MAP:
         if isinstance(exc, klass):
             detail = str(getattr(exc, "detail", "")) or title
@@ -136,24 +150,33 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
             return _problem(request_id, status, code, title, detail, headers=headers)
     if isinstance(exc, OperationalError | DatabaseError) and _database_unreachable(exc):
         logger.error("database unavailable: %s", type(exc).__name__)
-        return _problem(request_id, 503, "SERVICE_UNAVAILABLE", "Service unavailable", "The database is unreachable.")
+        return _problem(
+            request_id, 503, "SERVICE_UNAVAILABLE", "Service unavailable", "The database is unreachable."
+        )
     logger.exception("unhandled error", extra={"request_id": request_id})
-    return _problem(request_id, 500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred.")
+    return _problem(
+        request_id, 500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred."
+    )
 
 
 def _database_unreachable(exc: Exception) -> bool:
     text = str(exc).lower()
     return isinstance(exc, OperationalError) and any(
-        marker in text for marker in ("connection", "could not connect", "server closed", "unable to open", "locked")
+        marker in text
+        for marker in ("connection", "could not connect", "server closed", "unable to open", "locked")
     )
 
 
 # --- parsing -----------------------------------------------------------------------------------
 
+
 def require_object(data: Any) -> dict[str, Any]:
     """Request bodies are JSON objects; anything else is a VALIDATION_ERROR."""
     if not isinstance(data, dict):
-        raise ValidationFailed("The request body must be a JSON object.", errors=[{"field": "body", "message": "expected an object"}])
+        raise ValidationFailed(
+            "The request body must be a JSON object.",
+            errors=[{"field": "body", "message": "expected an object"}],
+        )
     return data
 
 

@@ -19,7 +19,9 @@ def heartbeat_write(hostname: str) -> None:
     now = timezone.now()
     updated = WorkerHeartbeat.objects.filter(hostname=hostname).update(last_seen=now)
     if not updated:
-        WorkerHeartbeat.objects.update_or_create(hostname=hostname, defaults={"last_seen": now, "started_at": now})
+        WorkerHeartbeat.objects.update_or_create(
+            hostname=hostname, defaults={"last_seen": now, "started_at": now}
+        )
 
 
 def _loop(hostname: str) -> None:

@@ -9,7 +9,31 @@ from typing import Any
 from config.redis import get_redis
 
 # Latency histogram bucket upper bounds, milliseconds.
-BUCKETS_MS = [0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 50, 75, 100, 150, 200, 300, 500, 750, 1000, 2000, 5000, 10000, 30000]
+BUCKETS_MS = [
+    0.5,
+    1,
+    2,
+    3,
+    5,
+    7.5,
+    10,
+    15,
+    20,
+    30,
+    50,
+    75,
+    100,
+    150,
+    200,
+    300,
+    500,
+    750,
+    1000,
+    2000,
+    5000,
+    10000,
+    30000,
+]
 _REDIS_KEY = "trustcal:metrics:requests"
 FLUSH_SECONDS = 5.0
 

@@ -50,7 +50,9 @@ class RequestContextMiddleware:
             if state is not None:
                 for name, value in state.headers().items():
                     response[name] = value
-            metrics.record_request(endpoint_group(request.path), response.status_code, (time.perf_counter() - started) * 1000)
+            metrics.record_request(
+                endpoint_group(request.path), response.status_code, (time.perf_counter() - started) * 1000
+            )
         response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
         return response
 
@@ -62,7 +64,10 @@ class RequestContextMiddleware:
             length = 0
         if length > settings.MAX_REQUEST_BYTES:
             return problem_response(
-                request, status=413, code="PAYLOAD_TOO_LARGE", title="Payload too large",
+                request,
+                status=413,
+                code="PAYLOAD_TOO_LARGE",
+                title="Payload too large",
                 detail=f"Request bodies are limited to {settings.MAX_REQUEST_BYTES} bytes.",
             )
         return None
@@ -74,18 +79,34 @@ class RequestContextMiddleware:
         if response.status_code < 400 or "json" in content_type:
             return response
         if response.status_code == 404:
-            return problem_response(request, status=404, code="NOT_FOUND", title="Not found", detail=f"No route for {request.path}.")
+            return problem_response(
+                request,
+                status=404,
+                code="NOT_FOUND",
+                title="Not found",
+                detail=f"No route for {request.path}.",
+            )
         if response.status_code == 405:
             allow = response.get("Allow")
             return problem_response(
-                request, status=405, code="METHOD_NOT_ALLOWED", title="Method not allowed",
-                detail=f"{request.method} is not allowed here.", headers={"Allow": allow} if allow else None,
+                request,
+                status=405,
+                code="METHOD_NOT_ALLOWED",
+                title="Method not allowed",
+                detail=f"{request.method} is not allowed here.",
+                headers={"Allow": allow} if allow else None,
             )
         if response.status_code == 400:
-            return problem_response(request, status=400, code="VALIDATION_ERROR", title="Invalid request", detail="Bad request.")
+            return problem_response(
+                request, status=400, code="VALIDATION_ERROR", title="Invalid request", detail="Bad request."
+            )
         if response.status_code >= 500:
             return problem_response(
-                request, status=500, code="INTERNAL_ERROR", title="Internal server error", detail="An unexpected error occurred."
+                request,
+                status=500,
+                code="INTERNAL_ERROR",
+                title="Internal server error",
+                detail="An unexpected error occurred.",
             )
         return response
 
@@ -104,5 +125,7 @@ class RequestContextMiddleware:
             title=drf_response.data["title"],
             detail=drf_response.data["detail"],
             errors=drf_response.data.get("errors"),
-            headers={k: v for k, v in drf_response.items() if k.lower() in ("retry-after", "www-authenticate")},
+            headers={
+                k: v for k, v in drf_response.items() if k.lower() in ("retry-after", "www-authenticate")
+            },
         )

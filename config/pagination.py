@@ -21,7 +21,8 @@ def parse_positive_int(raw: str | None, *, name: str, default: int, minimum: int
     if value is None or value < minimum or (maximum is not None and value > maximum):
         bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
         raise ValidationFailed(
-            f"{name} must be an integer {bound}.", errors=[{"field": name, "message": f"must be an integer {bound}"}]
+            f"{name} must be an integer {bound}.",
+            errors=[{"field": name, "message": f"must be an integer {bound}"}],
         )
     return value
 
@@ -34,9 +35,15 @@ class PagePagination(BasePagination):
     default_limit = 50
 
     def paginate_queryset(self, queryset, request: Request, view=None):
-        self.page = parse_positive_int(request.query_params.get("page"), name="page", default=1, minimum=1, maximum=None)
+        self.page = parse_positive_int(
+            request.query_params.get("page"), name="page", default=1, minimum=1, maximum=None
+        )
         self.limit = parse_positive_int(
-            request.query_params.get("limit"), name="limit", default=self.default_limit, minimum=1, maximum=self.max_limit
+            request.query_params.get("limit"),
+            name="limit",
+            default=self.default_limit,
+            minimum=1,
+            maximum=self.max_limit,
         )
         self.total = queryset.count() if isinstance(queryset, QuerySet) else len(queryset)
         start = (self.page - 1) * self.limit
@@ -46,8 +53,20 @@ class PagePagination(BasePagination):
         total_pages = math.ceil(self.total / self.limit) if self.total else 0
         has_more = self.page < total_pages
         if self.camel_case:
-            return {"page": self.page, "limit": self.limit, "total": self.total, "totalPages": total_pages, "hasMore": has_more}
-        return {"page": self.page, "limit": self.limit, "total": self.total, "total_pages": total_pages, "has_more": has_more}
+            return {
+                "page": self.page,
+                "limit": self.limit,
+                "total": self.total,
+                "totalPages": total_pages,
+                "hasMore": has_more,
+            }
+        return {
+            "page": self.page,
+            "limit": self.limit,
+            "total": self.total,
+            "total_pages": total_pages,
+            "has_more": has_more,
+        }
 
     def get_paginated_response(self, data):
         return Response({"data": data, "pagination": self.envelope()})
@@ -68,12 +87,22 @@ class PagePagination(BasePagination):
 
     def get_schema_operation_parameters(self, view):
         return [
-            {"name": "page", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "default": 1}},
+            {
+                "name": "page",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "integer", "minimum": 1, "default": 1},
+            },
             {
                 "name": "limit",
                 "in": "query",
                 "required": False,
-                "schema": {"type": "integer", "minimum": 1, "maximum": self.max_limit, "default": self.default_limit},
+                "schema": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": self.max_limit,
+                    "default": self.default_limit,
+                },
             },
         ]
 

@@ -8,6 +8,7 @@ scripts), and within the process otherwise (the embedded default runs one web pr
 import math
 import threading
 import time
+import weakref
 from collections import deque
 from dataclasses import dataclass
 
@@ -44,6 +45,15 @@ end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {0, count, tostring(tonumber(oldest[2]) + window - now)}
 """
+
+
+_limiters: "weakref.WeakSet[TokenBucket | SlidingWindow]" = weakref.WeakSet()
+
+
+def reset_all_limiters() -> None:
+    """Empty every limiter of this process (and their Redis keys): used between tests."""
+    for limiter in list(_limiters):
+        limiter.reset()
 
 
 @dataclass(frozen=True)
@@ -83,13 +93,16 @@ class TokenBucket:
         self.namespace = namespace
         self._local: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
+        _limiters.add(self)
 
     def consume(self, key: str, *, per_minute: int, burst: int, now: float | None = None) -> BucketState:
         now = time.time() if now is None else now
         rate = per_minute / 60.0
         client = get_redis()
         if client is not None:
-            allowed, tokens = client.eval(_TOKEN_BUCKET_LUA, 1, f"trustcal:{self.namespace}:{key}", burst, rate, now)
+            allowed, tokens = client.eval(
+                _TOKEN_BUCKET_LUA, 1, f"trustcal:{self.namespace}:{key}", burst, rate, now
+            )
             return BucketState(bool(allowed), per_minute, burst, float(tokens), rate, now)
         with self._lock:
             tokens, ts = self._local.get(key, (float(burst), now))
@@ -104,6 +117,14 @@ class TokenBucket:
     def reset(self) -> None:
         with self._lock:
             self._local.clear()
+        _delete_namespace(self.namespace)
+
+
+def _delete_namespace(namespace: str) -> None:
+    client = get_redis()
+    if client is not None:
+        for key in client.scan_iter(f"trustcal:{namespace}:*"):
+            client.delete(key)
 
 
 @dataclass(frozen=True)
@@ -123,6 +144,7 @@ class SlidingWindow:
         self.window = window_seconds
         self._local: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
+        _limiters.add(self)
 
     def hit(self, key: str, *, now: float | None = None) -> WindowDecision:
         now = time.time() if now is None else now
@@ -130,7 +152,13 @@ class SlidingWindow:
         if client is not None:
             member = f"{now:.6f}:{time.perf_counter_ns()}"
             allowed, count, retry = client.eval(
-                _SLIDING_WINDOW_LUA, 1, f"trustcal:{self.namespace}:{key}", self.limit, self.window, now, member
+                _SLIDING_WINDOW_LUA,
+                1,
+                f"trustcal:{self.namespace}:{key}",
+                self.limit,
+                self.window,
+                now,
+                member,
             )
             return WindowDecision(bool(allowed), int(count), float(retry))
         with self._lock:
@@ -145,7 +173,4 @@ class SlidingWindow:
     def reset(self) -> None:
         with self._lock:
             self._local.clear()
-        client = get_redis()
-        if client is not None:
-            for key in client.scan_iter(f"trustcal:{self.namespace}:*"):
-                client.delete(key)
+        _delete_namespace(self.namespace)

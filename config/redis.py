@@ -10,4 +10,6 @@ from django.conf import settings
 def get_redis() -> redis.Redis | None:
     if not settings.REDIS_URL:
         return None
-    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30)
+    return redis.Redis.from_url(
+        settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2, health_check_interval=30
+    )

@@ -106,9 +106,16 @@ def health_snapshot() -> tuple[dict[str, Any], int]:
         http_status = 200
     else:
         for name in ("cache", "broker", "workers"):
-            checks[name] = _timed(lambda name=name: {"cache": _check_cache, "broker": _check_broker}.get(name, lambda: None)())
+            checks[name] = _timed(
+                lambda name=name: {"cache": _check_cache, "broker": _check_broker}.get(name, lambda: None)()
+            )
         status, http_status = "unhealthy", 503
-    body = {"status": status, "version": settings.SERVICE_VERSION, "timestamp": isoformat(timezone.now()), "checks": checks}
+    body = {
+        "status": status,
+        "version": settings.SERVICE_VERSION,
+        "timestamp": isoformat(timezone.now()),
+        "checks": checks,
+    }
     return body, http_status
 
 
@@ -132,8 +139,14 @@ def engines_snapshot() -> list[dict[str, Any]]:
             engines.extend(hook())
         except Exception:
             logger.exception("engine status failed: %s", hook.__module__)
-            engines.append({"name": hook.__module__.split(".")[0], "status": "down", "version": settings.SERVICE_VERSION,
-                            "last_activity_at": None})
+            engines.append(
+                {
+                    "name": hook.__module__.split(".")[0],
+                    "status": "down",
+                    "version": settings.SERVICE_VERSION,
+                    "last_activity_at": None,
+                }
+            )
     return engines
 
 
@@ -155,7 +168,9 @@ def _broker_depth() -> int | None:
     url = settings.CELERY_BROKER_URL
     try:
         if url.startswith("filesystem://"):
-            return sum(1 for _ in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).glob("*.msg"))
+            return sum(
+                1 for _ in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).glob("*.msg")
+            )
         client = get_redis()
         if client is not None and url == settings.REDIS_URL:
             return int(client.llen("celery"))
@@ -171,13 +186,17 @@ def prometheus_text(body: dict[str, Any]) -> str:
     ]
     for status_class, count in body["requests"]["by_status"].items():
         lines.append(f'trustcal_requests_total{{status_class="{status_class}"}} {count}')
-    lines += ["# HELP trustcal_request_latency_ms Request latency quantiles per endpoint group.",
-              "# TYPE trustcal_request_latency_ms gauge"]
+    lines += [
+        "# HELP trustcal_request_latency_ms Request latency quantiles per endpoint group.",
+        "# TYPE trustcal_request_latency_ms gauge",
+    ]
     for group, figures in body["requests"]["latency_ms"].items():
         for q in ("p50", "p95", "p99"):
             if figures.get(q) is not None:
                 quantile = {"p50": "0.5", "p95": "0.95", "p99": "0.99"}[q]
-                lines.append(f'trustcal_request_latency_ms{{group="{group}",quantile="{quantile}"}} {figures[q]}')
+                lines.append(
+                    f'trustcal_request_latency_ms{{group="{group}",quantile="{quantile}"}} {figures[q]}'
+                )
     for name in ("decisions_logged", "signals_ingested"):
         lines += [f"# TYPE trustcal_{name}_total counter", f"trustcal_{name}_total {body.get(name) or 0}"]
     lines.append("# TYPE trustcal_deliveries gauge")
@@ -261,8 +280,11 @@ class MetricsView(APIView):
     def get(self, request):
         body = metrics_snapshot()
         wants_text = request.query_params.get("format") == "prometheus" or (
-            "text/plain" in request.headers.get("Accept", "") and "application/json" not in request.headers.get("Accept", "")
+            "text/plain" in request.headers.get("Accept", "")
+            and "application/json" not in request.headers.get("Accept", "")
         )
         if wants_text:
-            return HttpResponse(prometheus_text(body), content_type="text/plain; version=0.0.4; charset=utf-8")
+            return HttpResponse(
+                prometheus_text(body), content_type="text/plain; version=0.0.4; charset=utf-8"
+            )
         return Response(body)

@@ -7,7 +7,15 @@ from config.api import paths, problem_response, router
 from config.system import EnginesStatusView, HealthView, MetricsView
 
 # Importing each app's urls registers its viewsets on the one /v1 router.
-APP_URLS = ["keys.urls", "audit.urls", "calibration.urls", "bias.urls", "fairness.urls", "webhooks.urls", "compliance.urls"]
+APP_URLS = [
+    "keys.urls",
+    "audit.urls",
+    "calibration.urls",
+    "bias.urls",
+    "fairness.urls",
+    "webhooks.urls",
+    "compliance.urls",
+]
 app_patterns = []
 for module in APP_URLS:
     app_patterns.append(path("", include(module)))
@@ -29,10 +37,16 @@ urlpatterns = [
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return problem_response(request, status=404, code="NOT_FOUND", title="Not found", detail=f"No route for {request.path}.")
+    return problem_response(
+        request, status=404, code="NOT_FOUND", title="Not found", detail=f"No route for {request.path}."
+    )
 
 
 def handler500(request: HttpRequest) -> HttpResponse:
     return problem_response(
-        request, status=500, code="INTERNAL_ERROR", title="Internal server error", detail="An unexpected error occurred."
+        request,
+        status=500,
+        code="INTERNAL_ERROR",
+        title="Internal server error",
+        detail="An unexpected error occurred.",
     )

@@ -19,7 +19,9 @@ def api_key_for_value(*, value: str) -> ApiKey | None:
     return key
 
 
-def api_key_list(*, customer_id: str | None = None, tier: str | None = None, status: str | None = None) -> QuerySet[ApiKey]:
+def api_key_list(
+    *, customer_id: str | None = None, tier: str | None = None, status: str | None = None
+) -> QuerySet[ApiKey]:
     since = timezone.now().date() - dt.timedelta(days=29)
     usage = (
         ApiKeyUsageDay.objects.filter(key=OuterRef("pk"), day__gte=since)

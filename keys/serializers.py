@@ -63,8 +63,21 @@ class ApiKeyOutput(serializers.ModelSerializer):
     class Meta:
         model = ApiKey
         fields = [
-            "key_id", "key_prefix", "customer_id", "tier", "description", "is_admin", "rate_limit", "burst",
-            "status", "created_at", "last_used", "request_count_30d", "expires_at", "revoked_at", "replaced_by",
+            "key_id",
+            "key_prefix",
+            "customer_id",
+            "tier",
+            "description",
+            "is_admin",
+            "rate_limit",
+            "burst",
+            "status",
+            "created_at",
+            "last_used",
+            "request_count_30d",
+            "expires_at",
+            "revoked_at",
+            "replaced_by",
         ]
 
     def get_rate_limit(self, obj) -> int:
@@ -90,6 +103,14 @@ class AdminAuditLogOutput(serializers.ModelSerializer):
     class Meta:
         model = AdminAuditLog
         fields = [
-            "id", "action", "key_id", "new_key_id", "customer_id", "tier", "admin_key_id", "admin_user", "reason",
+            "id",
+            "action",
+            "key_id",
+            "new_key_id",
+            "customer_id",
+            "tier",
+            "admin_key_id",
+            "admin_user",
+            "reason",
             "created_at",
         ]

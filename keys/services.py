@@ -43,23 +43,39 @@ class AdminActor:
     user: str | None
 
 
-def _store_key(*, customer: Customer, tier: str, description: str, is_admin: bool, value: str | None = None) -> IssuedKey:
+def _store_key(
+    *, customer: Customer, tier: str, description: str, is_admin: bool, value: str | None = None
+) -> IssuedKey:
     value = value or key_value_generate()
     key = ApiKey.objects.create(
-        customer=customer, digest=key_digest(value), prefix=value[:9], tier=tier, description=description, is_admin=is_admin
+        customer=customer,
+        digest=key_digest(value),
+        prefix=value[:9],
+        tier=tier,
+        description=description,
+        is_admin=is_admin,
     )
     return IssuedKey(key=key, value=value)
 
 
 @transaction.atomic
 def api_key_create(
-    *, customer_id: str, tier: str, description: str = "", is_admin: bool = False, actor: AdminActor | None = None
+    *,
+    customer_id: str,
+    tier: str,
+    description: str = "",
+    is_admin: bool = False,
+    actor: AdminActor | None = None,
 ) -> IssuedKey:
     customer, _ = Customer.objects.get_or_create(id=customer_id)
     issued = _store_key(customer=customer, tier=tier, description=description, is_admin=is_admin)
     AdminAuditLog.objects.create(
-        action=AdminAuditLog.Action.CREATED, key_id=issued.key.id, customer_id=customer.id, tier=tier,
-        admin_key_id=actor.key_id if actor else None, admin_user=actor.user if actor else None,
+        action=AdminAuditLog.Action.CREATED,
+        key_id=issued.key.id,
+        customer_id=customer.id,
+        tier=tier,
+        admin_key_id=actor.key_id if actor else None,
+        admin_user=actor.user if actor else None,
     )
     return issued
 
@@ -71,14 +87,21 @@ def api_key_rotate(*, key: ApiKey, actor: AdminActor | None = None) -> IssuedKey
     key = ApiKey.objects.select_for_update().get(pk=key.pk)
     if key.effective_status() != ApiKey.Status.ACTIVE:
         raise ApiKeyNotActive(f"Key {key.id} is {key.effective_status()}; only an active key can be rotated.")
-    issued = _store_key(customer=key.customer, tier=key.tier, description=key.description, is_admin=key.is_admin)
+    issued = _store_key(
+        customer=key.customer, tier=key.tier, description=key.description, is_admin=key.is_admin
+    )
     key.status = ApiKey.Status.ROTATED
     key.expires_at = timezone.now() + dt.timedelta(hours=settings.KEY_ROTATION_GRACE_HOURS)
     key.replaced_by = issued.key
     key.save(update_fields=["status", "expires_at", "replaced_by"])
     AdminAuditLog.objects.create(
-        action=AdminAuditLog.Action.ROTATED, key_id=key.id, new_key_id=issued.key.id, customer_id=key.customer_id,
-        tier=key.tier, admin_key_id=actor.key_id if actor else None, admin_user=actor.user if actor else None,
+        action=AdminAuditLog.Action.ROTATED,
+        key_id=key.id,
+        new_key_id=issued.key.id,
+        customer_id=key.customer_id,
+        tier=key.tier,
+        admin_key_id=actor.key_id if actor else None,
+        admin_user=actor.user if actor else None,
     )
     return issued
 
@@ -94,8 +117,13 @@ def api_key_revoke(*, key: ApiKey, reason: str = "", actor: AdminActor | None = 
     key.revoke_reason = reason
     key.save(update_fields=["status", "revoked_at", "revoke_reason"])
     AdminAuditLog.objects.create(
-        action=AdminAuditLog.Action.REVOKED, key_id=key.id, customer_id=key.customer_id, tier=key.tier,
-        admin_key_id=actor.key_id if actor else None, admin_user=actor.user if actor else None, reason=reason or None,
+        action=AdminAuditLog.Action.REVOKED,
+        key_id=key.id,
+        customer_id=key.customer_id,
+        tier=key.tier,
+        admin_key_id=actor.key_id if actor else None,
+        admin_user=actor.user if actor else None,
+        reason=reason or None,
     )
     return key
 
@@ -113,9 +141,14 @@ def bootstrap_admin_key_ensure(*, value: str) -> ApiKey:
             existing.save(update_fields=["status", "is_admin", "expires_at", "revoked_at"])
         return existing
     customer, _ = Customer.objects.get_or_create(id="admin")
-    issued = _store_key(customer=customer, tier="enterprise", description="bootstrap admin key", is_admin=True, value=value)
+    issued = _store_key(
+        customer=customer, tier="enterprise", description="bootstrap admin key", is_admin=True, value=value
+    )
     AdminAuditLog.objects.create(
-        action=AdminAuditLog.Action.CREATED, key_id=issued.key.id, customer_id=customer.id, tier="enterprise",
+        action=AdminAuditLog.Action.CREATED,
+        key_id=issued.key.id,
+        customer_id=customer.id,
+        tier="enterprise",
         admin_user="bootstrap",
     )
     return issued.key
@@ -151,11 +184,23 @@ def key_usage_flush() -> None:
         _usage_last_used.clear()
     if not counts:
         return
+    existing = set(
+        ApiKey.objects.filter(pk__in={key_id for key_id, _ in counts}).values_list("pk", flat=True)
+    )
     with transaction.atomic():
         for (key_id, day), count in counts.items():
+            if key_id not in existing:
+                continue
             updated = ApiKeyUsageDay.objects.filter(key_id=key_id, day=day).update(count=F("count") + count)
             if not updated:
                 ApiKeyUsageDay.objects.get_or_create(key_id=key_id, day=day, defaults={"count": 0})
                 ApiKeyUsageDay.objects.filter(key_id=key_id, day=day).update(count=F("count") + count)
         for key_id, at in last_used.items():
             ApiKey.objects.filter(pk=key_id).exclude(last_used__gte=at).update(last_used=at)
+
+
+def key_usage_discard() -> None:
+    """Forget buffered usage (tests)."""
+    with _usage_lock:
+        _usage_counts.clear()
+        _usage_last_used.clear()

@@ -33,7 +33,8 @@ def _choice_param(request, name: str, choices: list[str]) -> str | None:
         return None
     if value not in choices:
         raise ValidationFailed(
-            f"{name} must be one of: {', '.join(choices)}.", errors=[{"field": name, "message": f"one of {choices}"}]
+            f"{name} must be one of: {', '.join(choices)}.",
+            errors=[{"field": name, "message": f"one of {choices}"}],
         )
     return value
 
@@ -99,8 +100,8 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
         key.refresh_from_db()
         payload = ApiKeyCreatedOutput(issued).data
         payload["previous_key_id"] = key.id
-        payload["previous_key_expires_at"] = ApiKeyRotatedOutput().fields["previous_key_expires_at"].to_representation(
-            key.expires_at
+        payload["previous_key_expires_at"] = (
+            ApiKeyRotatedOutput().fields["previous_key_expires_at"].to_representation(key.expires_at)
         )
         return Response(payload)
 
@@ -117,6 +118,3 @@ class AdminAuditLogViewSet(viewsets.GenericViewSet):
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(AdminAuditLogOutput(page, many=True).data)
-
-
-

@@ -8,9 +8,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from config import metrics
-from config.ratelimit import SlidingWindow, TokenBucket
+from config.ratelimit import reset_all_limiters
 from config.redis import get_redis
-from keys.services import IssuedKey, api_key_create
+from keys.services import IssuedKey, api_key_create, key_usage_discard
 
 REQUIRE_SERVICES = os.environ.get("TRUSTCAL_REQUIRE_SERVICES") == "1"
 
@@ -37,19 +37,15 @@ def _clean_limiters_and_metrics():
     if client is not None:
         for key in client.scan_iter("trustcal:*"):
             client.delete(key)
-    for obj in list(_instances(TokenBucket)) + list(_instances(SlidingWindow)):
-        obj.reset()
+    reset_all_limiters()
     metrics.reset()
+    key_usage_discard()
     yield
 
 
-def _instances(klass):
-    import gc
-
-    return (obj for obj in gc.get_objects() if isinstance(obj, klass))
-
-
-def make_key(customer_id: str = "acme", tier: str = "enterprise", is_admin: bool = False, description: str = "") -> IssuedKey:
+def make_key(
+    customer_id: str = "acme", tier: str = "enterprise", is_admin: bool = False, description: str = ""
+) -> IssuedKey:
     return api_key_create(customer_id=customer_id, tier=tier, is_admin=is_admin, description=description)
 
 

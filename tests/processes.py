@@ -71,9 +71,22 @@ def gunicorn(*, workers: int = 1, threads: int = 4, **env: str) -> Iterator[str]
     """A real gunicorn serving the app on a free port; yields the base URL (http://127.0.0.1:port)."""
     port = free_port()
     proc = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-         "--threads", str(threads), "--worker-class", "gthread", "--log-level", "warning"],
-        cwd=ROOT, env=process_env(**env),
+        [
+            str(BIN / "gunicorn"),
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--worker-class",
+            "gthread",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=process_env(**env),
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -84,10 +97,24 @@ def gunicorn(*, workers: int = 1, threads: int = 4, **env: str) -> Iterator[str]
 
 
 @contextmanager
-def celery_worker(name: str = "test", *, beat: bool = False, concurrency: int = 2, **env: str) -> Iterator[subprocess.Popen]:
+def celery_worker(
+    name: str = "test", *, beat: bool = False, concurrency: int = 2, **env: str
+) -> Iterator[subprocess.Popen]:
     """A real Celery worker (optionally with beat) on the test database and broker."""
-    args = [str(BIN / "celery"), "-A", "config", "worker", "-n", f"{name}@%h", "--concurrency", str(concurrency),
-            "--loglevel", "WARNING", "--without-gossip", "--without-mingle"]
+    args = [
+        str(BIN / "celery"),
+        "-A",
+        "config",
+        "worker",
+        "-n",
+        f"{name}@%h",
+        "--concurrency",
+        str(concurrency),
+        "--loglevel",
+        "WARNING",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     if beat:
         args += ["--beat", "--schedule", str(Path(settings.DATA_DIR) / f"beat-{name}")]
     proc = subprocess.Popen(args, cwd=ROOT, env=process_env(**env))

@@ -180,7 +180,9 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/v1",
     "SECURITY": [{"ApiKeyAuth": []}],
     "APPEND_COMPONENTS": {
-        "securitySchemes": {"ApiKeyAuth": {"type": "http", "scheme": "bearer", "description": "API key (tcal_...)"}}
+        "securitySchemes": {
+            "ApiKeyAuth": {"type": "http", "scheme": "bearer", "description": "API key (tcal_...)"}
+        }
     },
     "ENUM_NAME_OVERRIDES": {},
     "DISABLE_ERRORS_AND_WARNINGS": True,

@@ -31,9 +31,19 @@ class Command(BaseCommand):
             children.append(
                 subprocess.Popen(
                     [
-                        os.path.join(bindir, "celery"), "-A", "config", "worker", "--beat", "--loglevel", "INFO",
-                        "-n", "embedded@localhost", "--concurrency", "2",
-                        "--schedule", str(settings.DATA_DIR / "celerybeat-schedule"),
+                        os.path.join(bindir, "celery"),
+                        "-A",
+                        "config",
+                        "worker",
+                        "--beat",
+                        "--loglevel",
+                        "INFO",
+                        "-n",
+                        "embedded@localhost",
+                        "--concurrency",
+                        "2",
+                        "--schedule",
+                        str(settings.DATA_DIR / "celerybeat-schedule"),
                     ],
                     env=env,
                 )
@@ -43,9 +53,20 @@ class Command(BaseCommand):
         children.append(
             subprocess.Popen(
                 [
-                    os.path.join(bindir, "gunicorn"), "config.wsgi:application", "--bind", options["bind"],
-                    "--workers", str(options["web_workers"]), "--threads", str(options["threads"]),
-                    "--worker-class", "gthread", "--access-logfile", "-", "--graceful-timeout", "20",
+                    os.path.join(bindir, "gunicorn"),
+                    "config.wsgi:application",
+                    "--bind",
+                    options["bind"],
+                    "--workers",
+                    str(options["web_workers"]),
+                    "--threads",
+                    str(options["threads"]),
+                    "--worker-class",
+                    "gthread",
+                    "--access-logfile",
+                    "-",
+                    "--graceful-timeout",
+                    "20",
                 ],
                 env=env,
             )

@@ -18,8 +18,13 @@ class Command(BaseCommand):
         if not customer_id or len(customer_id) > 128:
             raise CommandError("--customer-id must be 1 to 128 characters")
         issued = api_key_create(
-            customer_id=customer_id, tier=options["tier"], description=options["description"], is_admin=options["admin"]
+            customer_id=customer_id,
+            tier=options["tier"],
+            description=options["description"],
+            is_admin=options["admin"],
         )
         kind = "admin key" if issued.key.is_admin else "key"
-        self.stderr.write(f"Created {kind} {issued.key.id} for customer {customer_id} ({issued.key.tier}). Shown once:")
+        self.stderr.write(
+            f"Created {kind} {issued.key.id} for customer {customer_id} ({issued.key.tier}). Shown once:"
+        )
         self.stdout.write(issued.value)
