@@ -64,7 +64,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "replaced_by",
         "last_used",
     ]
-    fields = readonly_fields[:5] + ["description"] + readonly_fields[5:]
+    fields = [*readonly_fields[:5], "description", *readonly_fields[5:]]
     exclude = ["digest"]
     actions = ["revoke_keys", "rotate_keys"]
     ordering = ["-created_at"]

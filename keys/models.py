@@ -74,6 +74,9 @@ class ApiKeyUsageDay(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["key", "day"], name="keys_usage_one_row_per_day")]
 
+    def __str__(self) -> str:
+        return f"{self.key_id} {self.day}: {self.count}"
+
 
 def _admin_log_id() -> str:
     return new_id("adm")

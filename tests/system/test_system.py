@@ -55,9 +55,11 @@ def test_a_real_worker_heartbeat_makes_health_healthy(transactional_db, anon_api
 @pytest.mark.slow
 @pytest.mark.xdist_group("processes")
 def test_health_answers_503_unhealthy_when_the_database_is_unreachable(transactional_db):
-    with processes.gunicorn(DATABASE_URL="postgres://postgres@127.0.0.1:1/unreachable") as base:
-        with pytest.raises(urllib.error.HTTPError) as error:
-            urllib.request.urlopen(base + "/v1/health", timeout=10)
+    with (
+        processes.gunicorn(DATABASE_URL="postgres://postgres@127.0.0.1:1/unreachable") as base,
+        pytest.raises(urllib.error.HTTPError) as error,
+    ):
+        urllib.request.urlopen(base + "/v1/health", timeout=10)
     assert error.value.code == 503
     body = json.loads(error.value.read())
     assert body["status"] == "unhealthy" and body["checks"]["database"]["status"] == "fail"
