@@ -1,0 +1,33 @@
+"""The `amplification` engine in /engines/status and the fairness figures in /metrics (C13)."""
+
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Max
+
+from config.timeutils import isoformat
+from fairness import selectors
+from fairness.models import AmplificationAlert, FairnessSignal
+
+
+def engines() -> list[dict[str, Any]]:
+    # Both maxima are answered from the descending indexes on ingested_at and status.
+    last_signal = FairnessSignal.objects.aggregate(at=Max("ingested_at"))["at"]
+    last_alert = AmplificationAlert.objects.aggregate(at=Max("updated_at"))["at"]
+    last = max((t for t in (last_signal, last_alert) if t is not None), default=None)
+    alerts = selectors.alerts_by_status()
+    return [
+        {
+            "name": "amplification",
+            "status": "operational",
+            "version": settings.INTEGRATION_VERSION,
+            "last_activity_at": isoformat(last),
+            "open_alerts": alerts.get("open", 0) + alerts.get("acknowledged", 0),
+        }
+    ]
+
+
+def metrics() -> dict[str, Any]:
+    statuses = dict.fromkeys(("open", "acknowledged", "resolved", "false_positive"), 0)
+    statuses.update(selectors.alerts_by_status())
+    return {"signals_ingested": selectors.signals_ingested_total(), "amplification_alerts": statuses}

@@ -1,0 +1,105 @@
+"""Reads for fairness signals and amplification alerts."""
+
+import datetime as dt
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from fairness.amplification import DEFAULT_FAVORABLE_VALUES, attribute_key, normalize_value
+from fairness.models import AmplificationAlert, FairnessSignal
+
+CORRELATION_WINDOW = dt.timedelta(days=30)
+SIGNAL_SORT_FIELDS = {
+    "signalTimestamp": "signal_timestamp",
+    "ingestedAt": "ingested_at",
+    "metricValue": "metric_value",
+    "modelId": "model_id",
+}
+
+
+def signal_list(
+    customer: Any,
+    *,
+    model_id: str | None = None,
+    external_tool_id: str | None = None,
+    protected_attribute: str | None = None,
+    passes_threshold: bool | None = None,
+    start: dt.datetime | None = None,
+    end: dt.datetime | None = None,
+    sort_by: str = "signalTimestamp",
+    sort_order: str = "desc",
+) -> QuerySet[FairnessSignal]:
+    qs = FairnessSignal.objects.filter(customer=customer)
+    if model_id is not None:
+        qs = qs.filter(model_id=model_id)
+    if external_tool_id is not None:
+        qs = qs.filter(external_tool_id=external_tool_id)
+    if protected_attribute is not None:
+        qs = qs.filter(protected_attribute=protected_attribute)
+    if passes_threshold is not None:
+        qs = qs.filter(passes_threshold=passes_threshold)
+    if start is not None:
+        qs = qs.filter(signal_timestamp__gte=start)
+    if end is not None:
+        qs = qs.filter(signal_timestamp__lt=end)
+    prefix = "-" if sort_order == "desc" else ""
+    # The id (time-sortable) breaks ties so pages never overlap.
+    return qs.select_related("alert").order_by(f"{prefix}{SIGNAL_SORT_FIELDS[sort_by]}", f"{prefix}id")
+
+
+def alert_list(
+    customer: Any,
+    *,
+    status: str | None = None,
+    severity: str | None = None,
+    protected_attribute: str | None = None,
+    start: dt.datetime | None = None,
+    end: dt.datetime | None = None,
+) -> QuerySet[AmplificationAlert]:
+    qs = AmplificationAlert.objects.filter(customer=customer)
+    if status is not None:
+        qs = qs.filter(status=status)
+    if severity is not None:
+        qs = qs.filter(severity=severity)
+    if protected_attribute is not None:
+        qs = qs.filter(protected_attribute=protected_attribute)
+    if start is not None:
+        qs = qs.filter(created_at__gte=start)
+    if end is not None:
+        qs = qs.filter(created_at__lt=end)
+    return qs.order_by("-created_at", "-id")
+
+
+def favorable_values(*, customer: Any, model_id: str) -> frozenset[str]:
+    """The model's favourable values when the bias app configures them (C7), else the default list."""
+    from bias import selectors as bias_selectors
+
+    lookup = getattr(bias_selectors, "favorable_values", None)
+    if lookup is not None:
+        values = lookup(customer=customer, model_id=model_id)
+        if values:
+            return frozenset(normalize_value(v) for v in values)
+    return DEFAULT_FAVORABLE_VALUES
+
+
+def correlated_counts(signal: FairnessSignal) -> list:
+    """Step 1 of C8: the counts of the decisions correlated with the signal, from the bias
+    app's daily subgroup statistics (aggregated in SQL, independent of history size)."""
+    from bias.selectors import amplification_counts
+
+    return amplification_counts(
+        customer=signal.customer,
+        model_id=signal.model_id,
+        model_version=signal.model_version or None,
+        attribute=attribute_key(signal.protected_attribute),
+        since=signal.signal_timestamp - CORRELATION_WINDOW,
+    )
+
+
+def signals_ingested_total() -> int:
+    return FairnessSignal.objects.count()
+
+
+def alerts_by_status() -> dict[str, int]:
+    rows = AmplificationAlert.objects.values("status").annotate(n=Count("id")).order_by()
+    return {row["status"]: row["n"] for row in rows}

@@ -1,0 +1,203 @@
+"""Fairness signals and amplification alerts over HTTP (C8). Thin: parse, call, render."""
+
+import datetime as dt
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status as http_status
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from config.api import CamelPagePagination, TenantViewSet, require_object
+from config.exceptions import ValidationFailed
+from config.timeutils import parse_bound
+from fairness import selectors, services
+from fairness.inputs import TOOLS, signal_input_parse
+from fairness.models import AlertStatus, AmplificationAlert, FairnessSignal, Severity
+from fairness.serializers import (
+    AlertDetailOutput,
+    AlertOutput,
+    AlertPatchInput,
+    AnalyzeOutput,
+    SignalInputDoc,
+    SignalOutput,
+)
+
+SORT_ORDERS = ["asc", "desc"]
+BOOLEANS = {"true": True, "false": False}
+ID_PATTERN = r"[A-Za-z0-9._:-]+"
+
+
+def _bad_param(name: str, message: str) -> ValidationFailed:
+    return ValidationFailed(f"{name} {message}.", errors=[{"field": name, "message": message}])
+
+
+def _text_param(request, name: str) -> str | None:
+    value = request.query_params.get(name)
+    return value if value not in (None, "") else None
+
+
+def _choice_param(request, name: str, choices: list[str], default: str | None = None) -> str | None:
+    value = _text_param(request, name)
+    if value is None:
+        return default
+    if value not in choices:
+        raise _bad_param(name, f"must be one of: {', '.join(choices)}")
+    return value
+
+
+def _bound_param(request, name: str, *, end: bool) -> dt.datetime | None:
+    value = _text_param(request, name)
+    if value is None:
+        return None
+    try:
+        bound = parse_bound(value, end=end)
+    except (OverflowError, ValueError):
+        bound = None
+    if bound is None:
+        raise _bad_param(name, "must be an ISO 8601 date or timestamp")
+    return bound
+
+
+def _date_params() -> list[OpenApiParameter]:
+    return [
+        OpenApiParameter(
+            "startDate", str, description="ISO 8601 date (whole UTC day) or timestamp, inclusive"
+        ),
+        OpenApiParameter("endDate", str, description="ISO 8601 date (whole UTC day, inclusive) or timestamp"),
+    ]
+
+
+class FairnessSignalViewSet(TenantViewSet):
+    queryset = FairnessSignal.objects.all()
+    pagination_class = CamelPagePagination
+    serializer_class = SignalOutput
+    lookup_value_regex = ID_PATTERN
+
+    def get_base_queryset(self):
+        return FairnessSignal.objects.select_related("alert")
+
+    @extend_schema(
+        operation_id="model_fairness_signals_create",
+        request=SignalInputDoc,
+        responses={201: SignalOutput},
+        description="Ingest a signal. Checked in order: externalToolId (FAIRNESS_INVALID_SOURCE), metricName "
+        "(FAIRNESS_INVALID_METRIC), other fields (VALIDATION_ERROR), signalTimestamp (SIGNAL_IN_FUTURE, "
+        "SIGNAL_TOO_OLD), then 100 accepted per sliding hour per customer (FAIRNESS_RATE_LIMIT).",
+    )
+    def create(self, request):
+        data = signal_input_parse(require_object(request.data))
+        result = services.signal_ingest(customer=self.customer, data=data)
+        return Response(SignalOutput(result.signal).data, status=http_status.HTTP_201_CREATED)
+
+    @extend_schema(
+        operation_id="model_fairness_signals_list",
+        parameters=[
+            OpenApiParameter("modelId", str),
+            OpenApiParameter("externalToolId", str, enum=TOOLS),
+            OpenApiParameter("protectedAttribute", str),
+            OpenApiParameter("passesThreshold", str, enum=["true", "false"]),
+            *_date_params(),
+            OpenApiParameter(
+                "sortBy", str, enum=list(selectors.SIGNAL_SORT_FIELDS), default="signalTimestamp"
+            ),
+            OpenApiParameter("sortOrder", str, enum=SORT_ORDERS, default="desc"),
+        ],
+        responses=SignalOutput(many=True),
+    )
+    def list(self, request):
+        passes = _choice_param(request, "passesThreshold", list(BOOLEANS))
+        qs = selectors.signal_list(
+            self.customer,
+            model_id=_text_param(request, "modelId"),
+            external_tool_id=_text_param(request, "externalToolId"),
+            protected_attribute=_text_param(request, "protectedAttribute"),
+            passes_threshold=BOOLEANS[passes] if passes is not None else None,
+            start=_bound_param(request, "startDate", end=False),
+            end=_bound_param(request, "endDate", end=True),
+            sort_by=_choice_param(request, "sortBy", list(selectors.SIGNAL_SORT_FIELDS), "signalTimestamp")
+            or "",
+            sort_order=_choice_param(request, "sortOrder", SORT_ORDERS, "desc") or "desc",
+        )
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(SignalOutput(page, many=True).data)
+
+    @extend_schema(operation_id="model_fairness_signals_retrieve", responses=SignalOutput)
+    def retrieve(self, request, pk=None):
+        return Response(SignalOutput(self.get_object()).data)
+
+
+class AmplificationAlertViewSet(TenantViewSet):
+    queryset = AmplificationAlert.objects.all()
+    pagination_class = CamelPagePagination
+    serializer_class = AlertOutput
+    lookup_value_regex = ID_PATTERN
+
+    def get_base_queryset(self):
+        if self.action == "retrieve":
+            return AmplificationAlert.objects.select_related("signal").prefetch_related("status_changes")
+        return AmplificationAlert.objects.all()
+
+    @extend_schema(
+        operation_id="bias_amplification_list",
+        parameters=[
+            OpenApiParameter("status", str, enum=list(AlertStatus.values)),
+            OpenApiParameter("severity", str, enum=list(Severity.values)),
+            OpenApiParameter("protectedAttribute", str),
+            *_date_params(),
+        ],
+        responses=AlertOutput(many=True),
+    )
+    def list(self, request):
+        qs = selectors.alert_list(
+            self.customer,
+            status=_choice_param(request, "status", list(AlertStatus.values)),
+            severity=_choice_param(request, "severity", list(Severity.values)),
+            protected_attribute=_text_param(request, "protectedAttribute"),
+            start=_bound_param(request, "startDate", end=False),
+            end=_bound_param(request, "endDate", end=True),
+        )
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(AlertOutput(page, many=True).data)
+
+    @extend_schema(operation_id="bias_amplification_retrieve", responses=AlertDetailOutput)
+    def retrieve(self, request, pk=None):
+        return Response(AlertDetailOutput(self.get_object()).data)
+
+    @extend_schema(
+        operation_id="bias_amplification_partial_update", request=AlertPatchInput, responses=AlertOutput
+    )
+    def partial_update(self, request, pk=None):
+        alert = self.get_object()
+        data = AlertPatchInput(data=require_object(request.data))
+        data.is_valid(raise_exception=True)
+        alert = services.alert_status_update(
+            alert=alert,
+            status=data.validated_data["status"],
+            actor=f"api_key:{request.auth.id}",
+            resolution_notes=data.validated_data.get("resolutionNotes"),
+            resolved_by=data.validated_data.get("resolvedBy"),
+        )
+        return Response(AlertOutput(alert).data)
+
+    @extend_schema(
+        operation_id="bias_amplification_analyze",
+        request=None,
+        responses=AnalyzeOutput,
+        parameters=[OpenApiParameter("signalId", str, location=OpenApiParameter.PATH)],
+        description="Run the amplification analysis of one signal now (10 per sliding minute per customer, "
+        "AMPLIFICATION_RATE_LIMIT).",
+    )
+    @action(detail=False, methods=["post"], url_path=rf"analyze/(?P<signalId>{ID_PATTERN})")
+    def analyze(self, request, signalId=None):
+        signal = get_object_or_404(
+            FairnessSignal.objects.select_related("customer"), pk=signalId, customer=self.customer
+        )
+        result = services.signal_analyze(customer=self.customer, signal=signal)
+        return Response(
+            {
+                "signalId": signal.id,
+                "analysis": result.analysis,
+                "alert": AlertOutput(result.alert).data if result.alert else None,
+            }
+        )
