@@ -47,6 +47,8 @@ class PagePagination(BasePagination):
         )
         self.total = queryset.count() if isinstance(queryset, QuerySet) else len(queryset)
         start = (self.page - 1) * self.limit
+        if start >= self.total:
+            return []  # past the last page: no query with an absurd offset
         return list(queryset[start : start + self.limit])
 
     def envelope(self) -> dict[str, Any]:

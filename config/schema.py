@@ -52,3 +52,17 @@ class TrustcalAutoSchema(AutoSchema):
             response["description"] = description
             responses[code] = response
         return responses
+
+
+def canonical_paths(endpoints, **kwargs):
+    """Preprocessing hook: document each path once, without the optional trailing slash (C1)."""
+    seen = set()
+    result = []
+    for path, path_regex, method, callback in endpoints:
+        if path.endswith("/") and path != "/":
+            path = path.rstrip("/")
+        if (path, method) in seen:
+            continue
+        seen.add((path, method))
+        result.append((path, path_regex, method, callback))
+    return result

@@ -185,6 +185,7 @@ SPECTACULAR_SETTINGS = {
         }
     },
     "ENUM_NAME_OVERRIDES": {},
+    "PREPROCESSING_HOOKS": ["config.schema.canonical_paths"],
     "DISABLE_ERRORS_AND_WARNINGS": True,
 }
 
