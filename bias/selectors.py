@@ -1,12 +1,24 @@
 """Reads for bias detection and subgroup analysis.
 
-SEAM (fixed by the foundation; the bias issue fills in the body): the fairness app's
-amplification analysis reads subgroup statistics only through amplification_counts().
+SEAM (fixed by the foundation): the fairness app's amplification analysis reads subgroup
+statistics only through amplification_counts().
+
+Every figure here is a SUM over the daily statistics rows (SubgroupDailyStat), computed in
+SQL, so the cost depends on days x groups x value combinations, never on the number of
+decisions.
 """
 
 import datetime as dt
 from dataclasses import dataclass
+from functools import reduce
+from operator import or_
 from typing import Any
+
+from django.db.models import F, Q, QuerySet, Sum
+from django.db.models.functions import Coalesce
+
+from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value
+from bias.models import BiasAlert, BiasAlertFinding, Correctness, ModelFavorableValues, SubgroupDailyStat
 
 
 @dataclass(frozen=True)
@@ -25,4 +37,239 @@ def amplification_counts(
     (day granularity: the whole UTC day containing `since` counts), whose subgroups carry
     `attribute` ("gender", "age_group", "ethnicity" or "custom.<key>"), grouped by
     (group, ai_value, human_value). Aggregated in SQL from the daily statistics."""
-    return []
+    since_utc = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
+    qs = SubgroupDailyStat.objects.filter(
+        customer=customer,
+        model_id=model_id or "",
+        attribute=attribute,
+        day__gte=since_utc.astimezone(dt.UTC).date(),
+    )
+    if model_version:
+        qs = qs.filter(model_version__in=[model_version, ""])
+    rows = (
+        qs.values("group_value", "ai_value", "human_value")
+        .annotate(total=Sum("count"))
+        .filter(total__gt=0)
+        .order_by("group_value", "ai_value", "human_value")
+    )
+    return [GroupValueCount(r["group_value"], r["ai_value"], r["human_value"], int(r["total"])) for r in rows]
+
+
+# --- favourable values ------------------------------------------------------------------------
+
+
+def favorable_values(*, customer: Any, model_id: str | None) -> list[str]:
+    """The favourable values in force for one model (normalised)."""
+    if model_id:
+        row = ModelFavorableValues.objects.filter(customer=customer, model_id=model_id).first()
+        if row is not None:
+            return sorted({normalize_value(v) for v in row.values or [] if normalize_value(v)})
+    return list(DEFAULT_FAVORABLE_VALUES)
+
+
+def _favorable_q(field: str, *, customer: Any, model_id: str | None) -> Q:
+    """`field` (ai_value or human_value) is favourable for its row's model: the model's
+    configured list where there is one, else the default list of C7."""
+    default = Q(**{f"{field}__in": DEFAULT_FAVORABLE_VALUES})
+    configs = ModelFavorableValues.objects.filter(customer=customer)
+    if model_id is not None:
+        configs = configs.filter(model_id=model_id)
+    branches = []
+    configured = []
+    for config in configs.only("model_id", "values"):
+        configured.append(config.model_id)
+        values = sorted({normalize_value(v) for v in config.values or [] if normalize_value(v)})
+        # An empty list means nothing is favourable; the value columns are NOT NULL.
+        match = Q(**{f"{field}__in": values}) if values else Q(**{f"{field}__isnull": True})
+        branches.append(Q(model_id=config.model_id) & match)
+    if not branches:
+        return default
+    return reduce(or_, branches) | (~Q(model_id__in=configured) & default)
+
+
+# --- subgroup figures -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroupCounts:
+    group: str
+    decisions: int
+    favorable: int
+    ai_favorable: int
+    agreements: int
+    overtrust: int
+    undertrust: int
+    confidence_count: int
+    confidence_micros: int
+    with_outcome: int
+    correct: int
+    ai_correct: int
+
+
+def _stats(
+    *, customer: Any, model_id: str | None, from_day: dt.date | None, to_day: dt.date | None
+) -> QuerySet:
+    qs = SubgroupDailyStat.objects.filter(customer=customer)
+    if model_id is not None:
+        qs = qs.filter(model_id=model_id)
+    if from_day is not None:
+        qs = qs.filter(day__gte=from_day)
+    if to_day is not None:
+        qs = qs.filter(day__lte=to_day)
+    return qs
+
+
+def subgroup_counts(
+    *,
+    customer: Any,
+    attributes: list[str] | None,
+    model_id: str | None,
+    from_day: dt.date | None,
+    to_day: dt.date | None,
+) -> dict[str, list[GroupCounts]]:
+    """Per attribute, per group: the counts behind every figure of C7, summed in SQL over
+    the daily rows of the window (days inclusive). `attributes` None means all present;
+    `model_id` None means all models."""
+    qs = _stats(customer=customer, model_id=model_id, from_day=from_day, to_day=to_day)
+    if attributes is not None:
+        qs = qs.filter(attribute__in=attributes)
+
+    def total(condition: Q | None = None):
+        return Coalesce(Sum("count", filter=condition), 0)
+
+    rows = (
+        qs.values("attribute", "group_value")
+        .annotate(
+            decisions=total(),
+            favorable=total(_favorable_q("human_value", customer=customer, model_id=model_id)),
+            ai_favorable=total(_favorable_q("ai_value", customer=customer, model_id=model_id)),
+            agreements=total(Q(ai_value=F("human_value"))),
+            overtrust=total(Q(category="OVERTRUSTING")),
+            undertrust=total(Q(category="UNDERTRUSTING")),
+            confidence_count_sum=Coalesce(Sum("confidence_count"), 0),
+            confidence_micros_sum=Coalesce(Sum("confidence_micros"), 0),
+            with_outcome=total(~Q(human_correct=Correctness.UNKNOWN)),
+            correct=total(Q(human_correct=Correctness.CORRECT)),
+            ai_correct=total(Q(ai_correct=Correctness.CORRECT)),
+        )
+        .filter(decisions__gt=0)
+        .order_by("attribute", "group_value")
+    )
+    out: dict[str, list[GroupCounts]] = {}
+    for r in rows:
+        out.setdefault(r["attribute"], []).append(
+            GroupCounts(
+                group=r["group_value"],
+                decisions=int(r["decisions"]),
+                favorable=int(r["favorable"]),
+                ai_favorable=int(r["ai_favorable"]),
+                agreements=int(r["agreements"]),
+                overtrust=int(r["overtrust"]),
+                undertrust=int(r["undertrust"]),
+                confidence_count=int(r["confidence_count_sum"]),
+                confidence_micros=int(r["confidence_micros_sum"]),
+                with_outcome=int(r["with_outcome"]),
+                correct=int(r["correct"]),
+                ai_correct=int(r["ai_correct"]),
+            )
+        )
+    return out
+
+
+def _ratio(x: int, n: int) -> float | None:
+    return round(x / n, 6) if n else None
+
+
+def subgroup_report(
+    *, customer: Any, attribute: str | None, model_id: str | None, from_day: dt.date, to_day: dt.date
+) -> dict[str, Any]:
+    """GET /bias/subgroups (C7): per attribute and group the figures, and the disparity of
+    each group against the reference group (the largest; ties by name)."""
+    counts = subgroup_counts(
+        customer=customer,
+        attributes=[attribute] if attribute else None,
+        model_id=model_id,
+        from_day=from_day,
+        to_day=to_day,
+    )
+    attributes: dict[str, Any] = {}
+    for name, groups in counts.items():
+        reference = min(groups, key=lambda g: (-g.decisions, g.group))
+        ref_fav = reference.favorable / reference.decisions
+        ref_override = (reference.decisions - reference.agreements) / reference.decisions
+        entries = []
+        for g in sorted(groups, key=lambda g: (-g.decisions, g.group)):
+            fav = g.favorable / g.decisions
+            override = (g.decisions - g.agreements) / g.decisions
+            entries.append(
+                {
+                    "group": g.group,
+                    "decisions": g.decisions,
+                    "favorable_rate": _ratio(g.favorable, g.decisions),
+                    "ai_favorable_rate": _ratio(g.ai_favorable, g.decisions),
+                    "agreement_rate": _ratio(g.agreements, g.decisions),
+                    "override_rate": _ratio(g.decisions - g.agreements, g.decisions),
+                    "overtrust_rate": _ratio(g.overtrust, g.decisions),
+                    "undertrust_rate": _ratio(g.undertrust, g.decisions),
+                    "mean_ai_confidence": (
+                        round(g.confidence_micros / 1_000_000 / g.confidence_count, 6)
+                        if g.confidence_count
+                        else None
+                    ),
+                    "decisions_with_outcome": g.with_outcome,
+                    "accuracy": _ratio(g.correct, g.with_outcome),
+                    "ai_accuracy": _ratio(g.ai_correct, g.with_outcome),
+                    "disparity": {
+                        "favorable_rate_difference": round(fav - ref_fav, 6),
+                        "disparate_impact_ratio": round(fav / ref_fav, 6) if ref_fav else None,
+                        "override_rate_difference": round(override - ref_override, 6),
+                    },
+                }
+            )
+        attributes[name] = {"reference_group": reference.group, "groups": entries}
+    return {"model_id": model_id, "from": from_day, "to": to_day, "attributes": attributes}
+
+
+# --- bias alerts ------------------------------------------------------------------------------
+
+
+def bias_alert_list(
+    *,
+    customer: Any,
+    severity: str | None = None,
+    attribute: str | None = None,
+    bias_type: str | None = None,
+    model_id: str | None = None,
+    created_from: dt.datetime | None = None,
+    created_to: dt.datetime | None = None,
+) -> QuerySet[BiasAlert]:
+    """The customer's bias alerts, newest first. `attribute` and `bias_type` match a finding
+    of the alert (the same finding when both are given)."""
+    qs = BiasAlert.objects.filter(customer=customer)
+    if severity:
+        qs = qs.filter(severity=severity)
+    if model_id:
+        qs = qs.filter(model_id=model_id)
+    if created_from is not None:
+        qs = qs.filter(created_at__gte=created_from)
+    if created_to is not None:
+        qs = qs.filter(created_at__lt=created_to)
+    if attribute or bias_type:
+        finding = Q()
+        if attribute:
+            finding &= Q(attribute=attribute)
+        if bias_type:
+            finding &= Q(bias_type=bias_type)
+        qs = qs.filter(pk__in=BiasAlertFinding.objects.filter(finding).values("alert_id"))
+    return qs.order_by("-created_at", "-id")
+
+
+def bias_last_activity() -> dt.datetime | None:
+    from bias.models import SubgroupAttachment
+
+    latest = [
+        BiasAlert.objects.order_by("-created_at").values_list("created_at", flat=True).first(),
+        SubgroupAttachment.objects.order_by("-updated_at").values_list("updated_at", flat=True).first(),
+    ]
+    present = [t for t in latest if t is not None]
+    return max(present) if present else None

@@ -1,0 +1,125 @@
+"""Staff administration: bias alerts (read-only evidence) and per-model favourable values."""
+
+from django import forms
+from django.contrib import admin
+from django.utils import timezone
+
+from bias.domain import normalize_value
+from bias.models import BiasAlert, BiasAlertFinding, ModelFavorableValues
+
+
+class BiasTypeFilter(admin.SimpleListFilter):
+    title = "bias type"
+    parameter_name = "bias_type"
+
+    def lookups(self, request, model_admin):
+        from bias.models import BiasType
+
+        return BiasType.choices
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(
+                pk__in=BiasAlertFinding.objects.filter(bias_type=self.value()).values("alert_id")
+            )
+        return queryset
+
+
+class AttributeFilter(admin.SimpleListFilter):
+    title = "attribute"
+    parameter_name = "attribute"
+
+    def lookups(self, request, model_admin):
+        names = (
+            BiasAlertFinding.objects.order_by("attribute")
+            .values_list("attribute", flat=True)
+            .distinct()[:100]
+        )
+        return [(n, n) for n in names]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(
+                pk__in=BiasAlertFinding.objects.filter(attribute=self.value()).values("alert_id")
+            )
+        return queryset
+
+
+class BiasAlertFindingInline(admin.TabularInline):
+    model = BiasAlertFinding
+    extra = 0
+    can_delete = False
+    readonly_fields = [
+        "bias_type",
+        "attribute",
+        "group_value",
+        "reference_group",
+        "severity",
+        "value",
+        "p_value",
+    ]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(BiasAlert)
+class BiasAlertAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "customer",
+        "model_id",
+        "severity",
+        "bias_types",
+        "attributes",
+        "decision_id",
+        "created_at",
+    ]
+    list_filter = ["severity", BiasTypeFilter, AttributeFilter, "model_id"]
+    search_fields = ["id", "decision_id", "model_id", "customer__id"]
+    date_hierarchy = "created_at"
+    inlines = [BiasAlertFindingInline]
+    readonly_fields = [
+        "id",
+        "customer",
+        "decision_id",
+        "model_id",
+        "severity",
+        "bias_types",
+        "attributes",
+        "findings",
+        "created_at",
+    ]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class ModelFavorableValuesForm(forms.ModelForm):
+    class Meta:
+        model = ModelFavorableValues
+        fields = ["customer", "model_id", "values"]
+
+    def clean_values(self):
+        values = self.cleaned_data["values"]
+        if not isinstance(values, list) or not all(isinstance(v, str | int | float) for v in values):
+            raise forms.ValidationError('Enter a JSON list of strings, e.g. ["approve", "approved"].')
+        normalised = sorted({normalize_value(v) for v in values if normalize_value(v)})
+        if not normalised:
+            raise forms.ValidationError("List at least one favourable value.")
+        return normalised
+
+
+@admin.register(ModelFavorableValues)
+class ModelFavorableValuesAdmin(admin.ModelAdmin):
+    form = ModelFavorableValuesForm
+    list_display = ["customer", "model_id", "values", "updated_at"]
+    list_filter = ["customer"]
+    search_fields = ["model_id", "customer__id"]
+
+    def save_model(self, request, obj, form, change):
+        obj.updated_at = timezone.now()
+        super().save_model(request, obj, form, change)

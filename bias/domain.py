@@ -1,0 +1,166 @@
+"""Pure rules of C7: value normalisation, subgroup attributes, severities, the z-test."""
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from bias.models import CUSTOM_KEY_MAX, GROUP_MAX, SEVERITY_RANK
+
+DEFAULT_FAVORABLE_VALUES = (
+    "approve",
+    "approved",
+    "accept",
+    "accepted",
+    "yes",
+    "hire",
+    "hired",
+    "grant",
+    "granted",
+    "pass",
+    "positive",
+    "true",
+    "1",
+)
+STANDARD_ATTRIBUTES = ("gender", "age_group", "ethnicity")
+MIN_GROUP_SIZE = 30
+CUSTOM_KEYS_MAX = 32
+SIGNIFICANCE = 0.05
+REGULATION = "EU AI Act Art. 10"
+DETECTION_WINDOW_DAYS = 30
+
+# Severity thresholds of C7, as exact fractions so that a boundary (0.30, 0.80) is never
+# missed by floating-point noise.
+_DIFFERENCE_STEPS = [
+    (Fraction(5, 100), "none"),
+    (Fraction(10, 100), "low"),
+    (Fraction(20, 100), "medium"),
+    (Fraction(30, 100), "high"),
+]
+_RATIO_STEPS = [
+    (Fraction(90, 100), "none"),
+    (Fraction(80, 100), "low"),
+    (Fraction(65, 100), "medium"),
+    (Fraction(50, 100), "high"),
+]
+
+
+def normalize_value(value: Any) -> str:
+    """Decision values compare trimmed and case-folded (C6, C7)."""
+    return "" if value is None else str(value).strip().casefold()
+
+
+def is_valid_attribute_name(name: str) -> bool:
+    if name in STANDARD_ATTRIBUTES:
+        return True
+    if name.startswith("custom."):
+        key = name[len("custom.") :]
+        return 0 < len(key) <= CUSTOM_KEY_MAX and key.strip() == key
+    return False
+
+
+def parse_subgroups(raw: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The subgroups object of C7 -> ({attribute: group}, field errors).
+
+    {"gender": "female", "custom": {"region": "north"}} -> {"gender": "female", "custom.region": "north"}.
+    Group values are trimmed (case kept); null or absent attributes are skipped."""
+    errors: list[dict[str, str]] = []
+    out: dict[str, str] = {}
+    if raw is None:
+        return out, errors
+    if not isinstance(raw, dict):
+        return out, [{"field": "subgroups", "message": "must be an object"}]
+
+    def take(field: str, attribute: str, value: Any) -> None:
+        if value is None:
+            return
+        if not isinstance(value, str):
+            errors.append({"field": field, "message": "must be a string"})
+            return
+        text = value.strip()
+        if not text:
+            errors.append({"field": field, "message": "must not be empty"})
+        elif len(text) > GROUP_MAX:
+            errors.append({"field": field, "message": f"at most {GROUP_MAX} characters"})
+        else:
+            out[attribute] = text
+
+    for key, value in raw.items():
+        if key in STANDARD_ATTRIBUTES:
+            take(f"subgroups.{key}", key, value)
+        elif key == "custom":
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                errors.append({"field": "subgroups.custom", "message": "must be an object of strings"})
+                continue
+            if len(value) > CUSTOM_KEYS_MAX:
+                errors.append(
+                    {"field": "subgroups.custom", "message": f"at most {CUSTOM_KEYS_MAX} attributes"}
+                )
+                continue
+            for custom_key, custom_value in value.items():
+                name = str(custom_key).strip()
+                if not name or len(name) > CUSTOM_KEY_MAX:
+                    errors.append(
+                        {
+                            "field": f"subgroups.custom.{custom_key}",
+                            "message": f"keys are 1-{CUSTOM_KEY_MAX} characters",
+                        }
+                    )
+                    continue
+                take(f"subgroups.custom.{name}", f"custom.{name}", custom_value)
+        else:
+            errors.append(
+                {
+                    "field": f"subgroups.{key}",
+                    "message": "unknown attribute (gender, age_group, ethnicity or custom)",
+                }
+            )
+    return out, errors
+
+
+def subgroups_lenient(raw: Any) -> dict[str, str]:
+    """The valid part of a stored subgroups object (for decisions logged by other apps)."""
+    return parse_subgroups(raw)[0]
+
+
+def two_proportion_p_value(x1: int, n1: int, x2: int, n2: int) -> float | None:
+    """Two-sided pooled two-proportion z-test. None when a sample is empty; 1.0 when the
+    pooled proportion is 0 or 1 (no variance: the rates are equal)."""
+    if n1 <= 0 or n2 <= 0:
+        return None
+    pooled = (x1 + x2) / (n1 + n2)
+    variance = pooled * (1 - pooled) * (1 / n1 + 1 / n2)
+    if variance <= 0:
+        return 1.0
+    z = (x1 / n1 - x2 / n2) / math.sqrt(variance)
+    return math.erfc(abs(z) / math.sqrt(2))
+
+
+def difference_severity(difference: Fraction) -> str:
+    for bound, label in _DIFFERENCE_STEPS:
+        if difference < bound:
+            return label
+    return "critical"
+
+
+def ratio_severity(ratio: Fraction) -> str:
+    for bound, label in _RATIO_STEPS:
+        if ratio >= bound:
+            return label
+    return "critical"
+
+
+def cap_severity(severity: str, *, n_group: int, n_reference: int, p_value: float | None) -> str:
+    """A group under 30 decisions never yields more than low; medium and above also need a
+    significant z-test (p < 0.05). A capped finding stays at low: the gap is real in the
+    data, just not established."""
+    if SEVERITY_RANK[severity] <= SEVERITY_RANK["low"]:
+        return severity
+    if min(n_group, n_reference) < MIN_GROUP_SIZE or p_value is None or p_value >= SIGNIFICANCE:
+        return "low"
+    return severity
+
+
+def worst(severities: list[str]) -> str:
+    return max(severities, key=lambda s: SEVERITY_RANK[s], default="none")

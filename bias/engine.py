@@ -1,0 +1,29 @@
+"""The bias_detection engine in /engines/status and its /metrics figures (cheap, indexed)."""
+
+import datetime as dt
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from bias.models import BiasAlert
+from bias.selectors import bias_last_activity
+from config.timeutils import isoformat
+
+
+def engines() -> list[dict[str, Any]]:
+    since = timezone.now() - dt.timedelta(hours=24)
+    return [
+        {
+            "name": "bias_detection",
+            "status": "operational",
+            "version": settings.SERVICE_VERSION,
+            "last_activity_at": isoformat(bias_last_activity()),
+            "alerts_last_24h": BiasAlert.objects.filter(created_at__gte=since).count(),
+        }
+    ]
+
+
+def metrics() -> dict[str, Any]:
+    since = timezone.now() - dt.timedelta(hours=24)
+    return {"bias_alerts_last_24h": BiasAlert.objects.filter(created_at__gte=since).count()}

@@ -1,0 +1,114 @@
+"""Input validation and output shapes of the bias endpoints (C7). snake_case."""
+
+from typing import Any
+
+from rest_framework import serializers
+
+from bias.domain import parse_subgroups
+from bias.models import BiasType, Severity
+from config.api import UTCDateTimeField
+
+DECISION_ID_REGEX = r"^[A-Za-z0-9._:-]{1,128}$"
+
+
+class SubgroupsInput(serializers.Serializer):
+    """Documentation shape; validation is bias.domain.parse_subgroups (strict strings)."""
+
+    gender = serializers.CharField(required=False, allow_null=True, max_length=256)
+    age_group = serializers.CharField(required=False, allow_null=True, max_length=256)
+    ethnicity = serializers.CharField(required=False, allow_null=True, max_length=256)
+    custom = serializers.DictField(
+        child=serializers.CharField(max_length=256), required=False, allow_null=True
+    )
+
+
+class DetectBiasInput(serializers.Serializer):
+    decision_id = serializers.RegexField(DECISION_ID_REGEX, max_length=128)
+    subgroups = SubgroupsInput()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        attributes, errors = parse_subgroups(self.initial_data.get("subgroups"))
+        if errors:
+            raise serializers.ValidationError({e["field"]: [e["message"]] for e in errors})
+        if not attributes:
+            raise serializers.ValidationError({"subgroups": ["at least one attribute is required"]})
+        return {"decision_id": attrs["decision_id"], "attributes": attributes}
+
+
+class SampleSizesOutput(serializers.Serializer):
+    group = serializers.IntegerField()
+    reference_group = serializers.IntegerField()
+
+
+class FindingOutput(serializers.Serializer):
+    bias_type = serializers.ChoiceField(choices=BiasType.choices)
+    attribute = serializers.CharField()
+    group = serializers.CharField()
+    reference_group = serializers.CharField()
+    group_rate = serializers.FloatField()
+    reference_rate = serializers.FloatField()
+    value = serializers.FloatField()
+    sample_sizes = SampleSizesOutput()
+    p_value = serializers.FloatField(allow_null=True)
+    severity = serializers.ChoiceField(choices=Severity.choices)
+    regulation = serializers.CharField()
+
+
+class DetectBiasOutput(serializers.Serializer):
+    decision_id = serializers.CharField()
+    bias_detected = serializers.BooleanField()
+    severity = serializers.ChoiceField(choices=Severity.choices)
+    findings = FindingOutput(many=True)
+    alert_id = serializers.CharField(allow_null=True)
+    analyzed_at = UTCDateTimeField()
+
+
+class BiasAlertOutput(serializers.Serializer):
+    alert_id = serializers.CharField(source="id")
+    decision_id = serializers.CharField()
+    model_id = serializers.CharField(allow_null=True)
+    severity = serializers.ChoiceField(choices=Severity.choices)
+    bias_types = serializers.ListField(child=serializers.ChoiceField(choices=BiasType.choices))
+    attributes = serializers.ListField(child=serializers.CharField())
+    findings = FindingOutput(many=True)
+    created_at = UTCDateTimeField()
+
+
+class DisparityOutput(serializers.Serializer):
+    favorable_rate_difference = serializers.FloatField()
+    disparate_impact_ratio = serializers.FloatField(allow_null=True)
+    override_rate_difference = serializers.FloatField()
+
+
+class SubgroupGroupOutput(serializers.Serializer):
+    group = serializers.CharField()
+    decisions = serializers.IntegerField()
+    favorable_rate = serializers.FloatField()
+    ai_favorable_rate = serializers.FloatField()
+    agreement_rate = serializers.FloatField()
+    override_rate = serializers.FloatField()
+    overtrust_rate = serializers.FloatField()
+    undertrust_rate = serializers.FloatField()
+    mean_ai_confidence = serializers.FloatField(allow_null=True)
+    decisions_with_outcome = serializers.IntegerField()
+    accuracy = serializers.FloatField(allow_null=True)
+    ai_accuracy = serializers.FloatField(allow_null=True)
+    disparity = DisparityOutput()
+
+
+class SubgroupAttributeOutput(serializers.Serializer):
+    reference_group = serializers.CharField()
+    groups = SubgroupGroupOutput(many=True)
+
+
+class SubgroupReportOutput(serializers.Serializer):
+    model_id = serializers.CharField(allow_null=True)
+    # Inclusive UTC dates: the statistics are daily.
+    from_ = serializers.DateField()
+    to = serializers.DateField()
+    attributes = serializers.DictField(child=SubgroupAttributeOutput())
+
+    def get_fields(self):
+        fields = super().get_fields()
+        fields["from"] = fields.pop("from_")
+        return fields
