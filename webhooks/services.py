@@ -1,17 +1,53 @@
-"""Writes for events and webhooks. Every domain emits events through event_emit()."""
+"""Writes for events and webhooks. Every domain emits events through event_emit().
 
+Delivery design (contract C9): a delivery is a database row from the moment its event is
+recorded (same transaction). On commit, a Celery task is asked to start it "now"; the beat
+task `deliveries_dispatch_due` claims whatever is due (first attempts whose message was lost,
+retries, rows of a crashed worker) every 2 s. A claim is a lease (`claimed_until`) plus a
+random `claim_token`, taken with SELECT ... FOR UPDATE SKIP LOCKED and a conditional UPDATE,
+so two workers never hold the same row, and an attempt's outcome is written only while the
+token still matches."""
+
+import datetime as dt
+import functools
+import json
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Min, Q
+from django.utils import timezone
 
+from config.timeutils import isoformat
 from keys.models import Customer
-from webhooks.events import EVENT_REGULATIONS
-from webhooks.models import Event
+from webhooks import conf, signing, transport
+from webhooks.events import EVENT_REGULATIONS, EVENT_TYPES, TEST_EVENT_TYPE
+from webhooks.exceptions import WebhookAlreadyEnabled, WebhookInvalidEvent, WebhookInvalidUrl
+from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
+
+logger = logging.getLogger("trustcal.webhooks")
+
+API_VERSION = "1.0.0"
+SUBSCRIBABLE = [*EVENT_TYPES, "*"]
+
+
+# --- events and fan-out ------------------------------------------------------------------------
 
 
 def event_emit(*, customer: Customer, type: str, data: dict[str, Any]) -> Event:
     """Store an event inside the caller's transaction. `data` carries the ids a receiver
-    needs; `regulation` is added where interface.md's events table names one."""
+    needs; `regulation` is added where interface.md's events table names one.
+
+    In the same transaction, one delivery row per webhook of the customer subscribed to the
+    type (or `*`): `pending` for an enabled webhook, `skipped` for a disabled one. The first
+    attempts are requested once the transaction commits."""
     if type not in EVENT_REGULATIONS:
         raise ValueError(f"unknown event type {type!r}")
     payload = dict(data)
@@ -20,4 +56,441 @@ def event_emit(*, customer: Customer, type: str, data: dict[str, Any]) -> Event:
         payload.setdefault("regulation", regulation)
     with transaction.atomic():
         event = Event.objects.create(customer=customer, type=type, data=payload)
+        pending_ids = _deliveries_fan_out(event)
+        if pending_ids:
+            transaction.on_commit(lambda: _deliveries_enqueue(pending_ids), robust=True)
     return event
+
+
+def _deliveries_fan_out(event: Event) -> list[str]:
+    hooks = Webhook.objects.filter(customer_id=event.customer_id).only("id", "status", "events")
+    rows = []
+    for hook in hooks:
+        if not hook.subscribes_to(event.type):
+            continue
+        row = Delivery(webhook=hook, event=event, event_type=event.type, created_at=event.created_at)
+        if hook.status == Webhook.Status.ENABLED:
+            row.next_attempt_at = event.created_at
+        else:
+            row.status, row.completed_at = Delivery.Status.SKIPPED, event.created_at
+        rows.append(row)
+    if rows:
+        Delivery.objects.bulk_create(rows)
+    return [row.id for row in rows if row.status == Delivery.Status.PENDING]
+
+
+def _deliveries_enqueue(delivery_ids: list[str]) -> None:
+    from webhooks.tasks import deliveries_start
+
+    deliveries_start.delay(delivery_ids)
+
+
+# --- webhooks: create, update, delete, rotate, enable ------------------------------------------
+
+
+def webhook_url_validate(url: Any) -> str:
+    """C10 at create/update: https (unless insecure URLs are allowed), and the host must not
+    resolve to a loopback, private, link-local, multicast, reserved or unspecified address."""
+    if not isinstance(url, str):
+        raise WebhookInvalidUrl("url must be a string.")
+    try:
+        transport.resolve(url.strip(), allow_insecure=conf.allow_insecure_urls())
+    except transport.UnsafeUrl as exc:
+        raise WebhookInvalidUrl(str(exc))
+    return url.strip()
+
+
+def webhook_events_validate(events: Any) -> list[str]:
+    if not isinstance(events, list) or not events:
+        raise WebhookInvalidEvent("events must be a non-empty array of event names.")
+    unknown = [e for e in events if not isinstance(e, str) or e not in SUBSCRIBABLE]
+    if unknown:
+        raise WebhookInvalidEvent(
+            f"Unknown event name(s): {', '.join(map(str, unknown[:5]))}. Known: {', '.join(SUBSCRIBABLE)}."
+        )
+    return list(dict.fromkeys(events))
+
+
+@dataclass(frozen=True)
+class IssuedWebhook:
+    """A webhook with its secret: exists only in the create and rotate answers."""
+
+    webhook: Webhook
+    secret: str
+
+
+@transaction.atomic
+def webhook_create(*, customer: Customer, url: Any, events: Any, description: str = "") -> IssuedWebhook:
+    url = webhook_url_validate(url)
+    events = webhook_events_validate(events)
+    secret = signing.secret_generate()
+    now = timezone.now()
+    hook = Webhook.objects.create(
+        customer=customer,
+        url=url,
+        events=events,
+        description=description or "",
+        secret=secret,
+        created_at=now,
+        updated_at=now,
+    )
+    return IssuedWebhook(webhook=hook, secret=secret)
+
+
+@transaction.atomic
+def webhook_update(*, webhook: Webhook, **changes: Any) -> Webhook:
+    fields = []
+    if "url" in changes:
+        webhook.url = webhook_url_validate(changes["url"])
+        fields.append("url")
+    if "events" in changes:
+        webhook.events = webhook_events_validate(changes["events"])
+        fields.append("events")
+    if "description" in changes:
+        webhook.description = changes["description"] or ""
+        fields.append("description")
+    if fields:
+        webhook.updated_at = timezone.now()
+        webhook.save(update_fields=[*fields, "updated_at"])
+    return webhook
+
+
+def webhook_delete(*, webhook: Webhook) -> None:
+    webhook.delete()
+
+
+@transaction.atomic
+def webhook_secret_rotate(*, webhook: Webhook) -> IssuedWebhook:
+    """A new secret; the current one keeps signing (second in the header) for 24 h."""
+    webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
+    now = timezone.now()
+    secret = signing.secret_generate()
+    webhook.previous_secret = webhook.secret
+    webhook.previous_secret_expires_at = now + dt.timedelta(hours=conf.SECRET_GRACE_HOURS)
+    webhook.secret = secret
+    webhook.updated_at = now
+    webhook.save(update_fields=["previous_secret", "previous_secret_expires_at", "secret", "updated_at"])
+    return IssuedWebhook(webhook=webhook, secret=secret)
+
+
+@transaction.atomic
+def webhook_enable(*, webhook: Webhook) -> Webhook:
+    """Re-enable; deliveries held while it was disabled become due at once."""
+    webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
+    if webhook.status == Webhook.Status.ENABLED:
+        raise WebhookAlreadyEnabled(f"Webhook {webhook.id} is already enabled.")
+    now = timezone.now()
+    webhook.status = Webhook.Status.ENABLED
+    webhook.disabled_reason = None
+    webhook.disabled_at = None
+    webhook.updated_at = now
+    webhook.save(update_fields=["status", "disabled_reason", "disabled_at", "updated_at"])
+    held = Delivery.objects.filter(webhook=webhook, status=Delivery.Status.PENDING)
+    held.filter(next_attempt_at__gt=now).update(next_attempt_at=now)
+    first = held.order_by("created_at", "id").values_list("id", flat=True).first()
+    if first:
+        transaction.on_commit(lambda: _deliveries_enqueue([first]), robust=True)
+    return webhook
+
+
+@transaction.atomic
+def webhook_disable(*, webhook_id: str, reason: str) -> bool:
+    now = timezone.now()
+    return bool(
+        Webhook.objects.filter(pk=webhook_id, status=Webhook.Status.ENABLED).update(
+            status=Webhook.Status.DISABLED, disabled_reason=reason, disabled_at=now, updated_at=now
+        )
+    )
+
+
+@transaction.atomic
+def delivery_retry_now(*, delivery: Delivery) -> Delivery:
+    """Admin "retry now": the delivery becomes pending and due at once (one more attempt for a
+    failed one). A disabled webhook's delivery waits until the webhook is enabled."""
+    now = timezone.now()
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status=Delivery.Status.PENDING,
+        next_attempt_at=now,
+        claimed_until=None,
+        claim_token=None,
+        completed_at=None,
+    )
+    transaction.on_commit(lambda: _deliveries_enqueue([delivery.pk]), robust=True)
+    delivery.refresh_from_db()
+    return delivery
+
+
+# --- sending -------------------------------------------------------------------------------------
+
+
+def envelope(event: Event) -> bytes:
+    """The body of C9, serialised once per attempt; these exact bytes are signed."""
+    body = {
+        "id": event.id,
+        "type": event.type,
+        "created_at": isoformat(event.created_at),
+        "api_version": API_VERSION,
+        "idempotency_key": event.id,
+        "customer_id": event.customer_id,
+        "data": event.data,
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def signing_secrets(webhook: Webhook, now: dt.datetime) -> list[str]:
+    out = [webhook.secret]
+    if (
+        webhook.previous_secret
+        and webhook.previous_secret_expires_at
+        and webhook.previous_secret_expires_at > now
+    ):
+        out.append(webhook.previous_secret)
+    return out
+
+
+def _send(webhook: Webhook, event: Event, now: dt.datetime) -> transport.SendResult:
+    """One attempt: C10 checks again (DNS rebinding), sign, POST to the checked address."""
+    try:
+        target = transport.resolve(webhook.url, allow_insecure=conf.allow_insecure_urls())
+    except transport.UnsafeUrl as exc:
+        return transport.SendResult(
+            ok=False, status=None, duration_ms=0, error=f"url_refused: {exc}", body=""
+        )
+    body = envelope(event)
+    timestamp = int(now.timestamp())
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": f"Trustcal-Webhooks/{settings.SERVICE_VERSION}",
+        "webhook-id": event.id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signing.signature_header(
+            secrets_in_order=signing_secrets(webhook, now), msg_id=event.id, timestamp=timestamp, body=body
+        ),
+        "Connection": "close",
+    }
+    return transport.post(target, body=body, headers=headers, timeout=conf.timeout_seconds())
+
+
+def _unclaimed(now: dt.datetime) -> Q:
+    return Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
+
+
+def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> tuple[str, list[Delivery]]:
+    """Claim up to `limit` due deliveries of enabled webhooks for one lease.
+
+    PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so concurrent claimers take disjoint rows.
+    SQLite: select_for_update is a no-op, but transactions are BEGIN IMMEDIATE (one writer at
+    a time), so the conditional UPDATE below is the atomic claim on both.
+
+    Order gate (per webhook, deliveries start in event order): a delivery's first attempt
+    is only claimed when no earlier, not-yet-started, unclaimed pending delivery of the same
+    webhook is left out of this claim. Retries (attempt_count > 0) are never held back."""
+    now = timezone.now()
+    token = secrets.token_hex(16)
+    lease_until = now + dt.timedelta(seconds=conf.lease_seconds())
+    with transaction.atomic():
+        due = Delivery.objects.filter(
+            _unclaimed(now),
+            status=Delivery.Status.PENDING,
+            next_attempt_at__lte=now,
+            webhook__status=Webhook.Status.ENABLED,
+        )
+        if webhook_id is not None:
+            due = due.filter(webhook_id=webhook_id)
+        rows = list(
+            due.order_by("next_attempt_at", "created_at", "id")
+            .select_for_update(skip_locked=True, of=("self",))
+            .values_list("id", "webhook_id", "attempt_count", "created_at")[:limit]
+        )
+        if not rows:
+            return token, []
+        ids = [r[0] for r in rows]
+        starting = {r[1] for r in rows if r[2] == 0}
+        blockers: dict[str, dt.datetime] = {}
+        if starting:
+            blockers = dict(
+                Delivery.objects.filter(
+                    _unclaimed(now), webhook_id__in=starting, status=Delivery.Status.PENDING, attempt_count=0
+                )
+                .exclude(id__in=ids)
+                .values("webhook_id")
+                .annotate(first=Min("created_at"))
+                .values_list("webhook_id", "first")
+            )
+        allowed = [r[0] for r in rows if r[2] > 0 or r[1] not in blockers or r[3] < blockers[r[1]]]
+        if not allowed:
+            return token, []
+        Delivery.objects.filter(_unclaimed(now), id__in=allowed, status=Delivery.Status.PENDING).update(
+            claimed_until=lease_until, claim_token=token
+        )
+    claimed = list(
+        Delivery.objects.filter(id__in=allowed, claim_token=token)
+        .select_related("webhook", "event")
+        .order_by("created_at", "id")
+    )
+    return token, claimed
+
+
+def delivery_attempt(*, delivery: Delivery, token: str) -> bool | None:
+    """One attempt of a claimed delivery. Returns True/False for success/failure, None when the
+    claim was lost (lease expired and taken over) or the webhook was disabled meanwhile."""
+    now = timezone.now()
+    extended = Delivery.objects.filter(
+        pk=delivery.pk, claim_token=token, status=Delivery.Status.PENDING
+    ).update(claimed_until=now + dt.timedelta(seconds=conf.lease_seconds()))
+    if not extended:
+        return None
+    webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
+    if webhook is None:
+        return None
+    if webhook.status != Webhook.Status.ENABLED:
+        Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(
+            claimed_until=None, claim_token=None
+        )
+        return None
+    result = _send(webhook, delivery.event, now)
+    _attempt_record(delivery=delivery, token=token, attempted_at=now, result=result)
+    return result.ok
+
+
+@transaction.atomic
+def _attempt_record(
+    *, delivery: Delivery, token: str, attempted_at: dt.datetime, result: transport.SendResult
+) -> None:
+    finished = timezone.now()
+    number = delivery.attempt_count + 1
+    DeliveryAttempt.objects.create(
+        delivery_id=delivery.pk,
+        attempt=number,
+        attempted_at=attempted_at,
+        response_status=result.status,
+        duration_ms=result.duration_ms,
+        error=(result.error or None) and result.error[:500],
+        response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
+    )
+    mine = Delivery.objects.filter(pk=delivery.pk, claim_token=token, status=Delivery.Status.PENDING)
+    common = {
+        "attempt_count": number,
+        "last_response_status": result.status,
+        "claimed_until": None,
+        "claim_token": None,
+    }
+    if result.ok:
+        updated = mine.update(
+            status=Delivery.Status.SUCCEEDED, next_attempt_at=None, completed_at=finished, **common
+        )
+    elif number >= conf.MAX_ATTEMPTS:
+        updated = mine.update(
+            status=Delivery.Status.FAILED, next_attempt_at=None, completed_at=finished, **common
+        )
+        if updated:
+            webhook_disable(webhook_id=delivery.webhook_id, reason=conf.DISABLED_REASON_FAILURES)
+    else:
+        delay = conf.RETRY_DELAYS_SECONDS[number - 1]
+        updated = mine.update(next_attempt_at=finished + dt.timedelta(seconds=delay), **common)
+    if not updated:
+        logger.warning("delivery %s: claim lost during attempt %s; outcome not applied", delivery.pk, number)
+
+
+def _send_in_order(token: str, deliveries: list[Delivery], *, own_connection: bool) -> int:
+    sent = 0
+    try:
+        for delivery in deliveries:
+            if delivery_attempt(delivery=delivery, token=token) is not None:
+                sent += 1
+    finally:
+        if own_connection:
+            connection.close()
+    return sent
+
+
+def deliveries_dispatch_due(
+    *, webhook_id: str | None = None, limit: int | None = None, budget_seconds: float = 20.0
+) -> int:
+    """Claim due deliveries and attempt them, until nothing is due or the time budget is
+    spent (the beat runs again in 2 s). Each webhook's claimed rows are sent in event order;
+    different webhooks in parallel threads, so one slow receiver does not hold the others."""
+    limit = limit or conf.dispatch_batch_size()
+    started = time.monotonic()
+    total = 0
+    while True:
+        token, claimed = deliveries_claim(limit=limit, webhook_id=webhook_id)
+        if not claimed:
+            break
+        groups: OrderedDict[str, list[Delivery]] = OrderedDict()
+        for delivery in claimed:
+            groups.setdefault(delivery.webhook_id, []).append(delivery)
+        threads = min(conf.dispatch_threads(), len(groups))
+        if threads <= 1:
+            total += sum(_send_in_order(token, group, own_connection=False) for group in groups.values())
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="webhook-send") as pool:
+                send = functools.partial(_send_in_order, token, own_connection=True)
+                total += sum(pool.map(send, groups.values()))
+        if len(claimed) < limit or time.monotonic() - started > budget_seconds:
+            break
+    return total
+
+
+def deliveries_start(*, delivery_ids: Iterable[str]) -> int:
+    """Right after commit: start the given deliveries' webhooks (in order, via the claim)."""
+    hooks = set(
+        Delivery.objects.filter(id__in=list(delivery_ids), status=Delivery.Status.PENDING).values_list(
+            "webhook_id", flat=True
+        )
+    )
+    return sum(deliveries_dispatch_due(webhook_id=hook) for hook in sorted(hooks))
+
+
+# --- the test event ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TestResult:
+    delivery: Delivery
+    event: Event
+    success: bool
+    response_status: int | None
+    duration_ms: int
+    error: str | None
+
+
+def webhook_test_send(*, webhook: Webhook) -> TestResult:
+    """One synchronous attempt of a `webhook.test` event; recorded, never retried, and it
+    neither disables nor enables the webhook."""
+    now = timezone.now()
+    with transaction.atomic():
+        event = Event.objects.create(
+            customer_id=webhook.customer_id,
+            type=TEST_EVENT_TYPE,
+            created_at=now,
+            data={"webhook_id": webhook.id, "message": "This is a test event from Trustcal."},
+        )
+        delivery = Delivery.objects.create(
+            webhook=webhook, event=event, event_type=TEST_EVENT_TYPE, created_at=now
+        )
+    result = _send(webhook, event, now)
+    finished = timezone.now()
+    with transaction.atomic():
+        DeliveryAttempt.objects.create(
+            delivery=delivery,
+            attempt=1,
+            attempted_at=now,
+            response_status=result.status,
+            duration_ms=result.duration_ms,
+            error=(result.error or None) and result.error[:500],
+            response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
+        )
+        delivery.status = Delivery.Status.SUCCEEDED if result.ok else Delivery.Status.FAILED
+        delivery.attempt_count = 1
+        delivery.last_response_status = result.status
+        delivery.completed_at = finished
+        delivery.save(update_fields=["status", "attempt_count", "last_response_status", "completed_at"])
+    return TestResult(
+        delivery=delivery,
+        event=event,
+        success=result.ok,
+        response_status=result.status,
+        duration_ms=result.duration_ms,
+        error=result.error,
+    )

@@ -1,1 +1,6 @@
+from config.api import router
+from webhooks.views import WebhookViewSet
+
+router.register("webhooks", WebhookViewSet, basename="webhook")
+
 urlpatterns: list = []

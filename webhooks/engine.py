@@ -1,0 +1,48 @@
+"""The `webhook_delivery` engine for /engines/status and delivery figures for /metrics (C13).
+
+Every figure is an indexed count: pending and due rows come from the partial index on
+pending rows, failures in 24 h from (status, completed_at); the per-status totals for
+/metrics are cached for a few seconds, so scraping does not rescan the table each time."""
+
+import datetime as dt
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
+
+from config.system import workers_online
+from config.timeutils import isoformat
+from webhooks import selectors
+
+METRICS_CACHE_SECONDS = 10
+
+
+def engines() -> list[dict[str, Any]]:
+    now = timezone.now()
+    online = workers_online()
+    pending = selectors.deliveries_pending_count()
+    due = selectors.deliveries_due_count(now=now)
+    failed = selectors.deliveries_failed_since(since=now - dt.timedelta(hours=24))
+    # No worker at all: "down" when something is waiting to be sent, else "degraded".
+    status = "operational" if online else "down" if due else "degraded"
+    return [
+        {
+            "name": "webhook_delivery",
+            "status": status,
+            "version": settings.SERVICE_VERSION,
+            "last_activity_at": isoformat(selectors.last_attempt_at()),
+            "pending_deliveries": pending,
+            "due_deliveries": due,
+            "failed_deliveries_24h": failed,
+            "workers_online": online,
+        }
+    ]
+
+
+def metrics() -> dict[str, Any]:
+    counts = cache.get("trustcal:webhooks:status-counts")
+    if counts is None:
+        counts = selectors.delivery_status_counts()
+        cache.set("trustcal:webhooks:status-counts", counts, METRICS_CACHE_SECONDS)
+    return {"deliveries": counts, "queues": {"webhook_deliveries_due": selectors.deliveries_due_count()}}

@@ -1,0 +1,81 @@
+from rest_framework import serializers
+
+from config.api import UTCDateTimeField
+from webhooks.models import Delivery, Webhook
+from webhooks.services import SUBSCRIBABLE
+
+
+class WebhookCreateInput(serializers.Serializer):
+    # url and events are checked by the service, which answers WEBHOOK_INVALID_URL / _EVENT.
+    url = serializers.JSONField(allow_null=True, help_text="HTTPS endpoint URL (C10).")
+    events = serializers.JSONField(
+        allow_null=True, help_text=f"Non-empty array of: {', '.join(SUBSCRIBABLE)}."
+    )
+    description = serializers.CharField(
+        max_length=500, required=False, allow_blank=True, allow_null=True, default=""
+    )
+
+
+class WebhookUpdateInput(serializers.Serializer):
+    url = serializers.JSONField(required=False, allow_null=True)
+    events = serializers.JSONField(required=False, allow_null=True)
+    description = serializers.CharField(max_length=500, required=False, allow_blank=True, allow_null=True)
+
+
+class WebhookOutput(serializers.Serializer):
+    webhook_id = serializers.CharField(source="id")
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.CharField())
+    description = serializers.CharField()
+    status = serializers.ChoiceField(choices=Webhook.Status.choices)
+    disabled_reason = serializers.CharField(allow_null=True)
+    disabled_at = UTCDateTimeField(allow_null=True)
+    created_at = UTCDateTimeField()
+    updated_at = UTCDateTimeField()
+
+
+class WebhookCreatedOutput(serializers.Serializer):
+    """The create answer: the only place besides rotate-secret where the secret appears."""
+
+    webhook_id = serializers.CharField(source="webhook.id")
+    url = serializers.CharField(source="webhook.url")
+    secret = serializers.CharField()
+    events = serializers.ListField(child=serializers.CharField(), source="webhook.events")
+    description = serializers.CharField(source="webhook.description")
+    status = serializers.ChoiceField(choices=Webhook.Status.choices, source="webhook.status")
+    created_at = UTCDateTimeField(source="webhook.created_at")
+
+
+class WebhookRotatedOutput(serializers.Serializer):
+    webhook_id = serializers.CharField(source="webhook.id")
+    secret = serializers.CharField()
+    previous_secret_expires_at = UTCDateTimeField(source="webhook.previous_secret_expires_at")
+
+
+class WebhookTestOutput(serializers.Serializer):
+    delivery_id = serializers.CharField(source="delivery.id")
+    event_id = serializers.CharField(source="event.id")
+    success = serializers.BooleanField()
+    response_status = serializers.IntegerField(allow_null=True)
+    duration_ms = serializers.IntegerField()
+    error = serializers.CharField(allow_null=True)
+
+
+class DeliveryAttemptOutput(serializers.Serializer):
+    attempt = serializers.IntegerField()
+    attempted_at = UTCDateTimeField()
+    response_status = serializers.IntegerField(allow_null=True)
+    duration_ms = serializers.IntegerField()
+    error = serializers.CharField(allow_null=True)
+
+
+class DeliveryOutput(serializers.Serializer):
+    delivery_id = serializers.CharField(source="id")
+    event_id = serializers.CharField()
+    event_type = serializers.CharField()
+    status = serializers.ChoiceField(choices=Delivery.Status.choices)
+    attempt_count = serializers.IntegerField()
+    next_attempt_at = UTCDateTimeField(allow_null=True)
+    last_response_status = serializers.IntegerField(allow_null=True)
+    created_at = UTCDateTimeField()
+    attempts = DeliveryAttemptOutput(many=True)

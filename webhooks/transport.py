@@ -1,0 +1,195 @@
+"""Outgoing HTTP for webhooks, SSRF-safe (contract C10).
+
+The URL's host is resolved once per attempt, every address is checked, and the connection
+is made to the checked address (pinned), with the hostname kept for the Host header and for
+TLS SNI and certificate verification: a DNS answer that changes between the check and the
+connect (rebinding) cannot redirect the request. Redirects are never followed.
+
+Built on the stdlib's http.client rather than urllib3/requests: pinning the address needs a
+custom connect(), which http.client exposes as one small override, while urllib3 would need
+a pool subclass; we want one request per connection, no pooling, no retries, no redirects,
+and a bounded read of the response, which is simplest to guarantee with the bare client."""
+
+import http.client
+import ipaddress
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from webhooks.conf import RESPONSE_BODY_LIMIT
+
+
+class UnsafeUrl(Exception):
+    """The URL is refused by the rules of C10; the message says why (no secrets in it)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    scheme: str
+    host: str
+    port: int
+    path: str
+    address: str  # the validated IP to connect to
+
+
+@dataclass(frozen=True)
+class SendResult:
+    ok: bool
+    status: int | None
+    duration_ms: int
+    error: str | None
+    body: str
+
+
+def _address_refused(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for label, flag in (
+        ("loopback", ip.is_loopback),
+        ("private", ip.is_private),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("reserved", ip.is_reserved),
+        ("unspecified", ip.is_unspecified),
+        ("not globally routable", not ip.is_global),
+    ):
+        if flag:
+            return label
+    return None
+
+
+def url_parse(url: str, *, allow_insecure: bool) -> tuple[str, str, int, str]:
+    """Syntax rules: scheme, host, port, no credentials. Returns (scheme, host, port, path)."""
+    if not isinstance(url, str) or not url or len(url) > 2048 or any(c.isspace() for c in url):
+        raise UnsafeUrl("The URL must be a non-empty absolute URL of at most 2048 characters without spaces.")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise UnsafeUrl(f"The URL is malformed: {exc}.")
+    scheme = parts.scheme.lower()
+    allowed = ("https", "http") if allow_insecure else ("https",)
+    if scheme not in allowed:
+        raise UnsafeUrl(
+            "The URL must use https." if not allow_insecure else "The URL must use http or https."
+        )
+    if not parts.hostname:
+        raise UnsafeUrl("The URL has no host.")
+    if parts.username is not None or parts.password is not None:
+        raise UnsafeUrl("Credentials in the URL are not supported.")
+    if parts.fragment:
+        raise UnsafeUrl("The URL must not have a fragment.")
+    host = parts.hostname.rstrip(".").lower()
+    if not host:
+        raise UnsafeUrl("The URL has no host.")
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    return scheme, host, port or (443 if scheme == "https" else 80), path
+
+
+def resolve(url: str, *, allow_insecure: bool) -> Target:
+    """Parse, resolve and check every address the host resolves to (C10)."""
+    scheme, host, port, path = url_parse(url, allow_insecure=allow_insecure)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UnsafeUrl(f"The host {host!r} does not resolve ({type(exc).__name__}).")
+    addresses = []
+    for info in infos:
+        raw = info[4][0]
+        ip = ipaddress.ip_address(raw.split("%", 1)[0])
+        if not allow_insecure:
+            reason = _address_refused(ip)
+            if reason:
+                raise UnsafeUrl(
+                    f"The host {host!r} resolves to a {reason} address ({ip}), which is not allowed."
+                )
+        addresses.append(str(ip))
+    if not addresses:
+        raise UnsafeUrl(f"The host {host!r} does not resolve.")
+    return Target(scheme=scheme, host=host, port=port, path=path, address=addresses[0])
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, *args, address: str, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._address = address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self._address, self.port), self.timeout)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    def __init__(self, *args, address: str, ssl_context: ssl.SSLContext, **kwargs) -> None:
+        super().__init__(*args, context=ssl_context, **kwargs)
+        self._address = address
+        self._ssl_context = ssl_context
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        # SNI and certificate verification use the hostname, not the pinned address.
+        self.sock = self._ssl_context.wrap_socket(sock, server_hostname=self.host)
+
+
+_SSL_CONTEXT = ssl.create_default_context()
+
+
+def post(target: Target, *, body: bytes, headers: dict[str, str], timeout: float) -> SendResult:
+    """One POST; success is a 2xx status line plus headers within `timeout` seconds. Reads at
+    most RESPONSE_BODY_LIMIT bytes of the body (what we store), never follows a redirect."""
+    started = time.monotonic()
+    deadline = started + timeout
+    conn: http.client.HTTPConnection
+    if target.scheme == "https":
+        conn = _PinnedHTTPSConnection(
+            target.host, target.port, timeout=timeout, address=target.address, ssl_context=_SSL_CONTEXT
+        )
+    else:
+        conn = _PinnedHTTPConnection(target.host, target.port, timeout=timeout, address=target.address)
+    status: int | None = None
+    text = ""
+    error: str | None = None
+    try:
+        conn.request("POST", target.path, body=body, headers=headers)
+        if conn.sock is not None:
+            conn.sock.settimeout(max(0.001, deadline - time.monotonic()))
+        response = conn.getresponse()
+        status = response.status
+        try:
+            if conn.sock is not None:
+                conn.sock.settimeout(max(0.001, min(1.0, deadline - time.monotonic())))
+            text = response.read(RESPONSE_BODY_LIMIT).decode("utf-8", errors="replace")
+        except (TimeoutError, OSError, http.client.HTTPException):
+            text = ""  # the status decides; a slow or broken body is not held against it
+        if time.monotonic() - started > timeout:
+            error = f"timeout: no complete response within {timeout:g} s"
+        elif 300 <= status < 400:
+            error = f"redirect {status} not followed" + (
+                f" (Location: {response.getheader('Location')[:200]})"
+                if response.getheader("Location")
+                else ""
+            )
+        elif not 200 <= status < 300:
+            error = f"http_status: {status}"
+    except TimeoutError:
+        error = f"timeout: no response within {timeout:g} s"
+    except ssl.SSLError as exc:
+        error = f"tls_error: {exc.reason or type(exc).__name__}"
+    except ConnectionResetError:
+        error = "connection_reset: the receiver reset the connection"
+    except ConnectionRefusedError:
+        error = "connection_refused: the receiver refused the connection"
+    except http.client.RemoteDisconnected:
+        error = "connection_closed: the receiver closed the connection without a response"
+    except (http.client.HTTPException, OSError) as exc:
+        error = f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
+    finally:
+        conn.close()
+    duration_ms = int((time.monotonic() - started) * 1000)
+    ok = error is None and status is not None and 200 <= status < 300
+    return SendResult(ok=ok, status=status, duration_ms=duration_ms, error=error, body=text)

@@ -1,0 +1,110 @@
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.decorators import action
+from rest_framework.response import Response
+
+from config.api import PagePagination, TenantViewSet, require_object
+from config.exceptions import ValidationFailed
+from webhooks import selectors, services
+from webhooks.events import EVENT_TYPES, TEST_EVENT_TYPE
+from webhooks.models import Delivery, Webhook
+from webhooks.serializers import (
+    DeliveryOutput,
+    WebhookCreatedOutput,
+    WebhookCreateInput,
+    WebhookOutput,
+    WebhookRotatedOutput,
+    WebhookTestOutput,
+    WebhookUpdateInput,
+)
+
+DELIVERY_EVENT_TYPES = [*EVENT_TYPES, TEST_EVENT_TYPE]
+DELIVERY_STATUSES = [str(s) for s in Delivery.Status.values]
+
+
+def _choice_param(request, name: str, choices: list[str]) -> str | None:
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return None
+    if value not in choices:
+        raise ValidationFailed(
+            f"{name} must be one of: {', '.join(choices)}.",
+            errors=[{"field": name, "message": f"one of {choices}"}],
+        )
+    return value
+
+
+class WebhookViewSet(TenantViewSet):
+    """Webhook subscriptions of the caller's customer (C9); another customer's id is a 404."""
+
+    queryset = Webhook.objects.all()
+    pagination_class = PagePagination
+    serializer_class = WebhookOutput
+
+    def get_base_queryset(self):
+        return Webhook.objects.order_by("-created_at", "-id")
+
+    @extend_schema(responses=WebhookOutput(many=True))
+    def list(self, request):
+        page = self.paginate_queryset(selectors.webhook_list(customer=self.customer))
+        return self.get_paginated_response(WebhookOutput(page, many=True).data)
+
+    @extend_schema(request=WebhookCreateInput, responses={201: WebhookCreatedOutput})
+    def create(self, request):
+        data = WebhookCreateInput(data=require_object(request.data))
+        data.is_valid(raise_exception=True)
+        issued = services.webhook_create(customer=self.customer, **data.validated_data)
+        return Response(WebhookCreatedOutput(issued).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=WebhookOutput)
+    def retrieve(self, request, pk=None):
+        return Response(WebhookOutput(self.get_object()).data)
+
+    @extend_schema(request=WebhookUpdateInput, responses=WebhookOutput)
+    def partial_update(self, request, pk=None):
+        webhook = self.get_object()
+        data = WebhookUpdateInput(data=require_object(request.data), partial=True)
+        data.is_valid(raise_exception=True)
+        webhook = services.webhook_update(webhook=webhook, **data.validated_data)
+        return Response(WebhookOutput(webhook).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def destroy(self, request, pk=None):
+        services.webhook_delete(webhook=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses=WebhookTestOutput)
+    @action(detail=True, methods=["post"])
+    def test(self, request, pk=None):
+        result = services.webhook_test_send(webhook=self.get_object())
+        return Response(WebhookTestOutput(result).data)
+
+    @extend_schema(request=None, responses=WebhookRotatedOutput)
+    @action(detail=True, methods=["post"], url_path="rotate-secret")
+    def rotate_secret(self, request, pk=None):
+        issued = services.webhook_secret_rotate(webhook=self.get_object())
+        return Response(WebhookRotatedOutput(issued).data)
+
+    @extend_schema(request=None, responses=WebhookOutput)
+    @action(detail=True, methods=["post"])
+    def enable(self, request, pk=None):
+        webhook = services.webhook_enable(webhook=self.get_object())
+        return Response(WebhookOutput(webhook).data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=DELIVERY_STATUSES),
+            OpenApiParameter("event_type", str, enum=DELIVERY_EVENT_TYPES),
+        ],
+        responses=DeliveryOutput(many=True),
+    )
+    @action(detail=True, methods=["get"])
+    def deliveries(self, request, pk=None):
+        webhook = self.get_object()
+        qs = selectors.delivery_list(
+            webhook=webhook,
+            status=_choice_param(request, "status", DELIVERY_STATUSES),
+            event_type=_choice_param(request, "event_type", DELIVERY_EVENT_TYPES),
+        )
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(DeliveryOutput(page, many=True).data)
