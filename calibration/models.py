@@ -1,1 +1,146 @@
-from django.db import models  # noqa: F401
+"""Per-user daily aggregates (every C6 figure is computed from their sums), the risk-user
+notification state, and staff-defined thresholds."""
+
+from django.db import models
+from django.utils import timezone
+
+from calibration.rules import BIN_COUNT
+from keys.models import Customer
+
+ALL_MODELS = "*"
+
+
+class UserDailyAggregate(models.Model):
+    """One row per customer, user, UTC day of the decision's timestamp and model key.
+
+    Every decision is counted in the `model_key="*"` row (all models) and, when it names
+    a model, in that model's row too, so a user's figures read at most 90 rows and a
+    model filter reads that model's rows only. Updated in the decision's transaction."""
+
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="calibration_days")
+    user_id = models.CharField(max_length=256)
+    model_key = models.CharField(max_length=256, default=ALL_MODELS, help_text='"*" = all models')
+    day = models.DateField()
+
+    n = models.BigIntegerField(default=0)
+    followed = models.BigIntegerField(default=0)
+    overtrust = models.BigIntegerField(default=0)
+    undertrust = models.BigIntegerField(default=0)
+    conf_n = models.BigIntegerField(default=0)
+    conf_sum = models.FloatField(default=0)
+    outcome_n = models.BigIntegerField(default=0)
+    ai_right_n = models.BigIntegerField(default=0)
+    ar_num = models.BigIntegerField(default=0)
+    followed_wrong = models.BigIntegerField(default=0)
+    overrode_right = models.BigIntegerField(default=0)
+    gap_sum = models.FloatField(default=0)
+    b0_n = models.BigIntegerField(default=0)
+    b0_followed = models.BigIntegerField(default=0)
+    b0_conf = models.FloatField(default=0)
+    b1_n = models.BigIntegerField(default=0)
+    b1_followed = models.BigIntegerField(default=0)
+    b1_conf = models.FloatField(default=0)
+    b2_n = models.BigIntegerField(default=0)
+    b2_followed = models.BigIntegerField(default=0)
+    b2_conf = models.FloatField(default=0)
+    b3_n = models.BigIntegerField(default=0)
+    b3_followed = models.BigIntegerField(default=0)
+    b3_conf = models.FloatField(default=0)
+    b4_n = models.BigIntegerField(default=0)
+    b4_followed = models.BigIntegerField(default=0)
+    b4_conf = models.FloatField(default=0)
+    sw_den = models.BigIntegerField(default=0)
+    sw_num = models.BigIntegerField(default=0)
+    rair_den = models.BigIntegerField(default=0)
+    rair_num = models.BigIntegerField(default=0)
+    rsr_den = models.BigIntegerField(default=0)
+    rsr_num = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "user profile (daily aggregate)"
+        verbose_name_plural = "user profiles (daily aggregates)"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["customer", "user_id", "model_key", "day"],
+                name="calibration_one_row_per_user_model_day",
+            ),
+        ]
+        indexes = [models.Index(fields=["customer", "model_key", "day"], name="calibration_cust_model_day")]
+
+    def __str__(self) -> str:
+        return f"{self.customer_id}/{self.user_id}/{self.model_key}/{self.day}"
+
+
+assert BIN_COUNT == 5  # the b0..b4 columns above
+
+
+class RiskUserState(models.Model):
+    """Whether a user is currently at risk, and when risk_user.identified last fired
+    (at most once per user per 24 hours, and only on entering high risk)."""
+
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="risk_user_states")
+    user_id = models.CharField(max_length=256)
+    at_risk = models.BooleanField(default=False)
+    trust_score = models.FloatField(null=True, blank=True)
+    last_identified_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["customer", "user_id"], name="calibration_one_risk_state_per_user"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.customer_id}/{self.user_id} at_risk={self.at_risk}"
+
+
+class Threshold(models.Model):
+    """A staff-defined threshold on a customer's figure over the last `window_days`,
+    checked by the beat task `calibration.tasks.thresholds_check`. `threshold.breached`
+    fires once when the figure crosses it; it can fire again after the figure recovers."""
+
+    class Figure(models.TextChoices):
+        OVERRIDE_RATE = "override_rate"
+        AGREEMENT_RATE = "agreement_rate"
+        OVERTRUST_RATE = "overtrust_rate"
+        UNDERTRUST_RATE = "undertrust_rate"
+        TRUST_SCORE = "trust_score"
+        CALIBRATION_GAP = "calibration_gap"
+        MEAN_AI_CONFIDENCE = "mean_ai_confidence"
+
+    class Comparison(models.TextChoices):
+        GT = "gt", "greater than"
+        GTE = "gte", "greater than or equal"
+        LT = "lt", "less than"
+        LTE = "lte", "less than or equal"
+
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="thresholds")
+    name = models.CharField(max_length=200, blank=True, default="")
+    figure = models.CharField(max_length=32, choices=Figure.choices)
+    comparison = models.CharField(max_length=8, choices=Comparison.choices)
+    value = models.FloatField()
+    window_days = models.PositiveIntegerField(default=7)
+    model_id = models.CharField(max_length=256, blank=True, default="", help_text="Blank: all models.")
+    min_decisions = models.PositiveIntegerField(default=1, help_text="Ignore windows with fewer decisions.")
+    is_active = models.BooleanField(default=True)
+    breached = models.BooleanField(default=False, editable=False)
+    last_value = models.FloatField(null=True, blank=True, editable=False)
+    last_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    breached_at = models.DateTimeField(null=True, blank=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["is_active", "customer"], name="calibration_threshold_active")]
+
+    def __str__(self) -> str:
+        return self.name or f"{self.customer_id}: {self.figure} {self.comparison} {self.value}"
+
+    def is_breached_by(self, observed: float) -> bool:
+        return {
+            "gt": observed > self.value,
+            "gte": observed >= self.value,
+            "lt": observed < self.value,
+            "lte": observed <= self.value,
+        }[self.comparison]

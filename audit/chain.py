@@ -1,0 +1,80 @@
+"""The hash chain of C5: an entry's document (exactly what GET /audit-trail shows), its
+canonical JSON and its hash. Anyone holding an export can recompute the chain with these
+three functions' rules."""
+
+import hashlib
+import json
+from typing import Any
+
+from config.timeutils import isoformat
+
+# The fields of an entry in GET /audit-trail, in the order shown; `hash` is last.
+ENTRY_FIELDS = [
+    "entry_id",
+    "sequence",
+    "type",
+    "decision_id",
+    "timestamp",
+    "logged_at",
+    "user_id",
+    "model_id",
+    "model_version",
+    "ai_recommendation",
+    "ai_confidence",
+    "user_decision",
+    "followed_ai",
+    "calibration_category",
+    "outcome",
+    "context",
+    "subgroups",
+    "hash",
+    "previous_hash",
+]
+
+# AuditEntry columns, in ENTRY_FIELDS order (the decision id is stored as decision_ref).
+ENTRY_COLUMNS = [
+    "id",
+    "sequence",
+    "type",
+    "decision_ref",
+    "timestamp",
+    "logged_at",
+    "user_id",
+    "model_id",
+    "model_version",
+    "ai_recommendation",
+    "ai_confidence",
+    "user_decision",
+    "followed_ai",
+    "calibration_category",
+    "outcome",
+    "context",
+    "subgroups",
+    "hash",
+    "previous_hash",
+]
+
+
+def document_from_values(values: tuple | list) -> dict[str, Any]:
+    """An entry's document from its columns (ENTRY_COLUMNS order)."""
+    doc = dict(zip(ENTRY_FIELDS, values, strict=True))
+    doc["timestamp"] = isoformat(doc["timestamp"])
+    doc["logged_at"] = isoformat(doc["logged_at"])
+    if doc["subgroups"] is None:
+        doc["subgroups"] = {}
+    return doc
+
+
+def entry_document(entry: Any) -> dict[str, Any]:
+    return document_from_values([getattr(entry, column) for column in ENTRY_COLUMNS])
+
+
+def canonical_json(doc: dict[str, Any]) -> str:
+    """Keys sorted, separators `,` and `:`, no whitespace, non-ASCII kept as is (C5)."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def entry_hash(doc: dict[str, Any]) -> str:
+    """SHA-256 of previous_hash followed by the canonical JSON of the entry without `hash`."""
+    body = {k: v for k, v in doc.items() if k != "hash"}
+    return hashlib.sha256((doc["previous_hash"] + canonical_json(body)).encode("utf-8")).hexdigest()

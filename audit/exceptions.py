@@ -1,0 +1,10 @@
+from config.exceptions import Conflict, NotFound
+
+
+class DecisionConflict(Conflict):
+    code = "DECISION_CONFLICT"
+    title = "Decision conflict"
+
+
+class DecisionNotFound(NotFound):
+    pass

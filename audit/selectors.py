@@ -1,0 +1,128 @@
+"""Reads for the audit trail: the filtered list and the streaming chain verification."""
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+
+from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
+from audit.models import GENESIS_HASH, AuditEntry, ChainHead
+from config.timeutils import isoformat
+from keys.models import Customer
+
+VERIFY_CHUNK = 2000
+
+# Fields a decision row shares with its `decision` entry and that never change after
+# logging: verify also compares them, so editing the decision row itself is caught too.
+_IMMUTABLE = [
+    "user_id",
+    "model_id",
+    "model_version",
+    "ai_recommendation",
+    "ai_confidence",
+    "user_decision",
+    "context",
+]
+
+
+def audit_trail_list(
+    customer: Customer,
+    *,
+    user_id: str | None = None,
+    model_id: str | None = None,
+    decision_id: str | None = None,
+    calibration: str | None = None,
+    since: dt.datetime | None = None,
+    until: dt.datetime | None = None,
+) -> QuerySet[AuditEntry]:
+    """Newest first; `since`/`until` filter the decision's timestamp (until exclusive)."""
+    qs = AuditEntry.objects.filter(customer=customer)
+    if user_id:
+        qs = qs.filter(user_id=user_id)
+    if model_id:
+        qs = qs.filter(model_id=model_id)
+    if decision_id:
+        qs = qs.filter(decision_ref=decision_id)
+    if calibration:
+        qs = qs.filter(calibration_category=calibration)
+    if since is not None:
+        qs = qs.filter(timestamp__gte=since)
+    if until is not None:
+        qs = qs.filter(timestamp__lt=until)
+    return qs.order_by("-sequence")
+
+
+@dataclass(frozen=True)
+class Verification:
+    valid: bool
+    entries_checked: int
+    head_hash: str
+    first_invalid_sequence: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "entries_checked": self.entries_checked,
+            "head_hash": self.head_hash,
+            "first_invalid_sequence": self.first_invalid_sequence,
+        }
+
+
+def chain_verify(customer: Customer, *, chunk_size: int = VERIFY_CHUNK) -> Verification:
+    """Recompute every hash in sequence order, streaming (constant memory): an entry is
+    invalid when its sequence is not the next one, its previous_hash is not the hash of
+    the entry before, its stored hash does not match its content, or its decision row no
+    longer matches what the entry recorded. The head row must point at the last entry."""
+    columns = [
+        *ENTRY_COLUMNS,
+        *(f"decision__{name}" for name in _IMMUTABLE),
+        "decision__decision_id",
+        "decision__timestamp",
+    ]
+    rows = (
+        AuditEntry.objects.filter(customer=customer)
+        .order_by("sequence")
+        .values_list(*columns)
+        .iterator(chunk_size=chunk_size)
+    )
+    width = len(ENTRY_COLUMNS)
+    expected_sequence = 1
+    previous_hash = GENESIS_HASH
+    first_invalid: int | None = None
+    checked = 0
+    for row in rows:
+        doc = document_from_values(row[:width])
+        sequence = doc["sequence"]
+        ok = (
+            sequence == expected_sequence
+            and doc["previous_hash"] == previous_hash
+            and entry_hash(doc) == doc["hash"]
+            and _decision_matches(doc, row[width:])
+        )
+        if not ok and first_invalid is None:
+            first_invalid = min(sequence, expected_sequence)
+        checked += 1
+        expected_sequence = sequence + 1
+        previous_hash = doc["hash"]
+    head = ChainHead.objects.filter(customer=customer).values_list("sequence", "head_hash").first()
+    head_sequence, head_hash = head if head is not None else (0, GENESIS_HASH)
+    if first_invalid is None and (head_sequence != checked or head_hash != previous_hash):
+        first_invalid = min(head_sequence, checked) + 1
+    return Verification(
+        valid=first_invalid is None,
+        entries_checked=checked,
+        head_hash=previous_hash,
+        first_invalid_sequence=first_invalid,
+    )
+
+
+def _decision_matches(doc: dict[str, Any], decision_values: tuple) -> bool:
+    if doc["type"] != AuditEntry.Type.DECISION:
+        return True
+    *immutable, decision_id, timestamp = decision_values
+    if decision_id != doc["decision_id"]:
+        return False
+    if isoformat(timestamp) != doc["timestamp"]:
+        return False
+    return all(value == doc[name] for name, value in zip(_IMMUTABLE, immutable, strict=True))

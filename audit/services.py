@@ -1,0 +1,183 @@
+"""Writes for decisions and the audit trail (C5).
+
+Every write locks the customer's chain head row (SELECT ... FOR UPDATE on PostgreSQL;
+SQLite's IMMEDIATE transactions serialise writers), so the sequence is gapless and each
+entry's previous_hash is the hash of the entry before it, with any number of writers.
+The calibration aggregates and the bias statistics are updated in the same transaction.
+"""
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from audit.chain import canonical_json, entry_document, entry_hash
+from audit.exceptions import DecisionConflict, DecisionNotFound
+from audit.models import AuditEntry, ChainHead, Decision
+from bias import services as bias_services
+from calibration import rules
+from calibration import services as calibration_services
+from config.timeutils import isoformat
+from keys.models import Customer
+
+DECISION_FIELDS = [
+    "decision_id",
+    "user_id",
+    "model_id",
+    "model_version",
+    "ai_recommendation",
+    "ai_confidence",
+    "user_decision",
+    "initial_decision",
+    "outcome",
+    "context",
+    "subgroups",
+    "metadata",
+]
+
+
+@dataclass(frozen=True)
+class LogResult:
+    decision: Decision
+    entry: AuditEntry
+    created: bool
+
+
+def _ms(value: dt.datetime) -> dt.datetime:
+    """Timestamps are kept to the millisecond, the precision they are shown (and hashed) with."""
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+
+def payload_fingerprint(data: dict[str, Any]) -> str:
+    """The normalised request: the same decision sent again (alias or not, any offset)
+    has the same fingerprint. The timestamp counts only when the client sent one."""
+    doc = {name: data.get(name) for name in DECISION_FIELDS}
+    timestamp = data.get("timestamp")
+    doc["timestamp"] = isoformat(_ms(timestamp)) if timestamp is not None else None
+    return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
+
+
+def _lock_head(customer: Customer) -> ChainHead:
+    head = ChainHead.objects.select_for_update().filter(customer=customer).first()
+    if head is None:
+        ChainHead.objects.bulk_create([ChainHead(customer=customer)], ignore_conflicts=True)
+        head = ChainHead.objects.select_for_update().get(customer=customer)
+    return head
+
+
+def _append(*, head: ChainHead, decision: Decision, type: str, logged_at: dt.datetime) -> AuditEntry:
+    entry = AuditEntry(
+        customer_id=head.customer_id,
+        decision=decision,
+        sequence=head.sequence + 1,
+        type=type,
+        decision_ref=decision.decision_id,
+        timestamp=decision.timestamp,
+        logged_at=logged_at,
+        user_id=decision.user_id,
+        model_id=decision.model_id,
+        model_version=decision.model_version,
+        ai_recommendation=decision.ai_recommendation,
+        ai_confidence=decision.ai_confidence,
+        user_decision=decision.user_decision,
+        followed_ai=decision.followed_ai,
+        calibration_category=decision.calibration_category,
+        outcome=decision.outcome,
+        context=decision.context,
+        subgroups=decision.subgroups,
+        previous_hash=head.head_hash,
+    )
+    entry.hash = entry_hash(entry_document(entry))
+    entry.save(force_insert=True)
+    head.sequence = entry.sequence
+    head.head_hash = entry.hash
+    head.updated_at = logged_at
+    if type == AuditEntry.Type.DECISION:
+        head.decisions += 1
+    head.save(update_fields=["sequence", "head_hash", "updated_at", "decisions"])
+    return entry
+
+
+def _decision_entry(decision: Decision) -> AuditEntry:
+    return decision.entries.filter(type=AuditEntry.Type.DECISION).order_by("sequence").first()  # type: ignore[return-value]
+
+
+def decision_log(*, customer: Customer, data: dict[str, Any], source: str = "log") -> LogResult:
+    """Record one decision (POST /log, POST /calibrate). A known decision_id with the same
+    payload is a replay (created=False); with another payload, DECISION_CONFLICT."""
+    fingerprint = payload_fingerprint(data)
+    decision_id = data.get("decision_id")
+    now = _ms(timezone.now())
+    with transaction.atomic():
+        head = _lock_head(customer)
+        if decision_id:
+            existing = Decision.objects.filter(customer=customer, decision_id=decision_id).first()
+            if existing is not None:
+                if existing.payload_fingerprint != fingerprint:
+                    raise DecisionConflict(
+                        f"decision_id '{decision_id}' was already logged with a different payload.",
+                        errors=[{"field": "decision_id", "message": "already used with a different payload"}],
+                    )
+                return LogResult(existing, _decision_entry(existing), created=False)
+        fields = {name: data.get(name) for name in DECISION_FIELDS if name != "decision_id"}
+        decision = Decision(customer=customer, **fields)
+        if decision_id:
+            decision.decision_id = decision_id
+        decision.context = decision.context or ""
+        decision.subgroups = decision.subgroups or {}
+        decision.metadata = decision.metadata or {}
+        decision.timestamp = _ms(data.get("timestamp") or now)
+        decision.logged_at = now
+        decision.followed_ai = rules.followed(decision.ai_recommendation, decision.user_decision)
+        decision.calibration_category = rules.record_category(
+            ai_recommendation=decision.ai_recommendation,
+            user_decision=decision.user_decision,
+            confidence=decision.ai_confidence,
+            outcome=decision.outcome,
+        )
+        decision.payload_fingerprint = fingerprint
+        decision.save(force_insert=True)
+        entry = _append(head=head, decision=decision, type=AuditEntry.Type.DECISION, logged_at=now)
+        calibration_services.calibration_on_decision_logged(
+            decision=decision, entry_id=entry.id, source=source
+        )
+        bias_services.subgroup_stats_on_decision_logged(decision=decision)
+    return LogResult(decision, entry, created=True)
+
+
+def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: str) -> tuple[AuditEntry, bool]:
+    """A later ground truth: append an `outcome` entry and update the decision (C5).
+    The same outcome sent again answers the entry that recorded it (created=False)."""
+    if not Decision.objects.filter(customer=customer, decision_id=decision_id).exists():
+        raise DecisionNotFound(f"No decision '{decision_id}'.")
+    now = _ms(timezone.now())
+    with transaction.atomic():
+        head = _lock_head(customer)
+        decision = Decision.objects.select_related("customer").get(customer=customer, decision_id=decision_id)
+        if decision.outcome == outcome:
+            last = decision.entries.filter(type=AuditEntry.Type.OUTCOME).order_by("-sequence").first()
+            if last is not None and last.outcome == outcome:
+                return last, False
+        previous_outcome, previous_category = decision.outcome, decision.calibration_category
+        decision.outcome = outcome
+        decision.calibration_category = rules.record_category(
+            ai_recommendation=decision.ai_recommendation,
+            user_decision=decision.user_decision,
+            confidence=decision.ai_confidence,
+            outcome=outcome,
+        )
+        decision.save(update_fields=["outcome", "calibration_category"])
+        entry = _append(head=head, decision=decision, type=AuditEntry.Type.OUTCOME, logged_at=now)
+        calibration_services.calibration_on_outcome_changed(
+            decision=decision,
+            previous_outcome=previous_outcome,
+            previous_category=previous_category,
+            entry_id=entry.id,
+        )
+        bias_services.subgroup_stats_on_outcome_changed(
+            decision=decision, previous_outcome=previous_outcome, previous_category=previous_category
+        )
+    return entry, True

@@ -1,0 +1,72 @@
+"""Staff administration: user profiles (the daily aggregates, read-only), risk states
+(read-only) and thresholds (editable; the beat task checks them every minute)."""
+
+from django.contrib import admin
+
+from calibration import rules
+from calibration.models import RiskUserState, Threshold, UserDailyAggregate
+
+
+@admin.register(UserDailyAggregate)
+class UserDailyAggregateAdmin(admin.ModelAdmin):
+    list_display = [
+        "customer",
+        "user_id",
+        "model_key",
+        "day",
+        "n",
+        "followed",
+        "overtrust",
+        "undertrust",
+        "trust_score",
+    ]
+    list_filter = ["model_key", "day"]
+    search_fields = ["=user_id", "=customer__id"]
+    ordering = ["-day", "customer", "user_id"]
+    show_full_result_count = False
+
+    @admin.display(description="trust score (day)")
+    def trust_score(self, obj):
+        return rules.figures({name: getattr(obj, name) for name in rules.SUM_FIELDS})["trust_score"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(RiskUserState)
+class RiskUserStateAdmin(admin.ModelAdmin):
+    list_display = ["customer", "user_id", "at_risk", "trust_score", "last_identified_at", "updated_at"]
+    list_filter = ["at_risk"]
+    search_fields = ["=user_id", "=customer__id"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Threshold)
+class ThresholdAdmin(admin.ModelAdmin):
+    list_display = [
+        "__str__",
+        "customer",
+        "figure",
+        "comparison",
+        "value",
+        "window_days",
+        "model_id",
+        "is_active",
+        "breached",
+        "last_value",
+        "last_checked_at",
+    ]
+    list_filter = ["is_active", "breached", "figure"]
+    search_fields = ["name", "=customer__id", "=model_id"]
+    readonly_fields = ["breached", "last_value", "last_checked_at", "breached_at", "created_at"]

@@ -1,0 +1,33 @@
+"""The `calibration` engine of /engines/status (C13): cheap reads of the chain heads
+(one row per customer) and the thresholds table."""
+
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Max
+
+from audit.models import ChainHead
+from calibration import rules
+from calibration.models import Threshold
+from config.timeutils import isoformat
+
+
+def engines() -> list[dict[str, Any]]:
+    last = ChainHead.objects.aggregate(last=Max("updated_at"))["last"]
+    return [
+        {
+            "name": "calibration",
+            "status": "operational",
+            "version": settings.SERVICE_VERSION,
+            "last_activity_at": isoformat(last),
+            "active_thresholds": Threshold.objects.filter(is_active=True).count(),
+            "breached_thresholds": Threshold.objects.filter(is_active=True, breached=True).count(),
+            "settings": {
+                "low_confidence": rules.low_confidence(),
+                "high_confidence": rules.high_confidence(),
+                "gap_threshold": rules.gap_threshold(),
+                "min_decisions": rules.min_decisions(),
+                "window_days": rules.window_days(),
+            },
+        }
+    ]

@@ -1,0 +1,119 @@
+"""The one-sentence explanation of a record's category and the concrete recommendations
+of POST /calibrate, from the record and the user's profile."""
+
+from collections.abc import Mapping
+from typing import Any
+
+from calibration import rules
+
+
+def _c(value: float) -> str:
+    return f"{value:.2f}"
+
+
+def explanation(*, decision: Any) -> str:
+    category = decision.calibration_category
+    verb = "followed" if decision.followed_ai else "overrode"
+    rec = decision.ai_recommendation
+    if decision.outcome is not None:
+        ai_right = rules.same(decision.outcome, rec)
+        if category == rules.OVERTRUSTING:
+            return (
+                f"The user followed the AI's recommendation '{rec}' but the outcome '{decision.outcome}' shows the AI "
+                "was wrong, a sign of automation bias."
+            )
+        if category == rules.UNDERTRUSTING:
+            return (
+                f"The user overrode the AI's recommendation '{rec}', which the outcome '{decision.outcome}' shows was "
+                "right, a sign of algorithm aversion."
+            )
+        return (
+            f"The user {verb} the AI's recommendation '{rec}' and the outcome '{decision.outcome}' shows the AI was "
+            f"{'right' if ai_right else 'wrong'}, so the reliance was appropriate."
+        )
+    c = decision.ai_confidence
+    if c is None:
+        return (
+            f"The user {verb} the AI's recommendation '{rec}'; with neither a confidence nor an outcome the record "
+            "counts as calibrated until an outcome is logged."
+        )
+    if category == rules.OVERTRUSTING:
+        return (
+            f"The user followed the AI's recommendation '{rec}' although the AI's confidence was only {_c(c)}, below "
+            f"the {_c(rules.low_confidence())} threshold, a sign of automation bias."
+        )
+    if category == rules.UNDERTRUSTING:
+        return (
+            f"The user overrode the AI's recommendation '{rec}' although the AI's confidence was {_c(c)}, at or above "
+            f"the {_c(rules.high_confidence())} threshold, a sign of algorithm aversion."
+        )
+    return f"The user {verb} the AI's recommendation '{rec}' at confidence {_c(c)}, which is consistent with that confidence."
+
+
+def recommendations(*, decision: Any, profile: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    low, high = _c(rules.low_confidence()), _c(rules.high_confidence())
+    category = decision.calibration_category
+    if category == rules.OVERTRUSTING:
+        if decision.outcome is None:
+            out.append(
+                f"Require a written justification before accepting AI recommendations below {low} confidence."
+            )
+        else:
+            out.append(
+                "Review this decision with the user: the AI was wrong and the recommendation was accepted unchanged."
+            )
+    elif category == rules.UNDERTRUSTING:
+        if decision.outcome is None:
+            out.append(
+                f"Ask the user to record a reason whenever they override a recommendation at or above {high} confidence."
+            )
+        else:
+            out.append("Review this override with the user: the AI's recommendation turned out to be right.")
+
+    user_category = profile.get("category")
+    if user_category == rules.INSUFFICIENT_DATA:
+        missing = max(0, rules.min_decisions() - int(profile.get("decisions") or 0))
+        out.append(
+            f"Keep logging this user's decisions: {missing} more are needed before their calibration can be assessed."
+        )
+    elif user_category == rules.OVERTRUSTING:
+        out.append(
+            "Show the AI's confidence and known failure modes next to every recommendation this user sees."
+        )
+        out.append(
+            "Route a sample of this user's AI-concordant decisions to a second reviewer (EU AI Act Art. 14(4)(b) human oversight)."
+        )
+        out.append("Schedule automation-bias training for this user.")
+    elif user_category == rules.UNDERTRUSTING:
+        out.append(
+            "Share the model's validated accuracy in high-confidence bands with this user and review their overrides against outcomes."
+        )
+        out.append(
+            "Ask the user to record the reason for each override so recurring disagreements can be fed back to the model team."
+        )
+
+    enough = int(profile.get("decisions") or 0) >= rules.min_decisions()
+    overreliance = profile.get("overreliance_rate")
+    if enough and overreliance is not None and overreliance > 0.5:
+        out.append(
+            f"Over-reliance is {_c(overreliance)}: require the user to record their own decision before seeing the AI's recommendation."
+        )
+    if (
+        int(profile.get("decisions") or 0) >= rules.risk_user_min_decisions()
+        and profile.get("risk_level") == "high"
+    ):
+        out.append(
+            f"Flag this user for supervisor review: their trust score {_c(profile['trust_score'])} is below "
+            f"{_c(rules.risk_high_below())}."
+        )
+    if not profile.get("outcomes_known") and int(profile.get("decisions") or 0) > 0:
+        out.append(
+            'Log ground-truth outcomes with POST /log {"decision_id", "outcome"} so calibration is judged on outcomes, '
+            "not on the AI's confidence alone."
+        )
+    if not out:
+        out.append(
+            "No change needed: keep monitoring this user's calibration with the weekly trust-score trend."
+        )
+    return out

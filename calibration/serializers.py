@@ -1,0 +1,161 @@
+"""Shapes of POST /calibrate, POST /trust-score and GET /trust-score/trend (C6)."""
+
+import datetime as dt
+from typing import Any
+
+from django.utils.dateparse import parse_date
+from rest_framework import serializers
+
+from audit.serializers import StrictCharField
+from calibration import rules
+from config.timeutils import parse_timestamp
+
+MAX_RANGE_DAYS = 3660
+
+
+def parse_day(raw: Any) -> dt.date | None:
+    """A date (YYYY-MM-DD) or an ISO 8601 timestamp (its UTC day): aggregates are daily."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        day = parse_date(raw.strip())
+    except ValueError:
+        day = None
+    if day is not None:
+        return day
+    stamp = parse_timestamp(raw)
+    return stamp.date() if stamp is not None else None
+
+
+class DayField(serializers.Field):
+    default_error_messages = {"invalid": "Must be a date (YYYY-MM-DD) or an ISO 8601 timestamp."}
+
+    def to_internal_value(self, data: Any) -> dt.date:
+        day = parse_day(data)
+        if day is None:
+            self.fail("invalid")
+        return day  # type: ignore[return-value]
+
+    def to_representation(self, value: dt.date) -> str:
+        return value.isoformat()
+
+
+class TrustScoreInput(serializers.Serializer):
+    user_id = StrictCharField(required=False, allow_null=True, max_length=256)
+    model_id = StrictCharField(required=False, allow_null=True, max_length=256)
+    # `from` is a keyword: declared in __init__ below.
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from"] = DayField(required=False, allow_null=True)
+        self.fields["to"] = DayField(required=False, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("from"), attrs.get("to")
+        if start is not None and end is not None:
+            if start > end:
+                raise serializers.ValidationError({"from": "Must not be after `to`."})
+            if (end - start).days > MAX_RANGE_DAYS:
+                raise serializers.ValidationError({"from": f"The range is limited to {MAX_RANGE_DAYS} days."})
+        return attrs
+
+
+_RATE = {"allow_null": True, "min_value": 0, "max_value": 1}
+
+
+class ProfileOutput(serializers.Serializer):
+    user_id = serializers.CharField()
+    decisions = serializers.IntegerField()
+    agreement_rate = serializers.FloatField(**_RATE)
+    override_rate = serializers.FloatField(**_RATE)
+    mean_ai_confidence = serializers.FloatField(**_RATE)
+    overtrust_rate = serializers.FloatField(**_RATE)
+    undertrust_rate = serializers.FloatField(**_RATE)
+    calibration_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
+    trust_score = serializers.FloatField(**_RATE)
+    category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
+    risk_level = serializers.ChoiceField(choices=rules.RISK_LEVELS)
+    scored_decisions = serializers.IntegerField()
+    outcomes_known = serializers.IntegerField()
+    overreliance_rate = serializers.FloatField(**_RATE)
+    underreliance_rate = serializers.FloatField(**_RATE)
+    switch_rate = serializers.FloatField(**_RATE)
+    rair = serializers.FloatField(**_RATE)
+    rsr = serializers.FloatField(**_RATE)
+
+
+class CalibrateOutput(serializers.Serializer):
+    decision_id = serializers.CharField()
+    entry_id = serializers.CharField()
+    user_id = serializers.CharField()
+    followed_ai = serializers.BooleanField()
+    confidence = serializers.FloatField(allow_null=True)
+    calibration_category = serializers.ChoiceField(choices=rules.RECORD_CATEGORIES)
+    explanation = serializers.CharField()
+    user_profile = ProfileOutput()
+    recommendations = serializers.ListField(child=serializers.CharField())
+    analyzed_at = serializers.CharField()
+
+
+class RiskUserOutput(serializers.Serializer):
+    user_id = serializers.CharField()
+    trust_score = serializers.FloatField(**_RATE)
+    decisions = serializers.IntegerField()
+    category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
+    overtrust_rate = serializers.FloatField(**_RATE)
+    undertrust_rate = serializers.FloatField(**_RATE)
+
+
+class TrustScoreOutput(serializers.Serializer):
+    scope = serializers.ChoiceField(choices=["user", "organization"])
+    user_id = serializers.CharField(allow_null=True)
+    model_id = serializers.CharField(allow_null=True)
+    trust_score = serializers.FloatField(**_RATE)
+    category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
+    risk_level = serializers.ChoiceField(choices=rules.RISK_LEVELS)
+    decisions_analyzed = serializers.IntegerField()
+    agreement_rate = serializers.FloatField(**_RATE)
+    override_rate = serializers.FloatField(**_RATE)
+    overtrust_rate = serializers.FloatField(**_RATE)
+    undertrust_rate = serializers.FloatField(**_RATE)
+    mean_ai_confidence = serializers.FloatField(**_RATE)
+    calibration_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
+    overreliance_rate = serializers.FloatField(**_RATE)
+    underreliance_rate = serializers.FloatField(**_RATE)
+    switch_rate = serializers.FloatField(**_RATE)
+    rair = serializers.FloatField(**_RATE)
+    rsr = serializers.FloatField(**_RATE)
+    risk_users = RiskUserOutput(many=True)
+    computed_at = serializers.CharField()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from"] = serializers.DateField()
+        self.fields["to"] = serializers.DateField()
+
+
+class TrendPointOutput(serializers.Serializer):
+    period_start = serializers.DateField()
+    decisions = serializers.IntegerField()
+    trust_score = serializers.FloatField(**_RATE)
+    agreement_rate = serializers.FloatField(**_RATE)
+    overtrust_count = serializers.IntegerField()
+    undertrust_count = serializers.IntegerField()
+
+
+class TrendSummaryOutput(serializers.Serializer):
+    direction = serializers.ChoiceField(choices=["improving", "declining", "stable"])
+    slope = serializers.FloatField()
+
+
+class TrendOutput(serializers.Serializer):
+    interval = serializers.ChoiceField(choices=["day", "week", "month"])
+    user_id = serializers.CharField(allow_null=True)
+    model_id = serializers.CharField(allow_null=True)
+    points = TrendPointOutput(many=True)
+    trend = TrendSummaryOutput()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["from"] = serializers.DateField()
+        self.fields["to"] = serializers.DateField()
