@@ -1,0 +1,257 @@
+"""GET /bias/subgroups figures against hand computation, pandas and Fairlearn; the
+amplification_counts seam; late outcomes moving the statistics."""
+
+import datetime as dt
+import random
+
+import pandas as pd
+import pytest
+from django.utils import timezone
+from fairlearn.metrics import demographic_parity_difference, demographic_parity_ratio
+
+from bias.domain import DEFAULT_FAVORABLE_VALUES
+from bias.selectors import GroupValueCount, amplification_counts
+from bias.services import subgroup_stats_on_outcome_changed
+from tests.bias.factories import Spec, category, norm, seed
+
+pytestmark = pytest.mark.django_db
+
+
+def groups_of(report, attribute):
+    return {g["group"]: g for g in report["attributes"][attribute]["groups"]}
+
+
+def test_subgroup_figures_equal_hand_computed_values(api):
+    specs = [
+        # group f: 4 decisions
+        Spec(ai="approve", human="approve", confidence=0.9, outcome="approve", subgroups={"gender": "f"}),
+        Spec(
+            ai="approve", human="deny", confidence=0.85, outcome="approve", subgroups={"gender": "f"}
+        ),  # undertrust
+        Spec(
+            ai="deny", human="deny", confidence=0.3, subgroups={"gender": "f"}
+        ),  # overtrust (followed, c < 0.5)
+        Spec(ai="deny", human="Approve ", subgroups={"gender": "f"}),
+        # group m: 2 decisions
+        Spec(
+            ai="approve", human="approve", confidence=0.6, outcome="deny", subgroups={"gender": "m"}
+        ),  # overtrust
+        Spec(ai="deny", human="deny", subgroups={"gender": "m"}),
+    ]
+    seed("acme", specs)
+    report = api.get("/v1/bias/subgroups").json()
+    assert report["model_id"] is None
+    gender = report["attributes"]["gender"]
+    assert gender["reference_group"] == "f"
+    f, m = groups_of(report, "gender")["f"], groups_of(report, "gender")["m"]
+    assert f == {
+        "group": "f",
+        "decisions": 4,
+        "favorable_rate": 0.5,
+        "ai_favorable_rate": 0.5,
+        "agreement_rate": 0.5,
+        "override_rate": 0.5,
+        "overtrust_rate": 0.25,
+        "undertrust_rate": 0.25,
+        "mean_ai_confidence": round((0.9 + 0.85 + 0.3) / 3, 6),
+        "decisions_with_outcome": 2,
+        "accuracy": 0.5,
+        "ai_accuracy": 1.0,
+        "disparity": {
+            "favorable_rate_difference": 0.0,
+            "disparate_impact_ratio": 1.0,
+            "override_rate_difference": 0.0,
+        },
+    }
+    assert m["decisions"] == 2 and m["favorable_rate"] == 0.5 and m["override_rate"] == 0.0
+    assert m["overtrust_rate"] == 0.5 and m["accuracy"] == 0.0 and m["mean_ai_confidence"] == 0.6
+    assert m["disparity"] == {
+        "favorable_rate_difference": 0.0,
+        "disparate_impact_ratio": 1.0,
+        "override_rate_difference": -0.5,
+    }
+
+
+def _random_specs(n: int, seed_value: int) -> list[Spec]:
+    rng = random.Random(seed_value)
+    now = timezone.now()
+    specs = []
+    values = ["approve", "deny", "Approved", "refer"]
+    for _ in range(n):
+        subgroups = {
+            "gender": rng.choice(["female", "male", "nonbinary"]),
+            "age_group": rng.choice(["18-25", "26-40", "41-65", "65+"]),
+        }
+        if rng.random() < 0.3:
+            subgroups["custom"] = {"region": rng.choice(["north", "south"])}
+        ai = rng.choice(values)
+        human = ai if rng.random() < 0.7 else rng.choice(values)
+        specs.append(
+            Spec(
+                ai=ai,
+                human=human,
+                subgroups=subgroups,
+                outcome=rng.choice(values) if rng.random() < 0.4 else None,
+                confidence=round(rng.random(), 3) if rng.random() < 0.8 else None,
+                model_id=rng.choice(["credit-v1", "credit-v2"]),
+                timestamp=now - dt.timedelta(days=rng.randrange(0, 40), minutes=rng.randrange(0, 600)),
+            )
+        )
+    return specs
+
+
+def _frame(specs: list[Spec]) -> pd.DataFrame:
+    rows = []
+    for s in specs:
+        flat = {k: v for k, v in s.subgroups.items() if k != "custom"}
+        flat.update({f"custom.{k}": v for k, v in s.subgroups.get("custom", {}).items()})
+        for attribute, group in flat.items():
+            rows.append({
+                "attribute": attribute,
+                "group": group,
+                "model_id": s.model_id,
+                "day": s.timestamp.astimezone(dt.UTC).date(),
+                "favorable": norm(s.human) in DEFAULT_FAVORABLE_VALUES,
+                "ai_favorable": norm(s.ai) in DEFAULT_FAVORABLE_VALUES,
+                "agree": norm(s.ai) == norm(s.human),
+                "overtrust": category(s) == "OVERTRUSTING",
+                "undertrust": category(s) == "UNDERTRUSTING",
+                "confidence": s.confidence,
+                "correct": None if s.outcome is None else norm(s.human) == norm(s.outcome),
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_subgroup_figures_equal_pandas_on_5000_random_decisions(api):
+    specs = _random_specs(5000, seed_value=20261121)
+    seed("acme", specs)
+    frame = _frame(specs)
+    today = timezone.now().date()
+    start = today - dt.timedelta(days=20)
+    window = frame[(frame.model_id == "credit-v1") & (frame.day >= start) & (frame.day <= today)]
+
+    report = api.get(
+        "/v1/bias/subgroups", {"model_id": "credit-v1", "from": start.isoformat(), "to": today.isoformat()}
+    ).json()
+    assert report["from"] == start.isoformat() and report["to"] == today.isoformat()
+    assert set(report["attributes"]) == {"gender", "age_group", "custom.region"}
+    for attribute, part in window.groupby("attribute"):
+        expected = part.groupby("group").agg(
+            decisions=("favorable", "size"),
+            favorable_rate=("favorable", "mean"),
+            ai_favorable_rate=("ai_favorable", "mean"),
+            agreement_rate=("agree", "mean"),
+            overtrust_rate=("overtrust", "mean"),
+            undertrust_rate=("undertrust", "mean"),
+            mean_ai_confidence=("confidence", "mean"),
+        )
+        with_outcome = part[part.correct.notna()]
+        accuracy = with_outcome.groupby("group")["correct"].mean()
+        reference = expected.sort_values("decisions", ascending=False, kind="stable").index[0]
+        got = groups_of(report, attribute)
+        assert report["attributes"][attribute]["reference_group"] == reference
+        assert set(got) == set(expected.index)
+        for group, row in expected.iterrows():
+            g = got[group]
+            assert g["decisions"] == row.decisions
+            for name in ("favorable_rate", "ai_favorable_rate", "agreement_rate", "overtrust_rate", "undertrust_rate",
+                         "mean_ai_confidence"):  # fmt: skip
+                assert g[name] == pytest.approx(row[name], abs=1e-6), (attribute, group, name)
+            assert g["override_rate"] == pytest.approx(1 - row.agreement_rate, abs=1e-6)
+            assert g["accuracy"] == pytest.approx(float(accuracy[group]), abs=1e-6)
+            ref = expected.loc[reference]
+            assert g["disparity"]["favorable_rate_difference"] == pytest.approx(
+                row.favorable_rate - ref.favorable_rate, abs=1e-6
+            )
+            assert g["disparity"]["disparate_impact_ratio"] == pytest.approx(
+                row.favorable_rate / ref.favorable_rate, abs=1e-6
+            )
+
+
+def test_outcome_disparity_and_disparate_impact_agree_with_fairlearn(api):
+    rng = random.Random(7)
+    specs = []
+    for group, rate, size in [("a", 0.72, 180), ("b", 0.41, 150)]:
+        for _ in range(size):
+            value = "approve" if rng.random() < rate else "deny"
+            specs.append(Spec(ai=value, human=value, subgroups={"ethnicity": group}))
+    decisions = seed("acme", specs)
+    body = api.post(
+        "/v1/detect-bias",
+        {"decision_id": decisions[0].decision_id, "subgroups": {"ethnicity": "a"}},
+        format="json",
+    ).json()
+    y_pred = [int(norm(s.human) in DEFAULT_FAVORABLE_VALUES) for s in specs]
+    sensitive = [s.subgroups["ethnicity"] for s in specs]
+    dpd = demographic_parity_difference(y_pred, y_pred, sensitive_features=sensitive)
+    dpr = demographic_parity_ratio(y_pred, y_pred, sensitive_features=sensitive)
+    by_type = {f["bias_type"]: f for f in body["findings"]}
+    assert by_type["outcome_disparity"]["value"] == pytest.approx(dpd, abs=1e-6)
+    assert by_type["disparate_impact"]["value"] == pytest.approx(dpr, abs=1e-6)
+
+
+def test_amplification_counts_sum_the_daily_statistics(db):
+    now = timezone.now()
+    specs = (
+        [Spec(ai="approve", human="approve", subgroups={"gender": "f"}, model_version="2")] * 3
+        + [Spec(ai=" Approve", human="DENY", subgroups={"gender": "f"})] * 2
+        + [Spec(ai="deny", human="deny", subgroups={"gender": "m"}, model_version="1")] * 4
+        + [Spec(ai="deny", human="deny", subgroups={"gender": "m"}, timestamp=now - dt.timedelta(days=40))]
+        * 5
+        + [Spec(ai="deny", human="deny", subgroups={"gender": "m"}, model_id="other")] * 6
+        + [Spec(ai="deny", human="deny", subgroups={"age_group": "18-25"})] * 7
+    )
+    seed("acme", specs)
+    since = now - dt.timedelta(days=30)
+    counts = amplification_counts(
+        customer="acme", model_id="credit-v1", model_version=None, attribute="gender", since=since
+    )
+    assert counts == [
+        GroupValueCount("f", "approve", "approve", 3),
+        GroupValueCount("f", "approve", "deny", 2),
+        GroupValueCount("m", "deny", "deny", 4),
+    ]
+    versioned = amplification_counts(
+        customer="acme", model_id="credit-v1", model_version="2", attribute="gender", since=since
+    )
+    assert versioned == [
+        GroupValueCount("f", "approve", "approve", 3),
+        GroupValueCount("f", "approve", "deny", 2),
+    ]
+    older = amplification_counts(
+        customer="acme",
+        model_id="credit-v1",
+        model_version=None,
+        attribute="gender",
+        since=now - dt.timedelta(days=41),
+    )
+    assert GroupValueCount("m", "deny", "deny", 9) in older
+    assert (
+        amplification_counts(
+            customer="globex", model_id="credit-v1", model_version=None, attribute="gender", since=since
+        )
+        == []
+    )
+
+
+def test_a_late_outcome_moves_accuracy_and_calibration_counts(api):
+    decision = seed("acme", [Spec(ai="approve", human="approve", confidence=0.9, subgroups={"gender": "f"})])[
+        0
+    ]
+    before = groups_of(api.get("/v1/bias/subgroups").json(), "gender")["f"]
+    assert before["accuracy"] is None and before["overtrust_rate"] == 0.0
+    decision.outcome, decision.calibration_category = "deny", "OVERTRUSTING"
+    decision.save(update_fields=["outcome", "calibration_category"])
+    subgroup_stats_on_outcome_changed(
+        decision=decision, previous_outcome=None, previous_category="CALIBRATED"
+    )
+    after = groups_of(api.get("/v1/bias/subgroups").json(), "gender")["f"]
+    assert after["decisions"] == 1
+    assert after["accuracy"] == 0.0 and after["ai_accuracy"] == 0.0 and after["overtrust_rate"] == 1.0
+
+
+def test_subgroups_query_validation(api):
+    for params in ({"attribute": "race"}, {"from": "nope"}, {"from": "2026-02-01", "to": "2026-01-01"},
+                   {"attribute": "custom."}):  # fmt: skip
+        response = api.get("/v1/bias/subgroups", params)
+        assert response.status_code == 400 and response.json()["code"] == "VALIDATION_ERROR", params
