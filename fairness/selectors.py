@@ -75,11 +75,9 @@ def favorable_values(*, customer: Any, model_id: str) -> frozenset[str]:
     from bias import selectors as bias_selectors
 
     lookup = getattr(bias_selectors, "favorable_values", None)
-    if lookup is not None:
-        values = lookup(customer=customer, model_id=model_id)
-        if values:
-            return frozenset(normalize_value(v) for v in values)
-    return DEFAULT_FAVORABLE_VALUES
+    if lookup is None:
+        return DEFAULT_FAVORABLE_VALUES
+    return frozenset(normalize_value(v) for v in lookup(customer=customer, model_id=model_id))
 
 
 def correlated_counts(signal: FairnessSignal) -> list:

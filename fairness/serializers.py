@@ -80,12 +80,21 @@ class SignalInputDoc(serializers.Serializer):
     signalTimestamp = serializers.DateTimeField()
 
 
+class StrictCharField(serializers.CharField):
+    """A string and nothing else (DRF's CharField would turn 5 into "5")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class AlertPatchInput(serializers.Serializer):
     status = serializers.ChoiceField(choices=AlertStatus.choices)
-    resolutionNotes = serializers.CharField(
+    resolutionNotes = StrictCharField(
         required=False, allow_null=True, allow_blank=True, max_length=10000, trim_whitespace=False
     )
-    resolvedBy = serializers.CharField(required=False, allow_null=True, allow_blank=True, max_length=255)
+    resolvedBy = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
 
 
 # --- output --------------------------------------------------------------------------------
