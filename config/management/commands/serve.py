@@ -37,7 +37,7 @@ class Command(BaseCommand):
                         "worker",
                         "--beat",
                         "--loglevel",
-                        "INFO",
+                        "WARNING",
                         "-n",
                         "embedded@localhost",
                         "--concurrency",
