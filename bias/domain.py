@@ -44,6 +44,17 @@ _RATIO_STEPS = [
 ]
 
 
+def is_storable_text(text: str) -> bool:
+    """No NUL and no lone surrogates: PostgreSQL text and jsonb refuse both."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def normalize_value(value: Any) -> str:
     """Decision values compare trimmed and case-folded (C6, C7)."""
     return "" if value is None else str(value).strip().casefold()
@@ -52,6 +63,8 @@ def normalize_value(value: Any) -> str:
 def is_valid_attribute_name(name: str) -> bool:
     if name in STANDARD_ATTRIBUTES:
         return True
+    if not is_storable_text(name):
+        return False
     if name.startswith("custom."):
         key = name[len("custom.") :]
         return 0 < len(key) <= CUSTOM_KEY_MAX and key.strip() == key
@@ -77,7 +90,9 @@ def parse_subgroups(raw: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
             errors.append({"field": field, "message": "must be a string"})
             return
         text = value.strip()
-        if not text:
+        if not is_storable_text(text):
+            errors.append({"field": field, "message": "must not contain NUL or unpaired surrogates"})
+        elif not text:
             errors.append({"field": field, "message": "must not be empty"})
         elif len(text) > GROUP_MAX:
             errors.append({"field": field, "message": f"at most {GROUP_MAX} characters"})
@@ -100,7 +115,7 @@ def parse_subgroups(raw: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
                 continue
             for custom_key, custom_value in value.items():
                 name = str(custom_key).strip()
-                if not name or len(name) > CUSTOM_KEY_MAX:
+                if not name or len(name) > CUSTOM_KEY_MAX or not is_storable_text(name):
                     errors.append(
                         {
                             "field": f"subgroups.custom.{custom_key}",

@@ -9,7 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from bias import selectors, services
-from bias.domain import DETECTION_WINDOW_DAYS, is_valid_attribute_name
+from bias.domain import DETECTION_WINDOW_DAYS, is_storable_text, is_valid_attribute_name
 from bias.exceptions import InvalidBiasQuery
 from bias.models import BiasAlert, BiasType, Severity
 from bias.serializers import BiasAlertOutput, DetectBiasInput, DetectBiasOutput, SubgroupReportOutput
@@ -48,6 +48,8 @@ def _text(request, name: str, max_length: int = 256) -> str | None:
         return None
     if len(value) > max_length:
         raise _invalid(name, f"at most {max_length} characters")
+    if not is_storable_text(value):
+        raise _invalid(name, "must not contain NUL or unpaired surrogates")
     return value
 
 
@@ -55,7 +57,10 @@ def _bound(request, name: str, *, end: bool) -> dt.datetime | None:
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return None
-    value = parse_bound(raw, end=end)
+    try:
+        value = parse_bound(raw, end=end)
+    except OverflowError:
+        value = None
     if value is None:
         raise _invalid(name, "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp")
     return value
@@ -160,7 +165,12 @@ class BiasSubgroupsViewSet(TenantViewSet):
     def list(self, request):
         today = timezone.now().date()
         to_day = _day(request, "to") or today
-        from_day = _day(request, "from") or to_day - dt.timedelta(days=DETECTION_WINDOW_DAYS)
+        from_day = _day(request, "from")
+        if from_day is None:
+            try:
+                from_day = to_day - dt.timedelta(days=DETECTION_WINDOW_DAYS)
+            except OverflowError:
+                from_day = dt.date.min
         if from_day > to_day:
             raise _invalid("from", "must not be after to")
         report = selectors.subgroup_report(

@@ -17,14 +17,22 @@ def test_detect_bias_racing_post_log_counts_every_decision_once(transactional_db
 
     def attach(decision_id):
         try:
-            body = {"decision_id": decision_id, "subgroups": {"gender": "f" if decision_id[-1] in "02468" else "m"}}
+            body = {
+                "decision_id": decision_id,
+                "subgroups": {"gender": "f" if decision_id[-1] in "02468" else "m"},
+            }
             return client_for(key).post("/v1/detect-bias", body, format="json").status_code
         finally:
             connection.close()
 
     def log(decision_id):
         try:
-            body = {"decision_id": decision_id, "user_id": "u", "ai_recommendation": "approve", "user_decision": "approve"}
+            body = {
+                "decision_id": decision_id,
+                "user_id": "u",
+                "ai_recommendation": "approve",
+                "user_decision": "approve",
+            }
             return client_for(key).post("/v1/log", body, format="json").status_code
         finally:
             connection.close()

@@ -255,3 +255,15 @@ def test_subgroups_query_validation(api):
                    {"attribute": "custom."}):  # fmt: skip
         response = api.get("/v1/bias/subgroups", params)
         assert response.status_code == 400 and response.json()["code"] == "VALIDATION_ERROR", params
+
+
+def test_extreme_or_unstorable_query_values_are_400_not_500(api):
+    for params in ({"model_id": "a\x00b"}, {"attribute": "custom.a\x00"}):
+        response = api.get("/v1/bias/subgroups", params)
+        assert response.status_code == 400, params
+    assert api.get("/v1/bias/subgroups", {"to": "0001-01-02"}).status_code == 200
+    assert api.get("/v1/bias/feed", {"to": "9999-12-31"}).status_code == 400
+    response = api.post(
+        "/v1/detect-bias", {"decision_id": "d", "subgroups": {"gender": "a\x00"}}, format="json"
+    )
+    assert response.status_code == 400
