@@ -5,7 +5,7 @@ import json
 import logging
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
@@ -144,7 +144,7 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
             if status == 401:
                 headers["WWW-Authenticate"] = 'Bearer realm="trustcal"'
             if isinstance(exc, drf_exceptions.Throttled):
-                headers["Retry-After"] = str(max(1, math.ceil(exc.wait or 1)))
+                headers["Retry-After"] = str(max(1, math.ceil(getattr(exc, "wait", None) or 1)))
             if isinstance(exc, drf_exceptions.ParseError):
                 detail = f"The request body is not valid JSON: {detail}"
             return _problem(request_id, status, code, title, detail, headers=headers)
@@ -208,8 +208,9 @@ class TenantViewSet(viewsets.GenericViewSet):
         return self.request.user.customer
 
     def get_base_queryset(self) -> QuerySet:
-        assert self.queryset is not None, f"{type(self).__name__} needs a queryset or get_base_queryset()"
-        return self.queryset.all()
+        queryset = getattr(self, "queryset", None)
+        assert queryset is not None, f"{type(self).__name__} needs a queryset or get_base_queryset()"
+        return cast(QuerySet, queryset).all()
 
     def get_queryset(self) -> QuerySet:
         if getattr(self, "swagger_fake_view", False):

@@ -100,7 +100,9 @@ def snapshot() -> dict[str, Any]:
     client = get_redis()
     raw: dict[str, int]
     if client is not None:
-        raw = {k.decode(): int(v) for k, v in client.hgetall(_REDIS_KEY).items()}
+        raw = {
+            (k.decode() if isinstance(k, bytes) else k): int(v) for k, v in client.hgetall(_REDIS_KEY).items()
+        }
     else:
         with _lock:
             raw = dict(_local)

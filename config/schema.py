@@ -18,7 +18,7 @@ class Problem(serializers.Serializer):
     status = serializers.IntegerField()
     code = serializers.CharField()
     detail = serializers.CharField()
-    errors = ProblemFieldError(many=True, required=False)
+    errors = ProblemFieldError(many=True, required=False)  # type: ignore[assignment]  # the wire name
     request_id = serializers.CharField(allow_null=True)
 
 

@@ -20,7 +20,7 @@ app_patterns = []
 for module in APP_URLS:
     app_patterns.append(path("", include(module)))
 
-v1_patterns = [
+v1_patterns: list = [
     *paths("health", HealthView.as_view(), "health"),
     *paths("engines/status", EnginesStatusView.as_view(), "engines-status"),
     *paths("metrics", MetricsView.as_view(), "metrics"),

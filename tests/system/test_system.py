@@ -109,3 +109,22 @@ def test_schema_and_docs_are_public(anon_api):
     paths = schema.json()["paths"]
     assert "/v1/admin/api-keys" in paths and "/v1/health" in paths
     assert anon_api.get("/v1/docs").status_code == 200
+
+
+def test_production_settings_refuse_to_start_without_a_real_secret_key():
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY"}
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings.production"
+    code = "import django; django.setup()"
+    refused = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert refused.returncode != 0 and "DJANGO_SECRET_KEY" in refused.stderr
+    env["DJANGO_SECRET_KEY"] = "k" * 50
+    accepted = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert accepted.returncode == 0, accepted.stderr
