@@ -59,7 +59,7 @@ class FairnessSignalAdmin(admin.ModelAdmin):
 class StatusChangeInline(admin.TabularInline):
     model = AlertStatusChange
     fields = ["at", "from_status", "to_status", "by", "notes"]
-    readonly_fields = fields
+    readonly_fields = ["at", "from_status", "to_status", "by", "notes"]
     extra = 0
     can_delete = False
 

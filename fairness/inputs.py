@@ -43,7 +43,7 @@ class SignalInput:
     privileged_group: str | None
     unprivileged_group: str | None
     sample_size: int | None
-    confidence_interval: dict[str, float] | None
+    confidence_interval: dict[str, Any] | None
     raw_payload_json: str
     signal_timestamp: dt.datetime
 
@@ -155,9 +155,11 @@ def signal_input_parse(data: Any) -> SignalInput:
                     errors.add(f"confidenceInterval.{key}", "is required and must be a number")
                     bad = True
             if not bad:
-                if lower > upper:
+                low, high = float(lower), float(upper)  # type: ignore[arg-type]
+                if low > high:
                     errors.add("confidenceInterval", "lower must not exceed upper")
                 else:
+                    # Kept as sent (an int stays an int on the way back).
                     confidence_interval = {"lower": lower, "upper": upper}
 
     raw = body.get("rawPayload")

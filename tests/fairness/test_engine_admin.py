@@ -1,0 +1,83 @@
+"""The amplification engine in /engines/status, fairness figures in /metrics, and the staff
+admin whose bulk actions go through the PATCH service."""
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from fairness.models import AmplificationAlert
+from tests.fairness.factories import AlertFactory, SignalFactory
+from tests.fairness.helpers import post_signal
+
+pytestmark = pytest.mark.django_db
+
+
+def test_amplification_engine_reports_version_1_1_0(api):
+    post_signal(api)
+    engines = {e["name"]: e for e in api.get("/v1/engines/status").json()["engines"]}
+    engine = engines["amplification"]
+    assert engine["status"] == "operational"
+    assert engine["version"] == "1.1.0"
+    assert engine["last_activity_at"].endswith("Z")
+
+
+def test_metrics_count_signals_and_alerts_by_status(api):
+    post_signal(api)
+    AlertFactory()
+    AlertFactory(status="resolved")
+    body = api.get("/v1/metrics").json()
+    assert body["signals_ingested"] == 3  # one over HTTP, two behind the alerts
+    assert body["amplification_alerts"] == {"open": 1, "acknowledged": 0, "resolved": 1, "false_positive": 0}
+
+
+@pytest.fixture
+def staff():
+    user = User.objects.create_superuser("dana", "dana@example.com", "pw")
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_admin_shows_signals_read_only_with_pretty_raw_payload(staff):
+    signal = SignalFactory(raw_payload_json='{"by_group":{"male":0.6,"female":0.4}}')
+    page = staff.get(f"/admin/fairness/fairnesssignal/{signal.pk}/change/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "<pre>{\n  &quot;by_group&quot;: {\n    &quot;male&quot;: 0.6" in text
+    assert staff.get("/admin/fairness/fairnesssignal/add/").status_code == 403
+
+
+def test_admin_lists_alerts_with_filters(staff):
+    AlertFactory(severity="critical")
+    assert staff.get("/admin/fairness/amplificationalert/?status__exact=open&severity__exact=critical").status_code == 200
+
+
+def action(staff, name, alerts, **extra):
+    data = {"action": name, "_selected_action": [a.pk for a in alerts], **extra}
+    return staff.post("/admin/fairness/amplificationalert/", data)
+
+
+def test_admin_acknowledge_and_false_positive_record_the_staff_user(staff):
+    one, two = AlertFactory(), AlertFactory()
+    action(staff, "acknowledge_alerts", [one, two])
+    action(staff, "mark_false_positive", [two])
+    one.refresh_from_db()
+    two.refresh_from_db()
+    assert one.status == "acknowledged" and one.acknowledged_at is not None
+    assert two.status == "false_positive" and two.resolved_at is not None and two.resolved_by == "staff:dana"
+    assert [(c.from_status, c.to_status, c.by) for c in two.status_changes.all()] == [
+        ("open", "acknowledged", "staff:dana"), ("acknowledged", "false_positive", "staff:dana"),
+    ]  # fmt: skip
+
+
+def test_admin_resolve_asks_for_notes_then_resolves(staff):
+    alert = AlertFactory()
+    form = action(staff, "resolve_alerts", [alert])
+    assert form.status_code == 200 and b"resolution_notes" in form.content
+    assert AmplificationAlert.objects.get(pk=alert.pk).status == "open"
+    done = action(staff, "resolve_alerts", [alert], apply="1", resolution_notes="retrained the model")
+    assert done.status_code == 302
+    alert.refresh_from_db()
+    assert (alert.status, alert.resolution_notes, alert.resolved_by) == ("resolved", "retrained the model", "staff:dana")
+    change = alert.status_changes.get()
+    assert (change.by, change.notes) == ("staff:dana", "retrained the model")
