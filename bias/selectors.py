@@ -67,24 +67,28 @@ def favorable_values(*, customer: Any, model_id: str | None) -> list[str]:
     return list(DEFAULT_FAVORABLE_VALUES)
 
 
-def _favorable_q(field: str, *, customer: Any, model_id: str | None) -> Q:
-    """`field` (ai_value or human_value) is favourable for its row's model: the model's
-    configured list where there is one, else the default list of C7."""
-    default = Q(**{f"{field}__in": DEFAULT_FAVORABLE_VALUES})
+def _favorable_configs(*, customer: Any, model_id: str | None) -> dict[str, list[str]]:
     configs = ModelFavorableValues.objects.filter(customer=customer)
     if model_id is not None:
         configs = configs.filter(model_id=model_id)
+    return {
+        c.model_id: sorted({normalize_value(v) for v in c.values or [] if normalize_value(v)})
+        for c in configs.only("model_id", "values")
+    }
+
+
+def _favorable_q(field: str, configs: dict[str, list[str]]) -> Q:
+    """`field` (ai_value or human_value) is favourable for its row's model: the model's
+    configured list where there is one, else the default list of C7."""
+    default = Q(**{f"{field}__in": DEFAULT_FAVORABLE_VALUES})
+    if not configs:
+        return default
     branches = []
-    configured = []
-    for config in configs.only("model_id", "values"):
-        configured.append(config.model_id)
-        values = sorted({normalize_value(v) for v in config.values or [] if normalize_value(v)})
+    for config_model, values in configs.items():
         # An empty list means nothing is favourable; the value columns are NOT NULL.
         match = Q(**{f"{field}__in": values}) if values else Q(**{f"{field}__isnull": True})
-        branches.append(Q(model_id=config.model_id) & match)
-    if not branches:
-        return default
-    return reduce(or_, branches) | (~Q(model_id__in=configured) & default)
+        branches.append(Q(model_id=config_model) & match)
+    return reduce(or_, branches) | (~Q(model_id__in=list(configs)) & default)
 
 
 # --- subgroup figures -------------------------------------------------------------------------
@@ -134,6 +138,8 @@ def subgroup_counts(
     if attributes is not None:
         qs = qs.filter(attribute__in=attributes)
 
+    configs = _favorable_configs(customer=customer, model_id=model_id)
+
     def total(condition: Q | None = None):
         return Coalesce(Sum("count", filter=condition), 0)
 
@@ -141,8 +147,8 @@ def subgroup_counts(
         qs.values("attribute", "group_value")
         .annotate(
             decisions=total(),
-            favorable=total(_favorable_q("human_value", customer=customer, model_id=model_id)),
-            ai_favorable=total(_favorable_q("ai_value", customer=customer, model_id=model_id)),
+            favorable=total(_favorable_q("human_value", configs)),
+            ai_favorable=total(_favorable_q("ai_value", configs)),
             agreements=total(Q(ai_value=F("human_value"))),
             overtrust=total(Q(category="OVERTRUSTING")),
             undertrust=total(Q(category="UNDERTRUSTING")),
