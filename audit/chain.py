@@ -32,27 +32,7 @@ ENTRY_FIELDS = [
 ]
 
 # AuditEntry columns, in ENTRY_FIELDS order (the decision id is stored as decision_ref).
-ENTRY_COLUMNS = [
-    "id",
-    "sequence",
-    "type",
-    "decision_ref",
-    "timestamp",
-    "logged_at",
-    "user_id",
-    "model_id",
-    "model_version",
-    "ai_recommendation",
-    "ai_confidence",
-    "user_decision",
-    "followed_ai",
-    "calibration_category",
-    "outcome",
-    "context",
-    "subgroups",
-    "hash",
-    "previous_hash",
-]
+ENTRY_COLUMNS = [{"entry_id": "id", "decision_id": "decision_ref"}.get(name, name) for name in ENTRY_FIELDS]
 
 
 def document_from_values(values: tuple | list) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.chain import canonical_json, entry_document, entry_hash
@@ -68,7 +68,9 @@ def _lock_head(customer: Customer) -> ChainHead:
     return head
 
 
-def _append(*, head: ChainHead, decision: Decision, type: str, logged_at: dt.datetime) -> AuditEntry:
+def _append(
+    *, head: ChainHead, decision: Decision, type: str, logged_at: dt.datetime, entry_id: str | None = None
+) -> AuditEntry:
     entry = AuditEntry(
         customer_id=head.customer_id,
         decision=decision,
@@ -90,6 +92,8 @@ def _append(*, head: ChainHead, decision: Decision, type: str, logged_at: dt.dat
         subgroups=decision.subgroups,
         previous_hash=head.head_hash,
     )
+    if entry_id:
+        entry.id = entry_id
     entry.hash = entry_hash(entry_document(entry))
     entry.save(force_insert=True)
     head.sequence = entry.sequence
@@ -107,56 +111,89 @@ def _decision_entry(decision: Decision) -> AuditEntry:
 
 def decision_log(*, customer: Customer, data: dict[str, Any], source: str = "log") -> LogResult:
     """Record one decision (POST /log, POST /calibrate). A known decision_id with the same
-    payload is a replay (created=False); with another payload, DECISION_CONFLICT."""
+    payload is a replay (created=False); with another payload, DECISION_CONFLICT.
+
+    The chain head is locked last, just before commit: the decision row, the calibration
+    aggregates, the bias statistics and the events are written first, so the per-customer
+    critical section is three statements and the commit. Two requests racing on a new
+    decision_id meet at the unique constraint; the loser retries and becomes a replay."""
     fingerprint = payload_fingerprint(data)
-    decision_id = data.get("decision_id")
-    now = _ms(timezone.now())
-    with transaction.atomic():
-        head = _lock_head(customer)
-        if decision_id:
-            existing = Decision.objects.filter(customer=customer, decision_id=decision_id).first()
-            if existing is not None:
-                if existing.payload_fingerprint != fingerprint:
-                    raise DecisionConflict(
-                        f"decision_id '{decision_id}' was already logged with a different payload.",
-                        errors=[{"field": "decision_id", "message": "already used with a different payload"}],
-                    )
-                return LogResult(existing, _decision_entry(existing), created=False)
-        fields = {name: data.get(name) for name in DECISION_FIELDS if name != "decision_id"}
-        decision = Decision(customer=customer, **fields)
-        if decision_id:
-            decision.decision_id = decision_id
-        decision.context = decision.context or ""
-        decision.subgroups = decision.subgroups or {}
-        decision.metadata = decision.metadata or {}
-        decision.timestamp = _ms(data.get("timestamp") or now)
-        decision.logged_at = now
-        decision.followed_ai = rules.followed(decision.ai_recommendation, decision.user_decision)
-        decision.calibration_category = rules.record_category(
-            ai_recommendation=decision.ai_recommendation,
-            user_decision=decision.user_decision,
-            confidence=decision.ai_confidence,
-            outcome=decision.outcome,
+    try:
+        return _decision_log_once(customer=customer, data=data, fingerprint=fingerprint, source=source)
+    except IntegrityError:
+        if not data.get("decision_id"):
+            raise
+        return _decision_log_once(customer=customer, data=data, fingerprint=fingerprint, source=source)
+
+
+def _existing(*, customer: Customer, decision_id: str, fingerprint: str) -> LogResult | None:
+    existing = Decision.objects.filter(customer=customer, decision_id=decision_id).first()
+    if existing is None:
+        return None
+    if existing.payload_fingerprint != fingerprint:
+        raise DecisionConflict(
+            f"decision_id '{decision_id}' was already logged with a different payload.",
+            errors=[{"field": "decision_id", "message": "already used with a different payload"}],
         )
-        decision.payload_fingerprint = fingerprint
+    return LogResult(existing, _decision_entry(existing), created=False)
+
+
+def _decision_log_once(
+    *, customer: Customer, data: dict[str, Any], fingerprint: str, source: str
+) -> LogResult:
+    decision_id = data.get("decision_id")
+    if decision_id:
+        replay = _existing(customer=customer, decision_id=decision_id, fingerprint=fingerprint)
+        if replay is not None:
+            return replay
+    now = _ms(timezone.now())
+    fields = {name: data.get(name) for name in DECISION_FIELDS if name != "decision_id"}
+    decision = Decision(customer=customer, **fields)
+    if decision_id:
+        decision.decision_id = decision_id
+    decision.context = decision.context or ""
+    decision.subgroups = decision.subgroups or {}
+    decision.metadata = decision.metadata or {}
+    decision.timestamp = _ms(data.get("timestamp") or now)
+    decision.logged_at = now
+    decision.followed_ai = rules.followed(decision.ai_recommendation, decision.user_decision)
+    decision.calibration_category = rules.record_category(
+        ai_recommendation=decision.ai_recommendation,
+        user_decision=decision.user_decision,
+        confidence=decision.ai_confidence,
+        outcome=decision.outcome,
+    )
+    decision.payload_fingerprint = fingerprint
+    entry_id = AuditEntry._meta.get_field("id").get_default()
+    with transaction.atomic():
         decision.save(force_insert=True)
-        entry = _append(head=head, decision=decision, type=AuditEntry.Type.DECISION, logged_at=now)
         calibration_services.calibration_on_decision_logged(
-            decision=decision, entry_id=entry.id, source=source
+            decision=decision, entry_id=entry_id, source=source
         )
         bias_services.subgroup_stats_on_decision_logged(decision=decision)
+        head = _lock_head(customer)
+        entry = _append(
+            head=head, decision=decision, type=AuditEntry.Type.DECISION, logged_at=now, entry_id=entry_id
+        )
     return LogResult(decision, entry, created=True)
 
 
 def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: str) -> tuple[AuditEntry, bool]:
     """A later ground truth: append an `outcome` entry and update the decision (C5).
-    The same outcome sent again answers the entry that recorded it (created=False)."""
-    if not Decision.objects.filter(customer=customer, decision_id=decision_id).exists():
-        raise DecisionNotFound(f"No decision '{decision_id}'.")
+    The same outcome sent again answers the entry that recorded it (created=False).
+
+    Locks in the same order as decision_log (decision and aggregate rows, then the chain
+    head last), so the two never deadlock."""
     now = _ms(timezone.now())
     with transaction.atomic():
-        head = _lock_head(customer)
-        decision = Decision.objects.select_related("customer").get(customer=customer, decision_id=decision_id)
+        decision = (
+            Decision.objects.select_for_update()
+            .select_related("customer")
+            .filter(customer=customer, decision_id=decision_id)
+            .first()
+        )
+        if decision is None:
+            raise DecisionNotFound(f"No decision '{decision_id}'.")
         if decision.outcome == outcome:
             last = decision.entries.filter(type=AuditEntry.Type.OUTCOME).order_by("-sequence").first()
             if last is not None and last.outcome == outcome:
@@ -170,14 +207,18 @@ def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: st
             outcome=outcome,
         )
         decision.save(update_fields=["outcome", "calibration_category"])
-        entry = _append(head=head, decision=decision, type=AuditEntry.Type.OUTCOME, logged_at=now)
+        entry_id = AuditEntry._meta.get_field("id").get_default()
         calibration_services.calibration_on_outcome_changed(
             decision=decision,
             previous_outcome=previous_outcome,
             previous_category=previous_category,
-            entry_id=entry.id,
+            entry_id=entry_id,
         )
         bias_services.subgroup_stats_on_outcome_changed(
             decision=decision, previous_outcome=previous_outcome, previous_category=previous_category
+        )
+        head = _lock_head(customer)
+        entry = _append(
+            head=head, decision=decision, type=AuditEntry.Type.OUTCOME, logged_at=now, entry_id=entry_id
         )
     return entry, True

@@ -3,12 +3,13 @@
 
 from django.contrib import admin
 
+from audit.admin import ReadOnlyAdmin
 from calibration import rules
 from calibration.models import RiskUserState, Threshold, UserDailyAggregate
 
 
 @admin.register(UserDailyAggregate)
-class UserDailyAggregateAdmin(admin.ModelAdmin):
+class UserDailyAggregateAdmin(ReadOnlyAdmin):
     list_display = [
         "customer",
         "user_id",
@@ -23,20 +24,10 @@ class UserDailyAggregateAdmin(admin.ModelAdmin):
     list_filter = ["model_key", "day"]
     search_fields = ["=user_id", "=customer__id"]
     ordering = ["-day", "customer", "user_id"]
-    show_full_result_count = False
 
     @admin.display(description="trust score (day)")
     def trust_score(self, obj):
         return rules.figures({name: getattr(obj, name) for name in rules.SUM_FIELDS})["trust_score"]
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(RiskUserState)
