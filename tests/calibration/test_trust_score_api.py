@@ -1,0 +1,334 @@
+"""POST /trust-score, GET /trust-score/trend (C6), risk_user.identified and
+threshold.breached (C14) over HTTP and through the beat task."""
+
+import datetime as dt
+
+import pytest
+import time_machine
+
+from calibration.models import Threshold
+from calibration.tasks import thresholds_check
+from webhooks.models import Event
+
+pytestmark = pytest.mark.django_db
+
+TRUST_KEYS = {
+    "scope",
+    "user_id",
+    "model_id",
+    "from",
+    "to",
+    "trust_score",
+    "category",
+    "risk_level",
+    "decisions_analyzed",
+    "agreement_rate",
+    "override_rate",
+    "overtrust_rate",
+    "undertrust_rate",
+    "mean_ai_confidence",
+    "calibration_gap",
+    "overreliance_rate",
+    "underreliance_rate",
+    "switch_rate",
+    "rair",
+    "rsr",
+    "risk_users",
+    "computed_at",
+}
+
+
+def log_many(api, n, *, user_id, user="approve", confidence=None, ai="approve", **extra):
+    for _ in range(n):
+        body = {"user_id": user_id, "ai_recommendation": ai, "user_decision": user, **extra}
+        if confidence is not None:
+            body["ai_confidence"] = confidence
+        assert api.post("/v1/log", body, format="json").status_code == 201
+
+
+def trust(api, **body):
+    r = api.post("/v1/trust-score", body, format="json")
+    assert r.status_code == 200, r.content
+    return r.json()
+
+
+def days_ago(n: int, hour: int = 12) -> str:
+    day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=n)
+    return dt.datetime.combine(day, dt.time(hour), tzinfo=dt.UTC).isoformat()
+
+
+# --- POST /trust-score -----------------------------------------------------------------------
+
+
+def test_user_scope_answers_the_users_figures(api):
+    log_many(api, 10, user_id="alice", confidence=0.3)
+    body = trust(api, user_id="alice")
+    assert set(body) == TRUST_KEYS
+    assert body["scope"] == "user" and body["user_id"] == "alice"
+    assert body["decisions_analyzed"] == 10
+    assert body["trust_score"] == pytest.approx(0.3)
+    assert body["category"] == "OVERTRUSTING"
+    assert body["risk_level"] == "high"
+    assert body["risk_users"] == []
+    today = dt.datetime.now(dt.UTC).date()
+    assert body["to"] == today.isoformat()
+    assert body["from"] == (today - dt.timedelta(days=89)).isoformat()
+
+
+def test_organization_trust_score_is_the_users_scores_weighted_by_scored_decisions(api):
+    # Same confidence band, opposite behaviour: pooling the band would give 0.6, but
+    # each user's own score is 0.9 and 0.1, and their weighted mean is 0.5.
+    log_many(api, 10, user_id="follows", user="approve", confidence=0.9)
+    log_many(api, 10, user_id="overrides", user="deny", confidence=0.9)
+    body = trust(api)
+    assert body["scope"] == "organization" and body["user_id"] is None
+    assert body["trust_score"] == pytest.approx(0.5)
+    assert body["calibration_gap"] == pytest.approx((10 * 0.1 + 10 * -0.9) / 20)
+    assert body["agreement_rate"] == pytest.approx(0.5)  # rates over all decisions
+    assert body["undertrust_rate"] == pytest.approx(0.5)
+    assert body["decisions_analyzed"] == 20
+    assert body["risk_level"] == "high"
+
+
+def test_risk_levels_follow_the_trust_score(api):
+    log_many(api, 10, user_id="low", user="approve", confidence=0.9)  # 0.9
+    log_many(api, 7, user_id="medium", user="approve", confidence=0.7)  # 7 of 10 followed at 0.7 -> 1.0
+    log_many(api, 10, user_id="mid", user="approve", confidence=0.7)  # f=1, c=0.7 -> 0.7
+    assert trust(api, user_id="low")["risk_level"] == "low"
+    assert trust(api, user_id="mid")["risk_level"] == "medium"
+    assert trust(api, user_id="nobody")["risk_level"] == "low"
+
+
+def test_empty_scope_has_null_figures_and_insufficient_data(api):
+    body = trust(api, user_id="ghost")
+    assert body["decisions_analyzed"] == 0
+    assert body["trust_score"] is None and body["agreement_rate"] is None
+    assert body["category"] == "INSUFFICIENT_DATA"
+
+
+def test_risk_users_have_20_decisions_and_trust_below_0_6_worst_first(api):
+    log_many(api, 20, user_id="worst", user="deny", confidence=0.9)  # 0.1
+    log_many(api, 20, user_id="bad", user="approve", confidence=0.3)  # 0.3
+    log_many(api, 19, user_id="few", user="deny", confidence=0.9)  # too few decisions
+    log_many(api, 20, user_id="fine", user="approve", confidence=0.9)  # 0.9
+    risk = trust(api)["risk_users"]
+    assert [r["user_id"] for r in risk] == ["worst", "bad"]
+    assert risk[0] == {
+        "user_id": "worst",
+        "trust_score": pytest.approx(0.1),
+        "decisions": 20,
+        "category": "UNDERTRUSTING",
+        "overtrust_rate": 0.0,
+        "undertrust_rate": 1.0,
+    }
+
+
+def test_risk_user_identified_fires_once_when_a_user_newly_enters_high_risk(api):
+    log_many(api, 20, user_id="worst", user="deny", confidence=0.9)
+    trust(api)
+    trust(api)
+    trust(api, user_id="worst")
+    events = list(Event.objects.filter(type="risk_user.identified"))
+    assert len(events) == 1
+    assert events[0].data["user_id"] == "worst"
+    assert events[0].data["trust_score"] == pytest.approx(0.1)
+    assert events[0].data["regulation"] == "All"
+
+
+def test_risk_user_identified_fires_at_most_once_per_24_hours(api):
+    # The window decides whether "u" is at risk: 20 bad decisions on one day, 20 good on another.
+    bad, good = days_ago(5)[:10], days_ago(4)[:10]
+    log_many(api, 20, user_id="u", user="deny", confidence=0.9, timestamp=days_ago(5))
+    log_many(api, 20, user_id="u", user="approve", confidence=0.9, timestamp=days_ago(4))
+    with time_machine.travel(dt.datetime.now(dt.UTC) - dt.timedelta(hours=30), tick=True) as traveller:
+        assert [r["user_id"] for r in trust(api, **{"from": bad, "to": bad})["risk_users"]] == ["u"]  # fires
+        assert trust(api, **{"from": good, "to": good})["risk_users"] == []  # recovered
+        assert [r["user_id"] for r in trust(api, **{"from": bad, "to": bad})["risk_users"]] == ["u"]  # silent
+        assert Event.objects.filter(type="risk_user.identified").count() == 1
+        traveller.shift(dt.timedelta(hours=2))
+        assert trust(api, **{"from": good, "to": good})["risk_users"] == []
+    trust(api, **{"from": bad, "to": bad})  # 30 h after the first event: fires again
+    assert Event.objects.filter(type="risk_user.identified").count() == 2
+
+
+def test_model_filter_limits_the_figures_to_that_models_decisions(api):
+    log_many(api, 10, user_id="alice", user="approve", confidence=0.9, model_id="m1")
+    log_many(api, 10, user_id="alice", user="deny", confidence=0.9, model_id="m2")
+    assert trust(api, user_id="alice", model_id="m1")["trust_score"] == pytest.approx(0.9)
+    assert trust(api, model_id="m2")["trust_score"] == pytest.approx(0.1)
+    assert trust(api, user_id="alice")["decisions_analyzed"] == 20
+
+
+def test_from_and_to_select_decisions_by_their_day(api):
+    log_many(api, 3, user_id="alice", confidence=0.9, timestamp=days_ago(10))
+    log_many(api, 2, user_id="alice", confidence=0.9, timestamp=days_ago(2))
+    cut = (dt.datetime.now(dt.UTC).date() - dt.timedelta(days=5)).isoformat()
+    assert trust(api, user_id="alice", **{"from": cut})["decisions_analyzed"] == 2
+    assert trust(api, user_id="alice", to=cut)["decisions_analyzed"] == 3
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"from": "2026-11-10", "to": "2026-11-01"}, {"from": "soon"}, {"user_id": 7}, {"to": "2026-02-30"}],
+)
+def test_trust_score_bad_input_is_a_validation_error(api, body):
+    r = api.post("/v1/trust-score", body, format="json")
+    assert r.status_code == 400
+    assert r.json()["code"] == "VALIDATION_ERROR"
+
+
+def test_trust_score_is_tenant_scoped(api, other_api):
+    log_many(api, 20, user_id="worst", user="deny", confidence=0.9)
+    body = trust(other_api)
+    assert body["decisions_analyzed"] == 0 and body["risk_users"] == []
+
+
+# --- GET /trust-score/trend -------------------------------------------------------------------
+
+
+def trend(api, **params):
+    r = api.get("/v1/trust-score/trend", params)
+    assert r.status_code == 200, r.content
+    return r.json()
+
+
+def test_trend_defaults_to_30_zero_filled_daily_points_ending_today(api):
+    log_many(api, 2, user_id="alice", confidence=0.9, timestamp=days_ago(3))
+    body = trend(api)
+    today = dt.datetime.now(dt.UTC).date()
+    assert body["interval"] == "day"
+    assert body["to"] == today.isoformat()
+    assert body["from"] == (today - dt.timedelta(days=29)).isoformat()
+    points = body["points"]
+    assert len(points) == 30
+    assert [p["period_start"] for p in points] == [
+        (today - dt.timedelta(days=29 - i)).isoformat() for i in range(30)
+    ]
+    busy = points[26]
+    assert busy["period_start"] == (today - dt.timedelta(days=3)).isoformat()
+    assert (
+        busy["decisions"] == 2 and busy["trust_score"] == pytest.approx(0.9) and busy["agreement_rate"] == 1.0
+    )
+    empty = points[0]
+    assert empty == {
+        "period_start": empty["period_start"],
+        "decisions": 0,
+        "trust_score": None,
+        "agreement_rate": None,
+        "overtrust_count": 0,
+        "undertrust_count": 0,
+    }
+
+
+def test_trend_slope_and_direction_improving(api):
+    # Trust 0.1, 0.6 (f=0.5 at c=0.9), 0.9 on three consecutive days -> least-squares slope 0.4 per day.
+    log_many(api, 2, user_id="alice", user="deny", confidence=0.9, timestamp=days_ago(3))
+    log_many(api, 1, user_id="alice", user="deny", confidence=0.9, timestamp=days_ago(2))
+    log_many(api, 1, user_id="alice", user="approve", confidence=0.9, timestamp=days_ago(2))
+    log_many(api, 2, user_id="alice", user="approve", confidence=0.9, timestamp=days_ago(1))
+    body = trend(api, user_id="alice", **{"from": days_ago(3)[:10], "to": days_ago(1)[:10]})
+    assert [p["trust_score"] for p in body["points"]] == pytest.approx([0.1, 0.6, 0.9])
+    assert [p["undertrust_count"] for p in body["points"]] == [2, 1, 0]
+    assert body["trend"] == {"direction": "improving", "slope": pytest.approx(0.4)}
+
+
+def test_trend_declining_and_stable(api):
+    log_many(api, 2, user_id="d", user="approve", confidence=0.9, timestamp=days_ago(2))
+    log_many(api, 2, user_id="d", user="deny", confidence=0.9, timestamp=days_ago(1))
+    assert trend(api, user_id="d")["trend"]["direction"] == "declining"
+    assert trend(api, user_id="nobody")["trend"] == {"direction": "stable", "slope": 0.0}
+
+
+def test_trend_by_week_and_month_zero_fills_periods(api):
+    log_many(api, 3, user_id="alice", confidence=0.9, timestamp="2026-10-07T10:00:00Z")  # Wednesday
+    week = trend(api, interval="week", **{"from": "2026-09-28", "to": "2026-10-25"})
+    assert [p["period_start"] for p in week["points"]] == [
+        "2026-09-28",
+        "2026-10-05",
+        "2026-10-12",
+        "2026-10-19",
+    ]
+    assert [p["decisions"] for p in week["points"]] == [0, 3, 0, 0]
+    month = trend(api, interval="month", **{"from": "2026-08-15", "to": "2026-11-20"})
+    assert [p["period_start"] for p in month["points"]] == [
+        "2026-08-01",
+        "2026-09-01",
+        "2026-10-01",
+        "2026-11-01",
+    ]
+    assert [p["decisions"] for p in month["points"]] == [0, 0, 3, 0]
+
+
+def test_organization_trend_points_weigh_users_like_the_trust_score(api):
+    log_many(api, 10, user_id="follows", user="approve", confidence=0.9, timestamp=days_ago(1))
+    log_many(api, 10, user_id="overrides", user="deny", confidence=0.9, timestamp=days_ago(1))
+    point = trend(api)["points"][-2]
+    assert point["decisions"] == 20 and point["trust_score"] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"interval": "hour"},
+        {"from": "2026-11-10", "to": "2026-11-01"},
+        {"from": "x"},
+        {"from": "2000-01-01", "to": "2026-01-01"},
+    ],
+)
+def test_trend_bad_input_is_a_validation_error(api, params):
+    r = api.get("/v1/trust-score/trend", params)
+    assert r.status_code == 400
+    assert r.json()["code"] == "VALIDATION_ERROR"
+
+
+# --- threshold.breached ------------------------------------------------------------------------
+
+
+def test_threshold_breach_fires_once_until_the_figure_recovers(api):
+    threshold = Threshold.objects.create(
+        customer_id="acme",
+        figure="override_rate",
+        comparison="gt",
+        value=0.5,
+        window_days=7,
+        name="Override rate above half",
+    )
+    log_many(api, 3, user_id="alice", user="deny", confidence=0.6)
+    thresholds_check()
+    thresholds_check()
+    events = list(Event.objects.filter(type="threshold.breached"))
+    assert len(events) == 1
+    assert events[0].data["threshold_id"] == threshold.pk
+    assert events[0].data["figure"] == "override_rate"
+    assert events[0].data["observed"] == pytest.approx(1.0)
+    assert events[0].data["regulation"] == "All"
+    log_many(api, 4, user_id="alice", user="approve", confidence=0.6)  # 3/7 overrides: recovered
+    thresholds_check()
+    threshold.refresh_from_db()
+    assert threshold.breached is False
+    log_many(api, 2, user_id="alice", user="deny", confidence=0.6)  # 5/9: breached again
+    thresholds_check()
+    assert Event.objects.filter(type="threshold.breached").count() == 2
+
+
+def test_threshold_on_trust_score_below_a_value(api, other_api):
+    Threshold.objects.create(
+        customer_id="acme", figure="trust_score", comparison="lt", value=0.6, window_days=30
+    )
+    Threshold.objects.create(
+        customer_id="acme", figure="trust_score", comparison="lt", value=0.6, window_days=30, is_active=False
+    )
+    log_many(other_api, 5, user_id="x", user="deny", confidence=0.9)  # another customer's figures
+    thresholds_check()
+    assert not Event.objects.filter(type="threshold.breached").exists()
+    log_many(api, 5, user_id="x", user="deny", confidence=0.9)
+    thresholds_check()
+    event = Event.objects.get(type="threshold.breached")
+    assert event.customer_id == "acme"
+    assert event.data["observed"] == pytest.approx(0.1)
+
+
+def test_the_beat_task_identifies_risk_users_of_active_customers(api):
+    log_many(api, 20, user_id="worst", user="deny", confidence=0.9)
+    thresholds_check()
+    assert Event.objects.filter(type="risk_user.identified", data__user_id="worst").count() == 1
