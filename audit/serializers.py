@@ -101,7 +101,7 @@ class DecisionInput(serializers.Serializer):
     user_decision = StrictCharField(max_length=m.VALUE_MAX)
     initial_decision = StrictCharField(required=False, allow_null=True, max_length=m.VALUE_MAX)
     outcome = StrictCharField(required=False, allow_null=True, max_length=m.VALUE_MAX)
-    context = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=m.CONTEXT_MAX)
+    context = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=m.CONTEXT_MAX)  # type: ignore[assignment]
     subgroups = serializers.JSONField(required=False, allow_null=True)
     timestamp = UTCDateTimeField(required=False, allow_null=True)
     metadata = serializers.JSONField(required=False, allow_null=True)
@@ -155,7 +155,7 @@ class DecisionOutput(serializers.Serializer):
     user_decision = serializers.CharField()
     initial_decision = serializers.CharField(allow_null=True)
     outcome = serializers.CharField(allow_null=True)
-    context = serializers.CharField(allow_blank=True)
+    context = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
     subgroups = serializers.DictField()
     metadata = serializers.DictField()
     timestamp = UTCDateTimeField()
@@ -186,7 +186,7 @@ class AuditEntryOutput(serializers.Serializer):
     followed_ai = serializers.BooleanField()
     calibration_category = serializers.ChoiceField(choices=RECORD_CATEGORIES)
     outcome = serializers.CharField(allow_null=True)
-    context = serializers.CharField(allow_blank=True)
+    context = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
     subgroups = serializers.DictField()
     hash = serializers.CharField()
     previous_hash = serializers.CharField()

@@ -201,7 +201,7 @@ def trend(
         key = _as_date(row["period"])
         sums_by_period[key].append(_unprefix(row))
         weighted[key] += row["ts_num"] or 0.0
-    points = []
+    points: list[dict[str, Any]] = []
     for start in periods(days, interval):
         rows = sums_by_period.get(start)
         if not rows:

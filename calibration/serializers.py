@@ -60,28 +60,30 @@ class TrustScoreInput(serializers.Serializer):
         return attrs
 
 
-_RATE = {"allow_null": True, "min_value": 0, "max_value": 1}
+def rate() -> serializers.FloatField:
+    """A share in 0..1, null when its denominator is 0."""
+    return serializers.FloatField(allow_null=True, min_value=0, max_value=1)
 
 
 class ProfileOutput(serializers.Serializer):
     user_id = serializers.CharField()
     decisions = serializers.IntegerField()
-    agreement_rate = serializers.FloatField(**_RATE)
-    override_rate = serializers.FloatField(**_RATE)
-    mean_ai_confidence = serializers.FloatField(**_RATE)
-    overtrust_rate = serializers.FloatField(**_RATE)
-    undertrust_rate = serializers.FloatField(**_RATE)
+    agreement_rate = rate()
+    override_rate = rate()
+    mean_ai_confidence = rate()
+    overtrust_rate = rate()
+    undertrust_rate = rate()
     calibration_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
-    trust_score = serializers.FloatField(**_RATE)
+    trust_score = rate()
     category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
     risk_level = serializers.ChoiceField(choices=rules.RISK_LEVELS)
     scored_decisions = serializers.IntegerField()
     outcomes_known = serializers.IntegerField()
-    overreliance_rate = serializers.FloatField(**_RATE)
-    underreliance_rate = serializers.FloatField(**_RATE)
-    switch_rate = serializers.FloatField(**_RATE)
-    rair = serializers.FloatField(**_RATE)
-    rsr = serializers.FloatField(**_RATE)
+    overreliance_rate = rate()
+    underreliance_rate = rate()
+    switch_rate = rate()
+    rair = rate()
+    rsr = rate()
 
 
 class CalibrateOutput(serializers.Serializer):
@@ -99,32 +101,32 @@ class CalibrateOutput(serializers.Serializer):
 
 class RiskUserOutput(serializers.Serializer):
     user_id = serializers.CharField()
-    trust_score = serializers.FloatField(**_RATE)
+    trust_score = rate()
     decisions = serializers.IntegerField()
     category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
-    overtrust_rate = serializers.FloatField(**_RATE)
-    undertrust_rate = serializers.FloatField(**_RATE)
+    overtrust_rate = rate()
+    undertrust_rate = rate()
 
 
 class TrustScoreOutput(serializers.Serializer):
     scope = serializers.ChoiceField(choices=["user", "organization"])
     user_id = serializers.CharField(allow_null=True)
     model_id = serializers.CharField(allow_null=True)
-    trust_score = serializers.FloatField(**_RATE)
+    trust_score = rate()
     category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
     risk_level = serializers.ChoiceField(choices=rules.RISK_LEVELS)
     decisions_analyzed = serializers.IntegerField()
-    agreement_rate = serializers.FloatField(**_RATE)
-    override_rate = serializers.FloatField(**_RATE)
-    overtrust_rate = serializers.FloatField(**_RATE)
-    undertrust_rate = serializers.FloatField(**_RATE)
-    mean_ai_confidence = serializers.FloatField(**_RATE)
+    agreement_rate = rate()
+    override_rate = rate()
+    overtrust_rate = rate()
+    undertrust_rate = rate()
+    mean_ai_confidence = rate()
     calibration_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
-    overreliance_rate = serializers.FloatField(**_RATE)
-    underreliance_rate = serializers.FloatField(**_RATE)
-    switch_rate = serializers.FloatField(**_RATE)
-    rair = serializers.FloatField(**_RATE)
-    rsr = serializers.FloatField(**_RATE)
+    overreliance_rate = rate()
+    underreliance_rate = rate()
+    switch_rate = rate()
+    rair = rate()
+    rsr = rate()
     risk_users = RiskUserOutput(many=True)
     computed_at = serializers.CharField()
 
@@ -137,8 +139,8 @@ class TrustScoreOutput(serializers.Serializer):
 class TrendPointOutput(serializers.Serializer):
     period_start = serializers.DateField()
     decisions = serializers.IntegerField()
-    trust_score = serializers.FloatField(**_RATE)
-    agreement_rate = serializers.FloatField(**_RATE)
+    trust_score = rate()
+    agreement_rate = rate()
     overtrust_count = serializers.IntegerField()
     undertrust_count = serializers.IntegerField()
 

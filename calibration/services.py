@@ -3,7 +3,7 @@ trust.miscalibrated, risk_user.identified and threshold.breached."""
 
 import datetime as dt
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import connection, transaction
@@ -155,7 +155,7 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str
     return fire
 
 
-def risk_users_refresh(*, customer: Customer, at_risk: list[Mapping[str, Any]]) -> None:
+def risk_users_refresh(*, customer: Customer, at_risk: Sequence[Mapping[str, Any]]) -> None:
     """Organization scope: fire for users newly at risk, clear users who recovered."""
     at_risk_ids = {row["user_id"] for row in at_risk}
     for row in at_risk:
