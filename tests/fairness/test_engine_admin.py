@@ -49,7 +49,12 @@ def test_admin_shows_signals_read_only_with_pretty_raw_payload(staff):
 
 def test_admin_lists_alerts_with_filters(staff):
     AlertFactory(severity="critical")
-    assert staff.get("/admin/fairness/amplificationalert/?status__exact=open&severity__exact=critical").status_code == 200
+    assert (
+        staff.get(
+            "/admin/fairness/amplificationalert/?status__exact=open&severity__exact=critical"
+        ).status_code
+        == 200
+    )
 
 
 def action(staff, name, alerts, **extra):
@@ -78,6 +83,10 @@ def test_admin_resolve_asks_for_notes_then_resolves(staff):
     done = action(staff, "resolve_alerts", [alert], apply="1", resolution_notes="retrained the model")
     assert done.status_code == 302
     alert.refresh_from_db()
-    assert (alert.status, alert.resolution_notes, alert.resolved_by) == ("resolved", "retrained the model", "staff:dana")
+    assert (alert.status, alert.resolution_notes, alert.resolved_by) == (
+        "resolved",
+        "retrained the model",
+        "staff:dana",
+    )
     change = alert.status_changes.get()
     assert (change.by, change.notes) == ("staff:dana", "retrained the model")

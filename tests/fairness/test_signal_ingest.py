@@ -253,3 +253,16 @@ def test_a_trailing_slash_reaches_the_same_handler(api):
 
 def test_signals_need_a_key(anon_api):
     assert_problem(anon_api.post(SIGNALS, signal_body(), format="json"), 401, "AUTHENTICATION_REQUIRED")
+
+
+@pytest.mark.redis
+def test_hourly_limit_is_shared_through_redis_across_processes(api):
+    from config.ratelimit import SlidingWindow
+    from fairness import services
+
+    for _ in range(100):
+        assert post_signal(api).status_code == 201
+    # A limiter built afresh (as in another web process) sees the same window in Redis.
+    elsewhere = SlidingWindow(services.signal_limiter.namespace, limit=100, window_seconds=3600)
+    decision = elsewhere.hit("acme")
+    assert not decision.allowed and decision.count == 100
