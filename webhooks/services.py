@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -275,7 +275,15 @@ def _unclaimed(now: dt.datetime) -> Q:
     return Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
 
 
-def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> tuple[str, list[Delivery]]:
+class Claim(NamedTuple):
+    token: str
+    deliveries: list[Delivery]
+    # Due rows were left out because an earlier delivery of their webhook was being claimed
+    # by someone else at that moment: worth trying again in a few milliseconds.
+    held_back: bool = False
+
+
+def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> Claim:
     """Claim up to `limit` due deliveries of enabled webhooks for one lease.
 
     PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so concurrent claimers take disjoint rows.
@@ -303,7 +311,7 @@ def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> tuple[str,
             .values_list("id", "webhook_id", "attempt_count", "created_at")[:limit]
         )
         if not rows:
-            return token, []
+            return Claim(token, [])
         ids = [r[0] for r in rows]
         starting = {r[1] for r in rows if r[2] == 0}
         blockers: dict[str, dt.datetime] = {}
@@ -319,7 +327,7 @@ def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> tuple[str,
             )
         allowed = [r[0] for r in rows if r[2] > 0 or r[1] not in blockers or r[3] < blockers[r[1]]]
         if not allowed:
-            return token, []
+            return Claim(token, [], held_back=True)
         Delivery.objects.filter(_unclaimed(now), id__in=allowed, status=Delivery.Status.PENDING).update(
             claimed_until=lease_until, claim_token=token
         )
@@ -328,19 +336,27 @@ def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> tuple[str,
         .select_related("webhook", "event")
         .order_by("created_at", "id")
     )
-    return token, claimed
+    return Claim(token, claimed, held_back=len(allowed) < len(rows))
 
 
-def delivery_attempt(*, delivery: Delivery, token: str) -> bool | None:
+def delivery_attempt(*, delivery: Delivery, token: str, webhook: Webhook | None = None) -> bool | None:
     """One attempt of a claimed delivery. Returns True/False for success/failure, None when the
-    claim was lost (lease expired and taken over) or the webhook was disabled meanwhile."""
+    claim was lost (lease expired and taken over) or the webhook is gone or disabled.
+
+    The lease is extended first unless what is left of it (`delivery.claimed_until`, set by
+    the claim) still covers a whole attempt; `webhook` may be passed in when freshly read."""
     now = timezone.now()
-    extended = Delivery.objects.filter(
-        pk=delivery.pk, claim_token=token, status=Delivery.Status.PENDING
-    ).update(claimed_until=now + dt.timedelta(seconds=conf.lease_seconds()))
-    if not extended:
-        return None
-    webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
+    lease = dt.timedelta(seconds=conf.lease_seconds())
+    margin = dt.timedelta(seconds=conf.timeout_seconds() + 10)
+    if delivery.claimed_until is None or delivery.claimed_until - now < min(margin, lease):
+        extended = Delivery.objects.filter(
+            pk=delivery.pk, claim_token=token, status=Delivery.Status.PENDING
+        ).update(claimed_until=now + lease)
+        if not extended:
+            return None
+        delivery.claimed_until = now + lease
+    if webhook is None:
+        webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
     if webhook is None:
         return None
     if webhook.status != Webhook.Status.ENABLED:
@@ -357,17 +373,10 @@ def delivery_attempt(*, delivery: Delivery, token: str) -> bool | None:
 def _attempt_record(
     *, delivery: Delivery, token: str, attempted_at: dt.datetime, result: transport.SendResult
 ) -> None:
+    """Apply the outcome while the claim is still ours (the UPDATE also locks the row, so the
+    attempt row below cannot race a deletion of the webhook)."""
     finished = timezone.now()
     number = delivery.attempt_count + 1
-    DeliveryAttempt.objects.create(
-        delivery_id=delivery.pk,
-        attempt=number,
-        attempted_at=attempted_at,
-        response_status=result.status,
-        duration_ms=result.duration_ms,
-        error=(result.error or None) and result.error[:500],
-        response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
-    )
     mine = Delivery.objects.filter(pk=delivery.pk, claim_token=token, status=Delivery.Status.PENDING)
     common = {
         "attempt_count": number,
@@ -389,15 +398,50 @@ def _attempt_record(
         delay = conf.RETRY_DELAYS_SECONDS[number - 1]
         updated = mine.update(next_attempt_at=finished + dt.timedelta(seconds=delay), **common)
     if not updated:
-        logger.warning("delivery %s: claim lost during attempt %s; outcome not applied", delivery.pk, number)
+        logger.warning(
+            "delivery %s: claim lost or row deleted during attempt %s; outcome dropped", delivery.pk, number
+        )
+        return
+    DeliveryAttempt.objects.create(
+        delivery_id=delivery.pk,
+        attempt=number,
+        attempted_at=attempted_at,
+        response_status=result.status,
+        duration_ms=result.duration_ms,
+        error=(result.error or None) and result.error[:500],
+        response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
+    )
+
+
+WEBHOOK_REFRESH_SECONDS = 1.0
+HELD_BACK_RETRIES = 50
+HELD_BACK_PAUSE_SECONDS = 0.02
 
 
 def _send_in_order(token: str, deliveries: list[Delivery], *, own_connection: bool) -> int:
+    """One webhook's claimed rows, in event order. The webhook (status, URL, secrets) is read
+    again when the copy is over a second old, and the group stops once it is disabled."""
     sent = 0
+    webhook: Webhook | None = None
+    read_at = 0.0
     try:
         for delivery in deliveries:
-            if delivery_attempt(delivery=delivery, token=token) is not None:
+            if webhook is None or time.monotonic() - read_at > WEBHOOK_REFRESH_SECONDS:
+                webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
+                read_at = time.monotonic()
+            if webhook is None:
+                break
+            outcome = delivery_attempt(delivery=delivery, token=token, webhook=webhook)
+            if outcome is not None:
                 sent += 1
+            if outcome is False and delivery.attempt_count + 1 >= conf.MAX_ATTEMPTS:
+                webhook = None  # it may just have been disabled: read it again
+            elif webhook.status != Webhook.Status.ENABLED:
+                # release the rest of the claim at once, rather than when the lease expires
+                Delivery.objects.filter(pk__in=[d.pk for d in deliveries], claim_token=token).update(
+                    claimed_until=None, claim_token=None
+                )
+                break
     finally:
         if own_connection:
             connection.close()
@@ -413,10 +457,9 @@ def deliveries_dispatch_due(
     limit = limit or conf.dispatch_batch_size()
     started = time.monotonic()
     total = 0
+    waits = 0
     while True:
-        token, claimed = deliveries_claim(limit=limit, webhook_id=webhook_id)
-        if not claimed:
-            break
+        token, claimed, held_back = deliveries_claim(limit=limit, webhook_id=webhook_id)
         groups: OrderedDict[str, list[Delivery]] = OrderedDict()
         for delivery in claimed:
             groups.setdefault(delivery.webhook_id, []).append(delivery)
@@ -427,7 +470,15 @@ def deliveries_dispatch_due(
             with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="webhook-send") as pool:
                 send = functools.partial(_send_in_order, token, own_connection=True)
                 total += sum(pool.map(send, groups.values()))
-        if len(claimed) < limit or time.monotonic() - started > budget_seconds:
+        if time.monotonic() - started > budget_seconds:
+            break
+        if held_back and waits < HELD_BACK_RETRIES:
+            # another claimer is committing the earlier rows right now; take the rest after it
+            waits += 1
+            if not claimed:
+                time.sleep(HELD_BACK_PAUSE_SECONDS)
+            continue
+        if len(claimed) < limit:
             break
     return total
 

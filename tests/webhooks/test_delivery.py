@@ -199,8 +199,10 @@ def test_first_attempts_start_in_event_order_per_webhook(insecure, receiver):
     Delivery.objects.filter(pk=first.pk).update(
         next_attempt_at=second.next_attempt_at + dt.timedelta(milliseconds=1)
     )
-    _, claimed = services.deliveries_claim(limit=1)
-    assert claimed == []  # only `second` was a candidate, and `first` had not started
+    claim = services.deliveries_claim(limit=1)
+    assert (
+        claim.deliveries == [] and claim.held_back
+    )  # only `second` was a candidate; `first` had not started
     assert _dispatch() == 5
     assert receiver.ids() == [e.id for e in events]
 
@@ -220,11 +222,11 @@ def test_an_expired_lease_is_claimed_again_and_the_stale_holder_cannot_write(ins
     settings.WEBHOOK_LEASE_SECONDS = 30
     webhook(receiver.url, ["*"])
     event = emit()
-    stale_token, claimed = services.deliveries_claim(limit=10)
+    stale_token, claimed, _ = services.deliveries_claim(limit=10)
     assert len(claimed) == 1
-    assert services.deliveries_claim(limit=10)[1] == []  # leased: nobody else gets it
+    assert services.deliveries_claim(limit=10).deliveries == []  # leased: nobody else gets it
     with time_machine.travel(timezone.now() + dt.timedelta(seconds=31)):
-        token, again = services.deliveries_claim(limit=10)
+        token, again, _ = services.deliveries_claim(limit=10)
         assert [d.pk for d in again] == [claimed[0].pk]
         assert services.delivery_attempt(delivery=claimed[0], token=stale_token) is None  # fenced off
         assert services.delivery_attempt(delivery=again[0], token=token) is True
