@@ -110,5 +110,4 @@ class SubgroupReportOutput(serializers.Serializer):
 
     def get_fields(self):
         fields = super().get_fields()
-        fields["from"] = fields.pop("from_")
-        return fields
+        return {("from" if name == "from_" else name): field for name, field in fields.items()}

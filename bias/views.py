@@ -14,6 +14,7 @@ from bias.exceptions import InvalidBiasQuery
 from bias.models import BiasAlert, BiasType, Severity
 from bias.serializers import BiasAlertOutput, DetectBiasInput, DetectBiasOutput, SubgroupReportOutput
 from config.api import PagePagination, TenantViewSet, require_object
+from config.schema import TrustcalAutoSchema
 from config.timeutils import parse_bound, parse_timestamp
 
 ALERT_SEVERITIES = [s.value for s in Severity if s != Severity.NONE]
@@ -94,6 +95,8 @@ class DetectBiasViewSet(TenantViewSet):
     """POST /detect-bias: attach subgroups to a decision and analyse its model's subgroups."""
 
     queryset = BiasAlert.objects.all()
+    serializer_class = DetectBiasInput
+    pagination_class = None
 
     @extend_schema(request=DetectBiasInput, responses={200: DetectBiasOutput})
     def create(self, request):
@@ -142,10 +145,20 @@ class BiasFeedViewSet(TenantViewSet):
         return Response(BiasAlertOutput(get_object_or_404(self.get_queryset(), pk=pk)).data)
 
 
+class _ReportSchema(TrustcalAutoSchema):
+    """GET /bias/subgroups answers one report object, not a list of them."""
+
+    def _is_list_view(self, serializer=None) -> bool:
+        return False
+
+
 class BiasSubgroupsViewSet(TenantViewSet):
     """GET /bias/subgroups: subgroup performance per attribute and group."""
 
+    schema = _ReportSchema()
     queryset = BiasAlert.objects.all()
+    serializer_class = SubgroupReportOutput
+    pagination_class = None
 
     @extend_schema(
         parameters=[
