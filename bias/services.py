@@ -250,9 +250,9 @@ def subgroup_stats_on_decision_logged(*, decision: Any) -> None:
     attachment = SubgroupAttachment.objects.filter(
         customer_id=decision.customer_id, decision_id=decision.decision_id
     ).first()
-    if not own and (attachment is None or not attachment.attributes):
+    attributes = own or (attachment.attributes if attachment is not None else {})
+    if not attributes:
         return
-    attributes = own or attachment.attributes
     deltas = _Deltas()
     deltas.add(decision_state(decision), attributes, +1)
     _upsert_stats(decision.customer_id, deltas)

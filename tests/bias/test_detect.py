@@ -251,3 +251,27 @@ def test_bias_detection_engine_is_listed(api):
     engines = api.get("/v1/engines/status").json()["engines"]
     bias = [e for e in engines if e["name"] == "bias_detection"]
     assert bias and bias[0]["status"] == "operational"
+
+
+def test_feed_query_count_does_not_grow_with_alerts(api, django_assert_max_num_queries):
+    decisions = seed("acme", rated_groups("gender", {"m": 0.8, "f": 0.4}, 40))
+    for decision in decisions[:12]:
+        detect(api, decision.decision_id, {"gender": "m"})
+    with django_assert_max_num_queries(4):
+        assert len(api.get("/v1/bias/feed", {"bias_type": "outcome_disparity"}).json()["data"]) == 12
+
+
+def test_admin_lists_bias_alerts_and_edits_favourable_values(client, admin_user, api):
+    from bias.models import ModelFavorableValues
+
+    decisions = seed("acme", rated_groups("gender", {"m": 0.8, "f": 0.4}, 40))
+    detect(api, decisions[0].decision_id, {"gender": "m"})
+    client.force_login(admin_user)
+    page = client.get("/admin/bias/biasalert/", {"severity": "critical", "bias_type": "disparate_impact"})
+    assert page.status_code == 200 and b"bal_" in page.content
+    response = client.post(
+        "/admin/bias/modelfavorablevalues/add/",
+        {"customer": "acme", "model_id": "credit-v1", "values": '[" Low-Risk ", "ok"]'},
+    )
+    assert response.status_code == 302, response.content[:2000]
+    assert ModelFavorableValues.objects.get(model_id="credit-v1").values == ["low-risk", "ok"]
