@@ -57,7 +57,7 @@ class DeliveryAttemptInline(admin.TabularInline):
     model = DeliveryAttempt
     extra = 0
     can_delete = False
-    fields = ["attempt", "attempted_at", "response_status", "duration_ms", "error", "response_body"]
+    fields = ("attempt", "attempted_at", "response_status", "duration_ms", "error", "response_body")
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None) -> bool:

@@ -95,11 +95,11 @@ def resolve(url: str, *, allow_insecure: bool) -> Target:
     scheme, host, port, path = url_parse(url, allow_insecure=allow_insecure)
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
+    except (socket.gaierror, UnicodeError, ValueError) as exc:
         raise UnsafeUrl(f"The host {host!r} does not resolve ({type(exc).__name__}).")
     addresses = []
     for info in infos:
-        raw = info[4][0]
+        raw = str(info[4][0])
         ip = ipaddress.ip_address(raw.split("%", 1)[0])
         if not allow_insecure:
             reason = _address_refused(ip)
@@ -169,11 +169,8 @@ def post(target: Target, *, body: bytes, headers: dict[str, str], timeout: float
         if time.monotonic() - started > timeout:
             error = f"timeout: no complete response within {timeout:g} s"
         elif 300 <= status < 400:
-            error = f"redirect {status} not followed" + (
-                f" (Location: {response.getheader('Location')[:200]})"
-                if response.getheader("Location")
-                else ""
-            )
+            location = response.getheader("Location") or ""
+            error = f"redirect {status} not followed" + (f" (Location: {location[:200]})" if location else "")
         elif not 200 <= status < 300:
             error = f"http_status: {status}"
     except TimeoutError:
