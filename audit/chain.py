@@ -58,3 +58,23 @@ def entry_hash(doc: dict[str, Any]) -> str:
     """SHA-256 of previous_hash followed by the canonical JSON of the entry without `hash`."""
     body = {k: v for k, v in doc.items() if k != "hash"}
     return hashlib.sha256((doc["previous_hash"] + canonical_json(body)).encode("utf-8")).hexdigest()
+
+
+_LINK = '"previous_hash":"","sequence":0'
+
+
+def canonical_template(doc: dict[str, Any]) -> tuple[str, str]:
+    """The canonical JSON of an entry around its link fields, for hashing in SQL:
+    canonical = head + '"previous_hash":"<prev>","sequence":<n>' + tail. The two keys are
+    adjacent in sorted order and every key before them holds a scalar, so the first match
+    is the top-level pair (a nested key of the same name comes later, inside subgroups)."""
+    body = {k: v for k, v in doc.items() if k != "hash"}
+    text = canonical_json({**body, "previous_hash": "", "sequence": 0})
+    at = text.index(_LINK)
+    return text[:at], text[at + len(_LINK) :]
+
+
+def hash_from_template(head: str, tail: str, *, previous_hash: str, sequence: int) -> str:
+    """What the SQL path computes: equal to entry_hash() of the completed document."""
+    canonical = f'{head}"previous_hash":"{previous_hash}","sequence":{sequence}{tail}'
+    return hashlib.sha256((previous_hash + canonical).encode("utf-8")).hexdigest()

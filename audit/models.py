@@ -141,6 +141,8 @@ class ChainHead(models.Model):
     )
     sequence = models.BigIntegerField(default=0)
     head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    # The head before the last append: lets one UPDATE ... RETURNING hand back both hashes.
+    previous_head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
     decisions = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -8,13 +8,14 @@ The calibration aggregates and the bias statistics are updated in the same trans
 
 import datetime as dt
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from audit.chain import canonical_json, entry_document, entry_hash
+from audit.chain import canonical_json, canonical_template, entry_document, entry_hash
 from audit.exceptions import DecisionConflict, DecisionNotFound
 from audit.models import AuditEntry, ChainHead, Decision
 from bias import services as bias_services
@@ -60,21 +61,17 @@ def payload_fingerprint(data: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
 
 
-def _lock_head(customer: Customer) -> ChainHead:
-    head = ChainHead.objects.select_for_update().filter(customer=customer).first()
-    if head is None:
-        ChainHead.objects.bulk_create([ChainHead(customer=customer)], ignore_conflicts=True)
-        head = ChainHead.objects.select_for_update().get(customer=customer)
-    return head
+def _ensure_head(customer_id: str) -> None:
+    ChainHead.objects.bulk_create([ChainHead(customer_id=customer_id)], ignore_conflicts=True)
 
 
-def _append(
-    *, head: ChainHead, decision: Decision, type: str, logged_at: dt.datetime, entry_id: str | None = None
+def _new_entry(
+    *, customer_id: str, decision: Decision, type: str, logged_at: dt.datetime, entry_id: str
 ) -> AuditEntry:
-    entry = AuditEntry(
-        customer_id=head.customer_id,
+    return AuditEntry(
+        id=entry_id,
+        customer_id=customer_id,
         decision=decision,
-        sequence=head.sequence + 1,
         type=type,
         decision_ref=decision.decision_id,
         timestamp=decision.timestamp,
@@ -90,18 +87,105 @@ def _append(
         outcome=decision.outcome,
         context=decision.context,
         subgroups=decision.subgroups,
-        previous_hash=head.head_hash,
     )
-    if entry_id:
-        entry.id = entry_id
+
+
+def chain_append(
+    *, customer_id: str, decision: Decision, type: str, logged_at: dt.datetime, entry_id: str | None = None
+) -> AuditEntry:
+    """Append one entry to the customer's chain. Call it last in the transaction: the
+    head row stays locked until commit, so everything before it runs outside the
+    per-customer critical section."""
+    entry = _new_entry(
+        customer_id=customer_id,
+        decision=decision,
+        type=type,
+        logged_at=logged_at,
+        entry_id=entry_id or AuditEntry._meta.get_field("id").get_default(),
+    )
+    if connection.vendor == "postgresql":
+        return _append_postgresql(entry, counts_decision=type == AuditEntry.Type.DECISION)
+    return _append_locked_row(entry, counts_decision=type == AuditEntry.Type.DECISION)
+
+
+def _append_locked_row(entry: AuditEntry, *, counts_decision: bool) -> AuditEntry:
+    """Portable path (SQLite: IMMEDIATE transactions already serialise writers):
+    lock the head row, hash in Python, insert the entry, move the head."""
+    head = ChainHead.objects.select_for_update().filter(customer_id=entry.customer_id).first()
+    if head is None:
+        _ensure_head(entry.customer_id)
+        head = ChainHead.objects.select_for_update().get(customer_id=entry.customer_id)
+    entry.sequence = head.sequence + 1
+    entry.previous_hash = head.head_hash
     entry.hash = entry_hash(entry_document(entry))
     entry.save(force_insert=True)
+    head.previous_head_hash = head.head_hash
     head.sequence = entry.sequence
     head.head_hash = entry.hash
-    head.updated_at = logged_at
-    if type == AuditEntry.Type.DECISION:
-        head.decisions += 1
-    head.save(update_fields=["sequence", "head_hash", "updated_at", "decisions"])
+    head.updated_at = entry.logged_at
+    head.decisions += int(counts_decision)
+    head.save(update_fields=["sequence", "head_hash", "previous_head_hash", "updated_at", "decisions"])
+    return entry
+
+
+_ENTRY_INSERT_COLUMNS = [
+    "id", "customer_id", "decision_id", "type", "decision_ref", "timestamp", "logged_at", "user_id", "model_id",
+    "model_version", "ai_recommendation", "ai_confidence", "user_decision", "followed_ai", "calibration_category",
+    "outcome", "context", "subgroups",
+]  # fmt: skip
+
+# One statement is the whole critical section on PostgreSQL: the UPDATE takes the head
+# row lock (held to commit; a concurrent writer waits, then re-reads the committed head),
+# computes the new hash in SQL from the canonical JSON template, and the INSERT stores the
+# entry with the sequence and hashes the UPDATE returned. SET expressions see the old row.
+_APPEND_SQL = """
+WITH head AS (
+    UPDATE audit_chainhead
+    SET previous_head_hash = head_hash, sequence = sequence + 1, decisions = decisions + %s, updated_at = %s,
+        head_hash = encode(sha256(convert_to(head_hash || %s || head_hash || %s || (sequence + 1)::text || %s, 'UTF8')), 'hex')
+    WHERE customer_id = %s
+    RETURNING sequence, head_hash, previous_head_hash
+)
+INSERT INTO audit_auditentry (id, customer_id, decision_id, type, decision_ref, timestamp, logged_at, user_id, model_id,
+    model_version, ai_recommendation, ai_confidence, user_decision, followed_ai, calibration_category, outcome, context,
+    subgroups, sequence, hash, previous_hash)
+SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb,
+    head.sequence, head.head_hash, head.previous_head_hash
+FROM head
+RETURNING sequence, hash, previous_hash
+"""
+
+
+def _append_postgresql(entry: AuditEntry, *, counts_decision: bool) -> AuditEntry:
+    head_part, tail = canonical_template(entry_document(_with_link_placeholders(entry)))
+    params: list[Any] = [
+        int(counts_decision),
+        entry.logged_at,
+        head_part + '"previous_hash":"',
+        '","sequence":',
+        tail,
+        entry.customer_id,
+    ]
+    for column in _ENTRY_INSERT_COLUMNS:
+        value = getattr(entry, "decision_id" if column == "decision_id" else column)
+        params.append(json.dumps(value, ensure_ascii=False) if column == "subgroups" else value)
+    with connection.cursor() as cursor:
+        cursor.execute(_APPEND_SQL, params)
+        row = cursor.fetchone()
+        if row is None:  # the customer's first entry: create the head, then append
+            _ensure_head(entry.customer_id)
+            cursor.execute(_APPEND_SQL, params)
+            row = cursor.fetchone()
+    entry.sequence, entry.hash, entry.previous_hash = row
+    entry._state.adding = False
+    entry._state.db = connection.alias
+    return entry
+
+
+def _with_link_placeholders(entry: AuditEntry) -> AuditEntry:
+    entry.sequence = 0
+    entry.previous_hash = ""
+    entry.hash = ""
     return entry
 
 
@@ -171,9 +255,12 @@ def _decision_log_once(
             decision=decision, entry_id=entry_id, source=source
         )
         bias_services.subgroup_stats_on_decision_logged(decision=decision)
-        head = _lock_head(customer)
-        entry = _append(
-            head=head, decision=decision, type=AuditEntry.Type.DECISION, logged_at=now, entry_id=entry_id
+        entry = chain_append(
+            customer_id=customer.pk,
+            decision=decision,
+            type=AuditEntry.Type.DECISION,
+            logged_at=now,
+            entry_id=entry_id,
         )
     return LogResult(decision, entry, created=True)
 
@@ -217,8 +304,11 @@ def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: st
         bias_services.subgroup_stats_on_outcome_changed(
             decision=decision, previous_outcome=previous_outcome, previous_category=previous_category
         )
-        head = _lock_head(customer)
-        entry = _append(
-            head=head, decision=decision, type=AuditEntry.Type.OUTCOME, logged_at=now, entry_id=entry_id
+        entry = chain_append(
+            customer_id=customer.pk,
+            decision=decision,
+            type=AuditEntry.Type.OUTCOME,
+            logged_at=now,
+            entry_id=entry_id,
         )
     return entry, True

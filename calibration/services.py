@@ -113,45 +113,47 @@ def is_at_risk(figures: Mapping[str, Any]) -> bool:
     )
 
 
-@transaction.atomic
 def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str, Any]) -> bool:
     """Record whether the user is at risk; fire risk_user.identified when they newly enter
-    high risk, at most once per user per 24 hours. Returns whether the event fired."""
-    at_risk = is_at_risk(figures)
-    if not at_risk:
+    high risk, at most once per user per 24 hours. Returns whether the event fired.
+    A user already flagged costs one indexed read and no write."""
+    if not is_at_risk(figures):
         if figures.get("decisions", 0) >= rules.risk_user_min_decisions():
             RiskUserState.objects.filter(customer=customer, user_id=user_id, at_risk=True).update(
                 at_risk=False, trust_score=figures.get("trust_score"), updated_at=timezone.now()
             )
         return False
+    if RiskUserState.objects.filter(customer=customer, user_id=user_id, at_risk=True).exists():
+        return False
     now = timezone.now()
-    RiskUserState.objects.bulk_create(
-        [RiskUserState(customer=customer, user_id=user_id)], ignore_conflicts=True
-    )
-    state = RiskUserState.objects.select_for_update().get(customer=customer, user_id=user_id)
-    fire = not state.at_risk and (
-        state.last_identified_at is None or now - state.last_identified_at >= dt.timedelta(hours=24)
-    )
-    state.at_risk = True
-    state.trust_score = figures.get("trust_score")
-    state.updated_at = now
-    if fire:
-        state.last_identified_at = now
-        event_emit(
-            customer=customer,
-            type="risk_user.identified",
-            data={
-                "user_id": user_id,
-                "trust_score": figures.get("trust_score"),
-                "risk_level": "high",
-                "category": figures.get("category"),
-                "decisions": figures.get("decisions"),
-                "overtrust_rate": figures.get("overtrust_rate"),
-                "undertrust_rate": figures.get("undertrust_rate"),
-                "window_days": rules.window_days(),
-            },
+    with transaction.atomic():
+        RiskUserState.objects.bulk_create(
+            [RiskUserState(customer=customer, user_id=user_id)], ignore_conflicts=True
         )
-    state.save()
+        state = RiskUserState.objects.select_for_update().get(customer=customer, user_id=user_id)
+        fire = not state.at_risk and (
+            state.last_identified_at is None or now - state.last_identified_at >= dt.timedelta(hours=24)
+        )
+        state.at_risk = True
+        state.trust_score = figures.get("trust_score")
+        state.updated_at = now
+        if fire:
+            state.last_identified_at = now
+            event_emit(
+                customer=customer,
+                type="risk_user.identified",
+                data={
+                    "user_id": user_id,
+                    "trust_score": figures.get("trust_score"),
+                    "risk_level": "high",
+                    "category": figures.get("category"),
+                    "decisions": figures.get("decisions"),
+                    "overtrust_rate": figures.get("overtrust_rate"),
+                    "undertrust_rate": figures.get("undertrust_rate"),
+                    "window_days": rules.window_days(),
+                },
+            )
+        state.save()
     return fire
 
 

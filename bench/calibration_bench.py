@@ -1,0 +1,340 @@
+"""POST /log and POST /calibrate under load, and /calibrate latency at 10k vs 1M stored decisions.
+
+Run:  .venv/bin/python bench/calibration_bench.py            (PostgreSQL + Redis on localhost, wrk installed)
+      .venv/bin/python bench/calibration_bench.py --duration 30 --rate 200 --big 1000000
+
+What it does, against a fresh database `tc_audit_bench` (Redis DB 4), with gunicorn
+(gthread, --workers/--threads below) on PostgreSQL + Redis:
+1. seeds 10,000 decisions for customer `bench` with bulk SQL (generate_series: decisions,
+   audit entries, chain head, daily aggregates; the seeded entries carry placeholder
+   hashes, so the seeded part of the chain is not meant to verify);
+2. closed loop, maximum throughput: wrk (-t2, Lua script rotating 48 enterprise keys so
+   the per-key token buckets never run dry) on POST /log, then POST /calibrate;
+3. open loop at a fixed rate (default 200 req/s): a bounded asyncio client (64 keep-alive
+   connections; each request is scheduled at t0 + i/rate and its latency is measured from
+   that scheduled time, so queueing behind a slow server counts) on POST /log, then on
+   POST /calibrate;
+4. seeds up to --big decisions (default 1,000,000) with the same bulk SQL and repeats the
+   fixed-rate POST /calibrate (and POST /log) runs.
+All requests go to ONE customer, the worst case for the per-customer chain-head lock.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+DB = "tc_audit_bench"
+REDIS_DB = "4"
+PORT = 8843
+CUSTOMER = "bench"
+USERS = 1000
+
+
+def sh(*args: str, env=None, check=True, input=None) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=ROOT, env=env, check=check, capture_output=True, text=True, input=input)
+
+
+def psql(sql: str) -> str:
+    return sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-d", DB, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql).stdout
+
+
+# --- bulk seeding --------------------------------------------------------------------------
+
+SUMS = [
+    "n", "followed", "overtrust", "undertrust", "conf_n", "conf_sum", "outcome_n", "ai_right_n", "ar_num",
+    "followed_wrong", "overrode_right", "gap_sum",
+    *[f"b{b}_{p}" for b in range(5) for p in ("n", "followed", "conf")],
+    "sw_den", "sw_num", "rair_den", "rair_num", "rsr_den", "rsr_num",
+]
+
+
+def _sum_expr(name: str) -> str:
+    """The aggregate column from decisions without outcomes (what the seed produces)."""
+    fixed = {
+        "n": "count(*)",
+        "followed": "sum(followed_ai::int)",
+        "overtrust": "sum((calibration_category = 'OVERTRUSTING')::int)",
+        "undertrust": "sum((calibration_category = 'UNDERTRUSTING')::int)",
+        "conf_n": "count(ai_confidence)",
+        "conf_sum": "coalesce(sum(ai_confidence), 0)",
+        "gap_sum": "coalesce(sum(followed_ai::int - ai_confidence), 0)",
+    }
+    if name in fixed:
+        return fixed[name]
+    match = re.match(r"b(\d)_(n|followed|conf)$", name)
+    if match:
+        b, part = int(match.group(1)), match.group(2)
+        in_bin = f"least(4, floor(ai_confidence * 5)::int) = {b}"
+        return {
+            "n": f"sum(({in_bin})::int)",
+            "followed": f"sum(({in_bin} and followed_ai)::int)",
+            "conf": f"coalesce(sum(case when {in_bin} then ai_confidence else 0 end), 0)",
+        }[part]
+    return "0"
+
+
+def seed(first: int, last: int) -> None:
+    """Decisions seed-{first..last} for `bench`: 1,000 users, 5 models, over the last 89 days."""
+    psql(f"""
+        INSERT INTO audit_decision (customer_id, decision_id, user_id, model_id, model_version, ai_recommendation,
+            ai_confidence, user_decision, initial_decision, outcome, context, subgroups, metadata, timestamp,
+            logged_at, followed_ai, calibration_category, payload_fingerprint)
+        SELECT '{CUSTOMER}', 'seed-' || g, 'user-' || (g % {USERS}), 'model-' || (g % 5), '1', ai, c, ud, NULL, NULL,
+            'seeded', '{{}}', '{{}}', now() - ((g % 89) || ' days')::interval - ((g % 3600) || ' seconds')::interval,
+            now(), ai = ud,
+            CASE WHEN ai = ud AND c < 0.5 THEN 'OVERTRUSTING' WHEN ai <> ud AND c >= 0.8 THEN 'UNDERTRUSTING'
+                 ELSE 'CALIBRATED' END, ''
+        FROM (SELECT g, CASE WHEN g % 3 = 0 THEN 'deny' ELSE 'approve' END AS ai,
+                     CASE WHEN g % 4 = 0 THEN 'deny' ELSE 'approve' END AS ud,
+                     ((g * 7919) % 1000) / 1000.0 AS c
+              FROM generate_series({first}, {last}) g) s;
+    """)
+    head = psql(f"SELECT sequence FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'").strip()
+    base = int(head or 0)
+    psql(f"""
+        INSERT INTO audit_chainhead (customer_id, sequence, head_hash, decisions, updated_at)
+        VALUES ('{CUSTOMER}', 0, repeat('0', 64), 0, now()) ON CONFLICT DO NOTHING;
+        INSERT INTO audit_auditentry (id, customer_id, decision_id, sequence, type, decision_ref, timestamp, logged_at,
+            user_id, model_id, model_version, ai_recommendation, ai_confidence, user_decision, followed_ai,
+            calibration_category, outcome, context, subgroups, hash, previous_hash)
+        SELECT 'aud_seed' || d.id, d.customer_id, d.id, {base} + row_number() OVER (ORDER BY d.id), 'decision',
+            d.decision_id, d.timestamp, d.logged_at, d.user_id, d.model_id, d.model_version, d.ai_recommendation,
+            d.ai_confidence, d.user_decision, d.followed_ai, d.calibration_category, NULL, d.context, d.subgroups,
+            encode(sha256(('seed' || d.id)::bytea), 'hex'), repeat('0', 64)
+        FROM audit_decision d
+        WHERE d.customer_id = '{CUSTOMER}' AND d.decision_id LIKE 'seed-%'
+          AND substring(d.decision_id from 6)::bigint BETWEEN {first} AND {last};
+        UPDATE audit_chainhead h SET sequence = s.seq, decisions = h.decisions + {last - first + 1},
+            head_hash = encode(sha256(('seed-head' || s.seq)::bytea), 'hex')
+        FROM (SELECT max(sequence) AS seq FROM audit_auditentry WHERE customer_id = '{CUSTOMER}') s
+        WHERE h.customer_id = '{CUSTOMER}';
+    """)
+    cols = ", ".join(SUMS)
+    exprs = ", ".join(_sum_expr(name) for name in SUMS)
+    updates = ", ".join(f"{n} = calibration_userdailyaggregate.{n} + excluded.{n}" for n in SUMS)
+    for key in ("'*'", "model_id"):
+        psql(f"""
+            INSERT INTO calibration_userdailyaggregate (customer_id, user_id, model_key, day, {cols})
+            SELECT customer_id, user_id, {key}, (timestamp AT TIME ZONE 'UTC')::date, {exprs}
+            FROM audit_decision
+            WHERE customer_id = '{CUSTOMER}' AND decision_id LIKE 'seed-%'
+              AND substring(decision_id from 6)::bigint BETWEEN {first} AND {last}
+            GROUP BY 1, 2, 3, 4
+            ON CONFLICT (customer_id, user_id, model_key, day) DO UPDATE SET {updates};
+        """)
+    psql("ANALYZE")
+
+
+# --- load generators -----------------------------------------------------------------------
+
+
+def wrk(path: str, script: Path, *, duration: int, connections: int) -> dict:
+    out = sh("wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "-s", str(script),
+             f"http://127.0.0.1:{PORT}{path}").stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+
+    def pct(label: str) -> float:
+        value, unit = re.search(rf"\s{label}%\s+([\d.]+)(us|ms|s)", out).groups()
+        return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p50": pct("50"), "p99": pct("99"), "errors": int(non2xx.group(1)) if non2xx else 0}
+
+
+def wrk_script(path: Path, keys: list[str], tag: str) -> Path:
+    path.write_text(
+        "local keys = {" + ",".join(f'"{k}"' for k in keys) + "}\nlocal i = 0\n"
+        "request = function()\n  i = i + 1\n"
+        "  local user = 'user-' .. (i % 200)\n"
+        "  local followed = (i % 4 ~= 0)\n"
+        "  local body = string.format('{\"user_id\":\"%s\",\"model_id\":\"model-%d\",\"ai_recommendation\":\"approve\","
+        "\"user_decision\":\"%s\",\"confidence\":%.2f,\"context\":\"" + tag + "\"}', user, i % 5, "
+        "followed and 'approve' or 'deny', (i % 100) / 100)\n"
+        "  return wrk.format('POST', nil, {['Authorization'] = 'Bearer ' .. keys[(i % #keys) + 1],"
+        " ['Content-Type'] = 'application/json'}, body)\nend\n"
+    )
+    return path
+
+
+async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float, connections: int) -> dict:
+    total = int(rate * duration)
+    queue: asyncio.Queue = asyncio.Queue()
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+
+    async def connect():
+        return await asyncio.open_connection("127.0.0.1", PORT)
+
+    async def worker() -> None:
+        reader, writer = await connect()
+        while True:
+            item = await queue.get()
+            if item is None:
+                writer.close()
+                return
+            i, scheduled = item
+            body = json.dumps({
+                "user_id": f"user-{i % 200}", "model_id": f"model-{i % 5}", "ai_recommendation": "approve",
+                "user_decision": "approve" if i % 4 else "deny", "confidence": (i % 100) / 100, "context": "open-loop",
+            }).encode()
+            request = (
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {keys[i % len(keys)]}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            ).encode() + body
+            for _attempt in range(2):
+                try:
+                    writer.write(request)
+                    await writer.drain()
+                    status_line = await reader.readline()
+                    if not status_line:
+                        raise ConnectionError("closed")
+                    status = int(status_line.split()[1])
+                    length = 0
+                    while True:
+                        line = await reader.readline()
+                        if line in (b"\r\n", b""):
+                            break
+                        name, _, value = line.decode().partition(":")
+                        if name.lower() == "content-length":
+                            length = int(value)
+                    await reader.readexactly(length)
+                    break
+                except (ConnectionError, asyncio.IncompleteReadError):
+                    reader, writer = await connect()
+            else:
+                status = 0
+            latencies.append((time.perf_counter() - scheduled) * 1000)
+            statuses[status] = statuses.get(status, 0) + 1
+
+    workers = [asyncio.create_task(worker()) for _ in range(connections)]
+    start = time.perf_counter() + 0.2
+    for i in range(total):
+        at = start + i / rate
+        delay = at - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        queue.put_nowait((i, at))
+    for _ in workers:
+        queue.put_nowait(None)
+    await asyncio.gather(*workers)
+    elapsed = time.perf_counter() - start
+    latencies.sort()
+    return {
+        "rps": len(latencies) / elapsed,
+        "p50": latencies[len(latencies) // 2],
+        "p99": latencies[int(len(latencies) * 0.99) - 1],
+        "errors": sum(count for status, count in statuses.items() if status not in (200, 201)),
+    }
+
+
+def open_loop(path: str, keys: list[str], *, rate: float, duration: float, connections: int = 64) -> dict:
+    return asyncio.run(_open_loop(path, keys, rate=rate, duration=duration, connections=connections))
+
+
+def row(name: str, r: dict) -> str:
+    return f"{name:<58}{r['rps']:>9.0f}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['errors']:>8}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--duration", type=int, default=30)
+    parser.add_argument("--rate", type=float, default=200)
+    parser.add_argument("--connections", type=int, default=16, help="wrk connections (closed loop)")
+    parser.add_argument("--small", type=int, default=10_000)
+    parser.add_argument("--big", type=int, default=1_000_000)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=8)
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is needed: apt-get install -y wrk")
+
+    data_dir = Path(tempfile.mkdtemp(prefix="tc-audit-bench-"))
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{DB}",
+        REDIS_URL=f"redis://127.0.0.1:6379/{REDIS_DB}",
+        TRUSTCAL_DATA_DIR=str(data_dir),
+    )
+    sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {DB}", "-c", f"CREATE DATABASE {DB}")
+    sh("redis-cli", "-n", REDIS_DB, "flushdb")
+    sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
+    make_keys = (
+        "from keys.services import api_key_create\n"
+        f"for i in range(48): print(api_key_create(customer_id='{CUSTOMER}', tier='enterprise').value)\n"
+    )
+    out = sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c", make_keys, env=env).stdout
+    keys = [k for k in out.split() if k.startswith("tcal_")]
+
+    started = time.perf_counter()
+    seed(1, args.small)
+    print(f"seeded {args.small:,} decisions in {time.perf_counter() - started:.1f} s", flush=True)
+
+    web = subprocess.Popen(
+        [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{PORT}", "--workers",
+         str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread", "--keep-alive", "30",
+         "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )
+    results: list[str] = []
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{PORT}/v1/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        script = wrk_script(data_dir / "log.lua", keys, "wrk")
+        wrk("/v1/log", script, duration=3, connections=args.connections)  # warm up
+        d = args.duration
+        results.append(row(f"POST /v1/log, wrk closed loop -c{args.connections}", wrk("/v1/log", script, duration=d, connections=args.connections)))
+        results.append(row(f"POST /v1/calibrate, wrk closed loop -c{args.connections}", wrk("/v1/calibrate", script, duration=d, connections=args.connections)))
+        print("\n".join(results), flush=True)
+        count = psql(f"SELECT decisions FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'").strip()
+        results.append(row(f"POST /v1/log at {args.rate:.0f} req/s open loop ({int(count):,} stored)", open_loop("/v1/log", keys, rate=args.rate, duration=d)))
+        results.append(row(f"POST /v1/calibrate at {args.rate:.0f} req/s open loop", open_loop("/v1/calibrate", keys, rate=args.rate, duration=d)))
+        print("\n".join(results[-2:]), flush=True)
+
+        stored = int(psql(f"SELECT decisions FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'").strip())
+        started = time.perf_counter()
+        step = 250_000
+        first = args.small + 1
+        target = args.small + max(0, args.big - stored)
+        while first <= target:
+            last = min(target, first + step - 1)
+            seed(first, last)
+            first = last + 1
+        stored = int(psql(f"SELECT decisions FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'").strip())
+        print(f"seeded up to {stored:,} decisions in {time.perf_counter() - started:.1f} s", flush=True)
+        rows = psql(
+            f"SELECT count(*) FROM calibration_userdailyaggregate WHERE customer_id = '{CUSTOMER}' AND user_id = 'user-7'"
+            " AND model_key = '*'"
+        ).strip()
+        results.append(row(f"POST /v1/calibrate at {args.rate:.0f} req/s open loop ({stored:,} stored)", open_loop("/v1/calibrate", keys, rate=args.rate, duration=d)))
+        results.append(row(f"POST /v1/log at {args.rate:.0f} req/s open loop ({stored:,} stored)", open_loop("/v1/log", keys, rate=args.rate, duration=d)))
+        results.append(row(f"POST /v1/calibrate, wrk closed loop -c{args.connections} ({stored:,} stored)", wrk("/v1/calibrate", script, duration=d, connections=args.connections)))
+        results.append(f"(aggregate rows of one user, all models, at {stored:,} stored: {rows})")
+    finally:
+        web.terminate()
+        web.wait()
+    verify_tail = psql(f"SELECT count(*) FROM audit_auditentry WHERE customer_id = '{CUSTOMER}'").strip()
+    print()
+    print(f"gunicorn gthread {args.workers} workers x {args.threads} threads, PostgreSQL + Redis, one customer")
+    print(f"{'run':<58}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    print("\n".join(results))
+    print(f"audit entries stored: {int(verify_tail):,}")
+
+
+if __name__ == "__main__":
+    main()
