@@ -350,6 +350,12 @@ def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[s
         decision = Decision.objects.filter(customer=customer, decision_id=decision_id).first()
         attachment = SubgroupAttachment.objects.filter(customer=customer, decision_id=decision_id).first()
         now = timezone.now()
+        if (
+            attachment is not None
+            and attachment.attributes == attributes
+            and attachment.counted == (decision is not None)
+        ):
+            return decision  # the same subgroups again: nothing moves
         if decision is not None:
             deltas = _Deltas()
             state = decision_state(decision)

@@ -275,3 +275,11 @@ def test_admin_lists_bias_alerts_and_edits_favourable_values(client, admin_user,
     )
     assert response.status_code == 302, response.content[:2000]
     assert ModelFavorableValues.objects.get(model_id="credit-v1").values == ["low-risk", "ok"]
+
+
+def test_posting_the_same_subgroups_twice_counts_the_decision_once(api):
+    decisions = seed("acme", [Spec(ai="approve", human="approve")])
+    for _ in range(2):
+        detect(api, decisions[0].decision_id, {"gender": "f"})
+    groups = api.get("/v1/bias/subgroups").json()["attributes"]["gender"]["groups"]
+    assert [(g["group"], g["decisions"]) for g in groups] == [("f", 1)]
