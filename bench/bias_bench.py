@@ -2,7 +2,7 @@
 """Bias detection at scale (issue 5).
 
 Seeds N decisions of one model for one customer straight into PostgreSQL (INSERT ...
-SELECT generate_series), seeds the bias statistics and attachments from them with one
+SELECT generate_series), seeds the bias statistics from them with one
 aggregate INSERT (the same keys and digests the services write), then measures in-process
 through the full Django/DRF stack (django.test.Client, no network):
   - POST /detect-bias p50/p99 (each call attaches, analyses 3 attributes over the last 30
@@ -100,12 +100,6 @@ ON CONFLICT (customer_id, key_hash) DO UPDATE SET count = s.count + EXCLUDED.cou
   confidence_micros = s.confidence_micros + EXCLUDED.confidence_micros
 """
 
-SEED_ATTACHMENTS = """
-INSERT INTO bias_subgroupattachment (customer_id, decision_id, attributes, counted, created_at, updated_at)
-SELECT customer_id, decision_id, subgroups, true, now(), now() FROM audit_decision
-WHERE customer_id = %(customer)s AND decision_id LIKE 'seed-%%' AND id > %(after_id)s
-"""
-
 
 def seed(total: int, days: int) -> None:
     from django.db import connection, transaction
@@ -123,7 +117,6 @@ def seed(total: int, days: int) -> None:
                 )
         with transaction.atomic():
             cursor.execute(SEED_STATS, {"customer": CUSTOMER, "after_id": after_id})
-            cursor.execute(SEED_ATTACHMENTS, {"customer": CUSTOMER, "after_id": after_id})
         cursor.execute("ANALYZE")
 
 

@@ -46,11 +46,13 @@ class Correctness(models.IntegerChoices):
 
 
 class SubgroupAttachment(models.Model):
-    """The subgroups of one decision, joined on (customer, decision_id).
+    """Subgroups attached through POST /detect-bias, joined on (customer, decision_id).
 
     `attributes` maps attribute names ("gender", "age_group", "ethnicity", "custom.<key>") to
     group values. `counted` is true once the decision exists and these attributes are in
-    the statistics; a row with `counted = false` is pending (posted before the decision)."""
+    the statistics (they then override the subgroups the decision was logged with); a row
+    with `counted = false` is pending (posted before the decision). A decision logged with
+    subgroups and never re-attached has no row: its own subgroups are what is counted."""
 
     customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="subgroup_attachments")
     decision_id = models.CharField(max_length=128)

@@ -236,6 +236,15 @@ def _in_transaction(fn):
     return wrapper
 
 
+def _counted_attributes(decision: Any, attachment: SubgroupAttachment | None) -> dict[str, str]:
+    """The attributes a logged decision is counted under: its attachment's once one was
+    made through POST /detect-bias, else the subgroups it was logged with. (A decision
+    logged with subgroups gets no attachment row: one insert less on POST /log.)"""
+    if attachment is not None and attachment.counted:
+        return attachment.attributes
+    return subgroups_lenient(decision.subgroups)
+
+
 # --- the seam hooks ---------------------------------------------------------------------------
 
 
@@ -250,26 +259,16 @@ def subgroup_stats_on_decision_logged(*, decision: Any) -> None:
     attachment = SubgroupAttachment.objects.filter(
         customer_id=decision.customer_id, decision_id=decision.decision_id
     ).first()
-    attributes = own or (attachment.attributes if attachment is not None else {})
-    if not attributes:
-        return
-    deltas = _Deltas()
-    deltas.add(decision_state(decision), attributes, +1)
-    _upsert_stats(decision.customer_id, deltas)
-    now = timezone.now()
-    if attachment is None:
-        SubgroupAttachment.objects.create(
-            customer_id=decision.customer_id,
-            decision_id=decision.decision_id,
-            attributes=attributes,
-            counted=True,
-            created_at=now,
-            updated_at=now,
-        )
-    else:
+    attributes = own
+    if attachment is not None:
+        attributes = own or attachment.attributes
         SubgroupAttachment.objects.filter(pk=attachment.pk).update(
-            attributes=attributes, counted=True, updated_at=now
+            attributes=attributes, counted=True, updated_at=timezone.now()
         )
+    if attributes:
+        deltas = _Deltas()
+        deltas.add(decision_state(decision), attributes, +1)
+        _upsert_stats(decision.customer_id, deltas)
 
 
 @_in_transaction
@@ -280,17 +279,18 @@ def subgroup_stats_on_outcome_changed(
     calibration_category and correctness). Move its counts from the old state to the new."""
     _lock_decision(decision.customer_id, decision.decision_id)
     attachment = SubgroupAttachment.objects.filter(
-        customer_id=decision.customer_id, decision_id=decision.decision_id, counted=True
+        customer_id=decision.customer_id, decision_id=decision.decision_id
     ).first()
-    if attachment is None or not attachment.attributes:
+    attributes = _counted_attributes(decision, attachment)
+    if not attributes:
         return
     old = decision_state(decision, outcome=previous_outcome, category=previous_category)
     new = decision_state(decision)
     if old == new:
         return
     deltas = _Deltas()
-    deltas.add(old, attachment.attributes, -1)
-    deltas.add(new, attachment.attributes, +1)
+    deltas.add(old, attributes, -1)
+    deltas.add(new, attributes, +1)
     _upsert_stats(decision.customer_id, deltas)
 
 
@@ -311,34 +311,23 @@ def subgroup_stats_on_decisions_bulk_logged(*, customer: Customer, decisions: It
         }
         deltas = _Deltas()
         now = timezone.now()
-        new_rows, updated = [], []
+        updated, counted = [], 0
         for decision in decisions:
             own = subgroups_lenient(decision.subgroups)
             attachment = pending.get(decision.decision_id)
-            attributes = own or (attachment.attributes if attachment else {})
-            if not attributes:
-                continue
-            deltas.add(decision_state(decision), attributes, +1)
-            if attachment is None:
-                new_rows.append(
-                    SubgroupAttachment(
-                        customer=customer,
-                        decision_id=decision.decision_id,
-                        attributes=attributes,
-                        counted=True,
-                        created_at=now,
-                        updated_at=now,
-                    )
-                )
-            else:
+            attributes = own
+            if attachment is not None:
+                attributes = own or attachment.attributes
                 attachment.attributes, attachment.counted, attachment.updated_at = attributes, True, now
                 updated.append(attachment)
+            if attributes:
+                deltas.add(decision_state(decision), attributes, +1)
+                counted += 1
         _upsert_stats(customer.pk, deltas)
-        SubgroupAttachment.objects.bulk_create(new_rows, batch_size=1000)
         SubgroupAttachment.objects.bulk_update(
             updated, ["attributes", "counted", "updated_at"], batch_size=1000
         )
-        return len(new_rows) + len(updated)
+        return counted
 
 
 def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> Any:
@@ -349,20 +338,19 @@ def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[s
         _lock_decision(customer.pk, decision_id)
         decision = Decision.objects.filter(customer=customer, decision_id=decision_id).first()
         attachment = SubgroupAttachment.objects.filter(customer=customer, decision_id=decision_id).first()
-        now = timezone.now()
-        if (
-            attachment is not None
-            and attachment.attributes == attributes
-            and attachment.counted == (decision is not None)
-        ):
-            return decision  # the same subgroups again: nothing moves
-        if decision is not None:
+        if decision is None:
+            if attachment is not None and attachment.attributes == attributes:
+                return None  # the same pending subgroups again
+        else:
+            old = _counted_attributes(decision, attachment)
+            if old == attributes:
+                return decision  # the same subgroups again: nothing moves
             deltas = _Deltas()
             state = decision_state(decision)
-            if attachment is not None and attachment.counted:
-                deltas.add(state, attachment.attributes, -1)
+            deltas.add(state, old, -1)
             deltas.add(state, attributes, +1)
             _upsert_stats(customer.pk, deltas)
+        now = timezone.now()
         if attachment is None:
             SubgroupAttachment.objects.create(
                 customer=customer,

@@ -69,3 +69,18 @@ def test_a_late_outcome_on_post_log_moves_the_accuracy_counts(api):
     api.post("/v1/log", {"decision_id": "d-3", "outcome": "approve"}, format="json")
     f = gender_groups(api)["f"]
     assert (f["decisions"], f["accuracy"], f["overtrust_rate"]) == (1, 1.0, 0.0)
+
+
+def test_a_late_outcome_after_reattachment_moves_the_reattached_groups(api):
+    log(
+        api,
+        decision_id="d-4",
+        ai_recommendation="approve",
+        user_decision="approve",
+        subgroups={"gender": "f"},
+    )
+    api.post("/v1/detect-bias", {"decision_id": "d-4", "subgroups": {"gender": "m"}}, format="json")
+    api.post("/v1/log", {"decision_id": "d-4", "outcome": "approve"}, format="json")
+    groups = gender_groups(api)
+    assert list(groups) == ["m"]
+    assert (groups["m"]["decisions"], groups["m"]["accuracy"]) == (1, 1.0)
