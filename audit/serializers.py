@@ -50,6 +50,15 @@ class ConfidenceField(serializers.FloatField):
         return value
 
 
+def _text(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and bool(value.strip())
+        and len(value) <= SUBGROUP_VALUE_MAX
+        and "\x00" not in value
+    )
+
+
 def validate_subgroups(value: Any) -> dict[str, Any]:
     """The subgroups object of POST /detect-bias: gender, age_group, ethnicity strings and
     custom {str: str}."""
@@ -65,7 +74,7 @@ def validate_subgroups(value: Any) -> dict[str, Any]:
         item = value.get(name)
         if item is None:
             continue
-        if not isinstance(item, str) or not item.strip() or len(item) > SUBGROUP_VALUE_MAX:
+        if not _text(item):
             raise serializers.ValidationError(
                 f"{name} must be a non-empty string of at most {SUBGROUP_VALUE_MAX} characters."
             )
@@ -77,9 +86,9 @@ def validate_subgroups(value: Any) -> dict[str, Any]:
         if len(custom) > CUSTOM_KEYS_MAX:
             raise serializers.ValidationError(f"custom holds at most {CUSTOM_KEYS_MAX} attributes.")
         for key, item in custom.items():
-            if not key.strip() or len(key) > SUBGROUP_VALUE_MAX:
+            if not _text(key):
                 raise serializers.ValidationError("custom keys must be non-empty strings.")
-            if not isinstance(item, str) or not item.strip() or len(item) > SUBGROUP_VALUE_MAX:
+            if not _text(item):
                 raise serializers.ValidationError(f"custom.{key} must be a non-empty string.")
         if custom:
             out["custom"] = dict(custom)

@@ -10,12 +10,13 @@ from rest_framework.views import APIView
 
 from audit import selectors, services
 from audit.chain import entry_document
+from audit.inputs import parse_decision
 from audit.models import AuditEntry
 from audit.serializers import AuditEntryOutput, DecisionInput, DecisionOutput, LateOutcomeInput, VerifyOutput
 from calibration.rules import RECORD_CATEGORIES
 from config.api import PagePagination, TenantViewSet, require_object
 from config.exceptions import ValidationFailed
-from config.timeutils import parse_bound
+from config.timeutils import isoformat, parse_bound
 
 LATE_OUTCOME_KEYS = {"decision_id", "outcome"}
 
@@ -40,8 +41,8 @@ def decision_payload(result: services.LogResult) -> dict[str, Any]:
         "context": d.context,
         "subgroups": d.subgroups,
         "metadata": d.metadata,
-        "timestamp": d.timestamp,
-        "logged_at": d.logged_at,
+        "timestamp": isoformat(d.timestamp),
+        "logged_at": isoformat(d.logged_at),
         "followed_ai": d.followed_ai,
         "calibration_category": d.calibration_category,
         "entry_id": entry.id,
@@ -49,13 +50,11 @@ def decision_payload(result: services.LogResult) -> dict[str, Any]:
         "hash": entry.hash,
         "previous_hash": entry.previous_hash,
     }
-    return DecisionOutput(payload).data
+    return payload
 
 
 def validated_decision(body: Any) -> dict[str, Any]:
-    data = DecisionInput(data=require_object(body))
-    data.is_valid(raise_exception=True)
-    return dict(data.validated_data)
+    return parse_decision(require_object(body))
 
 
 _LOG_REQUEST = PolymorphicProxySerializer(
@@ -96,6 +95,20 @@ class LogView(APIView):
         )
 
 
+def text_param(request, name: str, *, max_length: int = 256) -> str | None:
+    """A string query parameter; NUL characters (which PostgreSQL refuses) and overlong
+    values are a VALIDATION_ERROR, never a 500."""
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return None
+    if "\x00" in value or len(value) > max_length:
+        raise ValidationFailed(
+            f"{name} must be at most {max_length} characters without NUL.",
+            errors=[{"field": name, "message": "invalid value"}],
+        )
+    return value
+
+
 def _bound(request, name: str, *, end: bool):
     raw = request.query_params.get(name)
     if raw in (None, ""):
@@ -130,8 +143,7 @@ class AuditTrailViewSet(TenantViewSet):
         responses=AuditEntryOutput(many=True),
     )
     def list(self, request):
-        params = request.query_params
-        calibration = params.get("calibration") or None
+        calibration = text_param(request, "calibration")
         if calibration is not None and calibration not in RECORD_CATEGORIES:
             raise ValidationFailed(
                 f"calibration must be one of: {', '.join(RECORD_CATEGORIES)}.",
@@ -139,9 +151,9 @@ class AuditTrailViewSet(TenantViewSet):
             )
         qs = selectors.audit_trail_list(
             self.customer,
-            user_id=params.get("user_id") or None,
-            model_id=params.get("model_id") or None,
-            decision_id=params.get("decision_id") or None,
+            user_id=text_param(request, "user_id"),
+            model_id=text_param(request, "model_id"),
+            decision_id=text_param(request, "decision_id"),
             calibration=calibration,
             since=_bound(request, "from", end=False),
             until=_bound(request, "to", end=True),

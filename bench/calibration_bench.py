@@ -46,7 +46,10 @@ def sh(*args: str, env=None, check=True, input=None) -> subprocess.CompletedProc
 
 
 def psql(sql: str) -> str:
-    return sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-d", DB, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql).stdout
+    done = sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-d", DB, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql, check=False)
+    if done.returncode:
+        sys.exit(f"psql failed: {done.stderr}")
+    return done.stdout
 
 
 # --- bulk seeding --------------------------------------------------------------------------
@@ -103,8 +106,8 @@ def seed(first: int, last: int) -> None:
     head = psql(f"SELECT sequence FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'").strip()
     base = int(head or 0)
     psql(f"""
-        INSERT INTO audit_chainhead (customer_id, sequence, head_hash, decisions, updated_at)
-        VALUES ('{CUSTOMER}', 0, repeat('0', 64), 0, now()) ON CONFLICT DO NOTHING;
+        INSERT INTO audit_chainhead (customer_id, sequence, head_hash, previous_head_hash, decisions, updated_at)
+        VALUES ('{CUSTOMER}', 0, repeat('0', 64), repeat('0', 64), 0, now()) ON CONFLICT DO NOTHING;
         INSERT INTO audit_auditentry (id, customer_id, decision_id, sequence, type, decision_ref, timestamp, logged_at,
             user_id, model_id, model_version, ai_recommendation, ai_confidence, user_decision, followed_ai,
             calibration_category, outcome, context, subgroups, hash, previous_hash)

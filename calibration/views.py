@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from audit import services as audit_services
 from audit.serializers import DecisionInput
-from audit.views import validated_decision
+from audit.views import text_param, validated_decision
 from calibration import explain, rules, selectors, services
 from calibration.selectors import INTERVALS, DayRange
 from calibration.serializers import (
@@ -160,8 +160,8 @@ class TrustScoreTrendView(APIView):
                 f"The range is limited to {MAX_RANGE_DAYS} days.",
                 errors=[{"field": "from", "message": f"at most {MAX_RANGE_DAYS} days before to"}],
             )
-        user_id = params.get("user_id") or None
-        model_id = params.get("model_id") or None
+        user_id = text_param(request, "user_id")
+        model_id = text_param(request, "model_id")
         result = selectors.trend(
             request.user.customer, days=days, interval=interval, user_id=user_id, model_id=model_id
         )

@@ -341,3 +341,31 @@ def test_calibration_engine_is_listed_in_engines_status(api):
     engines = {e["name"]: e for e in api.get("/v1/engines/status").json()["engines"]}
     assert engines["calibration"]["status"] == "operational"
     assert engines["calibration"]["last_activity_at"].endswith("Z")
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"user_id": "a\x00b"}, "user_id"),
+        ({"context": "nul \x00 here"}, "context"),
+        ({"metadata": {"k": "v\x00"}}, "metadata"),
+        ({"subgroups": {"gender": "f\x00"}}, "subgroups"),
+        ({"subgroups": {"custom": {"k\x00": "v"}}}, "subgroups"),
+    ],
+)
+def test_nul_characters_are_a_validation_error_not_a_server_error(api, overrides, field):
+    assert_validation_error(post(api, decision_body(**overrides)), field)
+
+
+@pytest.mark.parametrize("path", ["/v1/audit-trail?user_id=a%00b", "/v1/trust-score/trend?model_id=%00"])
+def test_nul_characters_in_query_filters_are_a_validation_error(api, path):
+    r = api.get(path)
+    assert r.status_code == 400
+    assert r.json()["code"] == "VALIDATION_ERROR"
+
+
+def test_several_field_problems_are_listed_together(api):
+    r = post(api, {"user_id": 5, "ai_recommendation": "", "confidence": 2})
+    assert r.status_code == 400
+    fields = {e["field"] for e in r.json()["errors"]}
+    assert {"user_id", "ai_recommendation", "user_decision", "confidence"} <= fields
