@@ -38,4 +38,4 @@ def dispatch_batch_size() -> int:
 
 def dispatch_threads() -> int:
     value = getattr(settings, "WEBHOOK_DISPATCH_THREADS", None)
-    return int(value if value is not None else _env.int("WEBHOOK_DISPATCH_THREADS", default=8))
+    return int(value if value is not None else _env.int("WEBHOOK_DISPATCH_THREADS", default=4))

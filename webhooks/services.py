@@ -12,7 +12,9 @@ import datetime as dt
 import functools
 import json
 import logging
+import os
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import close_old_connections, connection, transaction
 from django.db.models import Min, Q
 from django.utils import timezone
 
@@ -186,7 +188,7 @@ def webhook_enable(*, webhook: Webhook) -> Webhook:
     webhook.updated_at = now
     webhook.save(update_fields=["status", "disabled_reason", "disabled_at", "updated_at"])
     held = Delivery.objects.filter(webhook=webhook, status=Delivery.Status.PENDING)
-    held.filter(next_attempt_at__gt=now).update(next_attempt_at=now)
+    held.filter(attempt_count__gt=0, next_attempt_at__gt=now).update(next_attempt_at=now)
     first = held.order_by("created_at", "id").values_list("id", flat=True).first()
     if first:
         transaction.on_commit(lambda: _deliveries_enqueue([first]), robust=True)
@@ -207,10 +209,13 @@ def webhook_disable(*, webhook_id: str, reason: str) -> bool:
 def delivery_retry_now(*, delivery: Delivery) -> Delivery:
     """Admin "retry now": the delivery becomes pending and due at once (one more attempt for a
     failed one). A disabled webhook's delivery waits until the webhook is enabled."""
+    # An unstarted delivery keeps next_attempt_at == created_at (its place in the webhook's
+    # event order, which the claim relies on); a started one is simply due now.
     now = timezone.now()
+    delivery.refresh_from_db()
     Delivery.objects.filter(pk=delivery.pk).update(
         status=Delivery.Status.PENDING,
-        next_attempt_at=now,
+        next_attempt_at=now if delivery.attempt_count else delivery.created_at,
         claimed_until=None,
         claim_token=None,
         completed_at=None,
@@ -283,7 +288,7 @@ class Claim(NamedTuple):
     held_back: bool = False
 
 
-def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> Claim:
+def deliveries_claim(*, limit: int, webhook_ids: Iterable[str] | None = None) -> Claim:
     """Claim up to `limit` due deliveries of enabled webhooks for one lease.
 
     PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so concurrent claimers take disjoint rows.
@@ -303,8 +308,8 @@ def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> Claim:
             next_attempt_at__lte=now,
             webhook__status=Webhook.Status.ENABLED,
         )
-        if webhook_id is not None:
-            due = due.filter(webhook_id=webhook_id)
+        if webhook_ids is not None:
+            due = due.filter(webhook_id__in=list(webhook_ids))
         rows = list(
             due.order_by("next_attempt_at", "created_at", "id")
             .select_for_update(skip_locked=True, of=("self",))
@@ -314,18 +319,21 @@ def deliveries_claim(*, limit: int, webhook_id: str | None = None) -> Claim:
             return Claim(token, [])
         ids = [r[0] for r in rows]
         starting = {r[1] for r in rows if r[2] == 0}
-        blockers: dict[str, dt.datetime] = {}
+        blockers: dict[str, tuple[dt.datetime, str]] = {}
         if starting:
-            blockers = dict(
-                Delivery.objects.filter(
-                    _unclaimed(now), webhook_id__in=starting, status=Delivery.Status.PENDING, attempt_count=0
-                )
-                .exclude(id__in=ids)
-                .values("webhook_id")
+            outside = Delivery.objects.filter(
+                _unclaimed(now), webhook_id__in=starting, status=Delivery.Status.PENDING, attempt_count=0
+            ).exclude(id__in=ids)
+            firsts = (
+                outside.values("webhook_id")
                 .annotate(first=Min("created_at"))
                 .values_list("webhook_id", "first")
             )
-        allowed = [r[0] for r in rows if r[2] > 0 or r[1] not in blockers or r[3] < blockers[r[1]]]
+            for hook_id, first in firsts:
+                # the same created_at (events in one microsecond) is ordered by id
+                first_id = outside.filter(webhook_id=hook_id, created_at=first).aggregate(m=Min("id"))["m"]
+                blockers[hook_id] = (first, first_id)
+        allowed = [r[0] for r in rows if r[2] > 0 or r[1] not in blockers or (r[3], r[0]) < blockers[r[1]]]
         if not allowed:
             return Claim(token, [], held_back=True)
         Delivery.objects.filter(_unclaimed(now), id__in=allowed, status=Delivery.Status.PENDING).update(
@@ -364,7 +372,13 @@ def delivery_attempt(*, delivery: Delivery, token: str, webhook: Webhook | None 
             claimed_until=None, claim_token=None
         )
         return None
-    result = _send(webhook, delivery.event, now)
+    try:
+        result = _send(webhook, delivery.event, now)
+    except Exception as exc:  # recorded as a failed attempt (and logged), rather than retried forever
+        logger.exception("delivery %s: unexpected error while sending", delivery.pk)
+        result = transport.SendResult(
+            ok=False, status=None, duration_ms=0, error=f"internal_error: {type(exc).__name__}", body=""
+        )
     _attempt_record(delivery=delivery, token=token, attempted_at=now, result=result)
     return result.ok
 
@@ -418,58 +432,90 @@ HELD_BACK_RETRIES = 50
 HELD_BACK_PAUSE_SECONDS = 0.02
 
 
-def _send_in_order(token: str, deliveries: list[Delivery], *, own_connection: bool) -> int:
+def _send_in_order(token: str, deliveries: list[Delivery], *, in_thread: bool) -> int:
     """One webhook's claimed rows, in event order. The webhook (status, URL, secrets) is read
     again when the copy is over a second old, and the group stops once it is disabled."""
     sent = 0
     webhook: Webhook | None = None
     read_at = 0.0
-    try:
-        for delivery in deliveries:
-            if webhook is None or time.monotonic() - read_at > WEBHOOK_REFRESH_SECONDS:
-                webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
-                read_at = time.monotonic()
-            if webhook is None:
-                break
-            outcome = delivery_attempt(delivery=delivery, token=token, webhook=webhook)
-            if outcome is not None:
-                sent += 1
-            if outcome is False and delivery.attempt_count + 1 >= conf.MAX_ATTEMPTS:
-                webhook = None  # it may just have been disabled: read it again
-            elif webhook.status != Webhook.Status.ENABLED:
-                # release the rest of the claim at once, rather than when the lease expires
-                Delivery.objects.filter(pk__in=[d.pk for d in deliveries], claim_token=token).update(
-                    claimed_until=None, claim_token=None
-                )
-                break
-    finally:
-        if own_connection:
-            connection.close()
+    if in_thread:
+        close_old_connections()  # the pool's threads keep their connection (CONN_MAX_AGE)
+    for delivery in deliveries:
+        if webhook is None or time.monotonic() - read_at > WEBHOOK_REFRESH_SECONDS:
+            webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
+            read_at = time.monotonic()
+        if webhook is None:
+            break
+        outcome = delivery_attempt(delivery=delivery, token=token, webhook=webhook)
+        if outcome is not None:
+            sent += 1
+        if outcome is False and delivery.attempt_count + 1 >= conf.MAX_ATTEMPTS:
+            webhook = None  # it may just have been disabled: read it again
+        elif webhook.status != Webhook.Status.ENABLED:
+            # release the rest of the claim at once, rather than when the lease expires
+            Delivery.objects.filter(pk__in=[d.pk for d in deliveries], claim_token=token).update(
+                claimed_until=None, claim_token=None
+            )
+            break
     return sent
 
 
+_pool: ThreadPoolExecutor | None = None
+_pool_pid = 0
+
+
+def _send_pool() -> ThreadPoolExecutor:
+    """One long-lived pool per process (made after a prefork worker forks), so the threads'
+    database connections are reused between dispatches instead of opened each time."""
+    global _pool, _pool_pid
+    if _pool is None or _pool_pid != os.getpid():
+        _pool = ThreadPoolExecutor(max_workers=conf.dispatch_threads(), thread_name_prefix="webhook-send")
+        _pool_pid = os.getpid()
+    return _pool
+
+
+def send_pool_close() -> None:
+    """Close every pool thread's database connection and the pool (tests; worker shutdown)."""
+    global _pool
+    pool, _pool = _pool, None
+    if pool is None:
+        return
+    size = pool._max_workers
+    barrier = threading.Barrier(size)
+
+    def close(_: int) -> None:
+        try:
+            barrier.wait(timeout=10)  # one call per thread, so each closes its own connection
+        except threading.BrokenBarrierError:
+            pass  # a thread is still sending; its connection goes with the process
+        connection.close()
+
+    list(pool.map(close, range(size)))
+    pool.shutdown(wait=True)
+
+
 def deliveries_dispatch_due(
-    *, webhook_id: str | None = None, limit: int | None = None, budget_seconds: float = 20.0
+    *, webhook_ids: Iterable[str] | None = None, limit: int | None = None, budget_seconds: float = 20.0
 ) -> int:
-    """Claim due deliveries and attempt them, until nothing is due or the time budget is
-    spent (the beat runs again in 2 s). Each webhook's claimed rows are sent in event order;
-    different webhooks in parallel threads, so one slow receiver does not hold the others."""
+    """Claim due deliveries (of the given webhooks, or all) and attempt them, until nothing is
+    due or the time budget is spent (the beat runs again in 2 s). Each webhook's claimed rows
+    are sent in event order; different webhooks in parallel threads, so one slow receiver does
+    not hold the others."""
+    hooks = list(webhook_ids) if webhook_ids is not None else None
     limit = limit or conf.dispatch_batch_size()
     started = time.monotonic()
     total = 0
     waits = 0
     while True:
-        token, claimed, held_back = deliveries_claim(limit=limit, webhook_id=webhook_id)
+        token, claimed, held_back = deliveries_claim(limit=limit, webhook_ids=hooks)
         groups: OrderedDict[str, list[Delivery]] = OrderedDict()
         for delivery in claimed:
             groups.setdefault(delivery.webhook_id, []).append(delivery)
-        threads = min(conf.dispatch_threads(), len(groups))
-        if threads <= 1:
-            total += sum(_send_in_order(token, group, own_connection=False) for group in groups.values())
+        if conf.dispatch_threads() <= 1 or len(groups) <= 1:
+            total += sum(_send_in_order(token, group, in_thread=False) for group in groups.values())
         else:
-            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="webhook-send") as pool:
-                send = functools.partial(_send_in_order, token, own_connection=True)
-                total += sum(pool.map(send, groups.values()))
+            send = functools.partial(_send_in_order, token, in_thread=True)
+            total += sum(_send_pool().map(send, groups.values()))
         if time.monotonic() - started > budget_seconds:
             break
         if held_back and waits < HELD_BACK_RETRIES:
@@ -490,7 +536,7 @@ def deliveries_start(*, delivery_ids: Iterable[str]) -> int:
             "webhook_id", flat=True
         )
     )
-    return sum(deliveries_dispatch_due(webhook_id=hook) for hook in sorted(hooks))
+    return deliveries_dispatch_due(webhook_ids=sorted(hooks)) if hooks else 0
 
 
 # --- the test event ----------------------------------------------------------------------------

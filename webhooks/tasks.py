@@ -2,6 +2,7 @@
 (a claim is exclusive, and a row that is not due is not claimed)."""
 
 from celery import shared_task
+from celery.signals import worker_process_shutdown
 
 from webhooks import services
 
@@ -16,3 +17,8 @@ def deliveries_start(delivery_ids: list[str]) -> int:
 def deliveries_dispatch_due() -> int:
     """Every 2 s (beat): claims due rows (retries, lost messages, expired leases)."""
     return services.deliveries_dispatch_due()
+
+
+@worker_process_shutdown.connect
+def _close_send_pool(**kwargs) -> None:
+    services.send_pool_close()

@@ -16,6 +16,7 @@ class Received:
     headers: dict[str, str]
     body: bytes
     first_byte_at: float = 0.0  # wall clock (time.time) when the request line arrived
+    path: str = ""
 
 
 # A behaviour returns (status, body) to answer, or one of these actions.
@@ -65,6 +66,7 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
                 headers={k.lower(): v for k, v in self.headers.items()},
                 body=body,
                 first_byte_at=first_byte / 1e9,
+                path=self.path,
             )
             with receiver.lock:
                 receiver.requests.append(req)

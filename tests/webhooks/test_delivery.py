@@ -245,3 +245,49 @@ def test_retry_now_makes_a_failed_delivery_due_again(insecure, receiver):
     assert _dispatch() == 1
     delivery.refresh_from_db()
     assert delivery.status == "succeeded" and delivery.attempt_count == 6
+
+
+def test_retrying_an_old_skipped_delivery_keeps_its_place_in_event_order(insecure, receiver):
+    hook, _ = webhook(receiver.url, ["*"])
+    Webhook.objects.filter(pk=hook.pk).update(status="disabled")
+    old = emit()
+    Webhook.objects.filter(pk=hook.pk).update(status="enabled")
+    newer = [emit() for _ in range(3)]
+    services.delivery_retry_now(delivery=Delivery.objects.get(event=old))
+    claim = services.deliveries_claim(limit=2)
+    assert [d.event_id for d in claim.deliveries] == [old.id, newer[0].id]
+    for delivery in claim.deliveries:
+        services.delivery_attempt(delivery=delivery, token=claim.token)
+    assert _dispatch() == 2
+    assert receiver.ids() == [old.id] + [e.id for e in newer]
+
+
+def test_deliveries_created_in_the_same_microsecond_are_claimed_in_id_order_without_stalling(
+    insecure, receiver
+):
+    webhook(receiver.url, ["*"])
+    with time_machine.travel(T0, tick=False):
+        for _ in range(4):
+            emit()
+        in_order = list(Delivery.objects.order_by("id").values_list("id", flat=True))
+        first = services.deliveries_claim(limit=2)
+        second = services.deliveries_claim(limit=2)
+    assert [d.id for d in first.deliveries] == in_order[:2]
+    assert [d.id for d in second.deliveries] == in_order[2:]
+
+
+def test_several_webhooks_are_sent_in_parallel_threads_each_in_event_order(
+    transactional_db, settings, receiver
+):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = True
+    settings.WEBHOOK_DISPATCH_THREADS = 3
+    hooks = [webhook(f"{receiver.url}/{i}", ["*"])[0] for i in range(3)]
+    events = [emit() for _ in range(5)]
+    try:
+        assert services.deliveries_dispatch_due() == 15
+    finally:
+        services.send_pool_close()
+    for i, _hook in enumerate(hooks):
+        got = [r.headers["webhook-id"] for r in receiver.requests if r.path == f"/hook/{i}"]
+        assert got == [e.id for e in events]
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
