@@ -8,6 +8,7 @@ random `claim_token`, taken with SELECT ... FOR UPDATE SKIP LOCKED and a conditi
 so two workers never hold the same row, and an attempt's outcome is written only while the
 token still matches."""
 
+import contextlib
 import datetime as dt
 import functools
 import json
@@ -484,10 +485,10 @@ def send_pool_close() -> None:
     barrier = threading.Barrier(size)
 
     def close(_: int) -> None:
-        try:
-            barrier.wait(timeout=10)  # one call per thread, so each closes its own connection
-        except threading.BrokenBarrierError:
-            pass  # a thread is still sending; its connection goes with the process
+        # one call per thread, so each closes its own connection; a thread still sending
+        # breaks the barrier, and its connection goes with the process
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait(timeout=10)
         connection.close()
 
     list(pool.map(close, range(size)))
