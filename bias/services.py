@@ -236,6 +236,14 @@ def _in_transaction(fn):
     return wrapper
 
 
+def _attachment(customer_id: str, decision_id: str) -> SubgroupAttachment | None:
+    """The decision's attachment row, if any (unique lookup, no ORDER BY)."""
+    rows = SubgroupAttachment.objects.filter(customer_id=customer_id, decision_id=decision_id).only(
+        "id", "attributes", "counted"
+    )[:1]
+    return next(iter(rows), None)
+
+
 def _counted_attributes(decision: Any, attachment: SubgroupAttachment | None) -> dict[str, str]:
     """The attributes a logged decision is counted under: its attachment's once one was
     made through POST /detect-bias, else the subgroups it was logged with. (A decision
@@ -256,9 +264,7 @@ def subgroup_stats_on_decision_logged(*, decision: Any) -> None:
     attachment and replace pending ones."""
     _lock_decision(decision.customer_id, decision.decision_id)
     own = subgroups_lenient(decision.subgroups)
-    attachment = SubgroupAttachment.objects.filter(
-        customer_id=decision.customer_id, decision_id=decision.decision_id
-    ).first()
+    attachment = _attachment(decision.customer_id, decision.decision_id)
     attributes = own
     if attachment is not None:
         attributes = own or attachment.attributes
@@ -278,9 +284,7 @@ def subgroup_stats_on_outcome_changed(
     """A late outcome changed a stored decision's outcome (and so possibly its
     calibration_category and correctness). Move its counts from the old state to the new."""
     _lock_decision(decision.customer_id, decision.decision_id)
-    attachment = SubgroupAttachment.objects.filter(
-        customer_id=decision.customer_id, decision_id=decision.decision_id
-    ).first()
+    attachment = _attachment(decision.customer_id, decision.decision_id)
     attributes = _counted_attributes(decision, attachment)
     if not attributes:
         return
@@ -337,7 +341,7 @@ def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[s
     with transaction.atomic():
         _lock_decision(customer.pk, decision_id)
         decision = Decision.objects.filter(customer=customer, decision_id=decision_id).first()
-        attachment = SubgroupAttachment.objects.filter(customer=customer, decision_id=decision_id).first()
+        attachment = _attachment(customer.pk, decision_id)
         if decision is None:
             if attachment is not None and attachment.attributes == attributes:
                 return None  # the same pending subgroups again
