@@ -170,7 +170,7 @@ def main() -> None:
             f"workers={r['workers']}: emit->first byte p50 {r['latency_p50_ms']:.1f} ms, "
             f"p99 {r['latency_p99_ms']:.1f} ms; backlog of {r['burst_deliveries']} deliveries at "
             f"{r['deliveries_per_s']:.0f}/s (first to last receipt); "
-            f"extra attempts {r['extra_attempts']}"
+            f"extra attempts {r['extra_attempts']}; load average now {os.getloadavg()[0]:.2f}"
         )
     reset()
 

@@ -238,3 +238,16 @@ def test_engine_status_and_metrics_report_deliveries(api, insecure, receiver):
     assert engine["status"] in {"operational", "degraded", "down"}
     metrics = api.get("/v1/metrics").json()
     assert metrics["deliveries"]["pending"] == 1 and metrics["queues"]["webhook_deliveries_due"] == 1
+
+
+def test_trailing_slash_reaches_the_same_handler_and_bad_bodies_are_4xx(api, insecure, receiver):
+    response = api.post("/v1/webhooks/", {"url": receiver.url, "events": ["*"]}, format="json")
+    assert response.status_code == 201
+    hook_id = response.json()["webhook_id"]
+    assert api.post(f"/v1/webhooks/{hook_id}/rotate-secret/").status_code == 200
+    assert api.get(f"/v1/webhooks/{hook_id}/deliveries/").status_code == 200
+    assert api.put(f"/v1/webhooks/{hook_id}", {}, format="json").status_code == 405
+    assert (
+        api.post("/v1/webhooks", "not json", content_type="application/json").json()["code"] == "INVALID_JSON"
+    )
+    assert api.post("/v1/webhooks", [1], format="json").json()["code"] == "VALIDATION_ERROR"
