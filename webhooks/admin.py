@@ -1,15 +1,38 @@
 """Staff views of webhooks and deliveries. Secrets are never shown here."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
+from django.utils import timezone
 
 from config.exceptions import DomainError
 from webhooks import services
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 
+class WebhookForm(forms.ModelForm):
+    """Staff edits go through the same URL (C10) and event rules as the API."""
+
+    class Meta:
+        model = Webhook
+        fields = ["url", "events", "description"]
+
+    def clean_url(self):
+        try:
+            return services.webhook_url_validate(self.cleaned_data.get("url"))
+        except DomainError as exc:
+            raise forms.ValidationError(exc.detail)
+
+    def clean_events(self):
+        try:
+            return services.webhook_events_validate(self.cleaned_data.get("events"))
+        except DomainError as exc:
+            raise forms.ValidationError(exc.detail)
+
+
 @admin.register(Webhook)
 class WebhookAdmin(admin.ModelAdmin):
+    form = WebhookForm
     list_display = ["id", "customer", "url", "status", "events", "disabled_reason", "created_at"]
     list_filter = ["status", "disabled_reason"]
     search_fields = ["id", "url", "customer__id"]
@@ -40,6 +63,10 @@ class WebhookAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # created through the API, which validates the URL and issues the secret
+
+    def save_model(self, request, obj, form, change) -> None:
+        obj.updated_at = timezone.now()
+        super().save_model(request, obj, form, change)
 
     @admin.action(description="Enable the selected webhooks")
     def enable_webhooks(self, request, queryset: QuerySet[Webhook]) -> None:

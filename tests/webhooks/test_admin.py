@@ -51,3 +51,17 @@ def test_admin_enable_action_and_retry_now_action(staff, insecure, receiver):
     services.deliveries_dispatch_due()
     delivery.refresh_from_db()
     assert delivery.status == "succeeded" and delivery.attempt_count == 6
+
+
+def test_admin_edits_follow_the_url_and_event_rules(staff, settings, insecure, receiver):
+    hook, _ = webhook(receiver.url, ["*"])
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
+    page = f"/admin/webhooks/webhook/{hook.pk}/change/"
+    response = staff.post(page, {"url": "https://127.0.0.1/x", "events": '["nope"]', "description": ""})
+    assert response.status_code == 200  # the form again, with errors
+    assert Webhook.objects.get(pk=hook.pk).url == receiver.url
+    response = staff.post(
+        page, {"url": "https://93.184.216.34/x", "events": '["bias.detected"]', "description": "d"}
+    )
+    assert response.status_code == 302
+    assert Webhook.objects.get(pk=hook.pk).events == ["bias.detected"]
