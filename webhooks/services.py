@@ -384,6 +384,20 @@ def delivery_attempt(*, delivery: Delivery, token: str, webhook: Webhook | None 
     return result.ok
 
 
+def _attempt_row_create(
+    *, delivery_id: str, number: int, attempted_at: dt.datetime, result: transport.SendResult
+) -> DeliveryAttempt:
+    return DeliveryAttempt.objects.create(
+        delivery_id=delivery_id,
+        attempt=number,
+        attempted_at=attempted_at,
+        response_status=result.status,
+        duration_ms=result.duration_ms,
+        error=(result.error or None) and result.error[:500],
+        response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
+    )
+
+
 @transaction.atomic
 def _attempt_record(
     *, delivery: Delivery, token: str, attempted_at: dt.datetime, result: transport.SendResult
@@ -417,15 +431,7 @@ def _attempt_record(
             "delivery %s: claim lost or row deleted during attempt %s; outcome dropped", delivery.pk, number
         )
         return
-    DeliveryAttempt.objects.create(
-        delivery_id=delivery.pk,
-        attempt=number,
-        attempted_at=attempted_at,
-        response_status=result.status,
-        duration_ms=result.duration_ms,
-        error=(result.error or None) and result.error[:500],
-        response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
-    )
+    _attempt_row_create(delivery_id=delivery.pk, number=number, attempted_at=attempted_at, result=result)
 
 
 WEBHOOK_REFRESH_SECONDS = 1.0
@@ -570,15 +576,7 @@ def webhook_test_send(*, webhook: Webhook) -> TestResult:
     result = _send(webhook, event, now)
     finished = timezone.now()
     with transaction.atomic():
-        DeliveryAttempt.objects.create(
-            delivery=delivery,
-            attempt=1,
-            attempted_at=now,
-            response_status=result.status,
-            duration_ms=result.duration_ms,
-            error=(result.error or None) and result.error[:500],
-            response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
-        )
+        _attempt_row_create(delivery_id=delivery.pk, number=1, attempted_at=now, result=result)
         delivery.status = Delivery.Status.SUCCEEDED if result.ok else Delivery.Status.FAILED
         delivery.attempt_count = 1
         delivery.last_response_status = result.status
