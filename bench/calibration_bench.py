@@ -1,3 +1,4 @@
+# ruff: noqa: S608 -- the SQL here is built from constants of this script (bulk seeding), never from input
 """POST /log and POST /calibrate under load, and /calibrate latency at 10k vs 1M stored decisions.
 
 Run:  .venv/bin/python bench/calibration_bench.py            (PostgreSQL + Redis on localhost, wrk installed)
@@ -46,7 +47,21 @@ def sh(*args: str, env=None, check=True, input=None) -> subprocess.CompletedProc
 
 
 def psql(sql: str) -> str:
-    done = sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-d", DB, "-v", "ON_ERROR_STOP=1", "-qAt", "-c", sql, check=False)
+    done = sh(
+        "psql",
+        "-h",
+        "127.0.0.1",
+        "-U",
+        "postgres",
+        "-d",
+        DB,
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-qAt",
+        "-c",
+        sql,
+        check=False,
+    )
     if done.returncode:
         sys.exit(f"psql failed: {done.stderr}")
     return done.stdout
@@ -55,10 +70,25 @@ def psql(sql: str) -> str:
 # --- bulk seeding --------------------------------------------------------------------------
 
 SUMS = [
-    "n", "followed", "overtrust", "undertrust", "conf_n", "conf_sum", "outcome_n", "ai_right_n", "ar_num",
-    "followed_wrong", "overrode_right", "gap_sum",
+    "n",
+    "followed",
+    "overtrust",
+    "undertrust",
+    "conf_n",
+    "conf_sum",
+    "outcome_n",
+    "ai_right_n",
+    "ar_num",
+    "followed_wrong",
+    "overrode_right",
+    "gap_sum",
     *[f"b{b}_{p}" for b in range(5) for p in ("n", "followed", "conf")],
-    "sw_den", "sw_num", "rair_den", "rair_num", "rsr_den", "rsr_num",
+    "sw_den",
+    "sw_num",
+    "rair_den",
+    "rair_num",
+    "rsr_den",
+    "rsr_num",
 ]
 
 
@@ -100,7 +130,7 @@ def seed(first: int, last: int) -> None:
                  ELSE 'CALIBRATED' END, ''
         FROM (SELECT g, CASE WHEN g % 3 = 0 THEN 'deny' ELSE 'approve' END AS ai,
                      CASE WHEN g % 4 = 0 THEN 'deny' ELSE 'approve' END AS ud,
-                     ((g * 7919) % 1000) / 1000.0 AS c
+                     ((g::bigint * 7919) % 1000) / 1000.0 AS c
               FROM generate_series({first}, {last}) g) s;
     """)
     head = psql(f"SELECT sequence FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'").strip()
@@ -143,8 +173,16 @@ def seed(first: int, last: int) -> None:
 
 
 def wrk(path: str, script: Path, *, duration: int, connections: int) -> dict:
-    out = sh("wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "-s", str(script),
-             f"http://127.0.0.1:{PORT}{path}").stdout
+    out = sh(
+        "wrk",
+        "-t2",
+        f"-c{connections}",
+        f"-d{duration}s",
+        "--latency",
+        "-s",
+        str(script),
+        f"http://127.0.0.1:{PORT}{path}",
+    ).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
 
     def pct(label: str) -> float:
@@ -161,8 +199,8 @@ def wrk_script(path: Path, keys: list[str], tag: str) -> Path:
         "request = function()\n  i = i + 1\n"
         "  local user = 'user-' .. (i % 200)\n"
         "  local followed = (i % 4 ~= 0)\n"
-        "  local body = string.format('{\"user_id\":\"%s\",\"model_id\":\"model-%d\",\"ai_recommendation\":\"approve\","
-        "\"user_decision\":\"%s\",\"confidence\":%.2f,\"context\":\"" + tag + "\"}', user, i % 5, "
+        '  local body = string.format(\'{"user_id":"%s","model_id":"model-%d","ai_recommendation":"approve",'
+        '"user_decision":"%s","confidence":%.2f,"context":"' + tag + "\"}', user, i % 5, "
         "followed and 'approve' or 'deny', (i % 100) / 100)\n"
         "  return wrk.format('POST', nil, {['Authorization'] = 'Bearer ' .. keys[(i % #keys) + 1],"
         " ['Content-Type'] = 'application/json'}, body)\nend\n"
@@ -187,10 +225,16 @@ async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float
                 writer.close()
                 return
             i, scheduled = item
-            body = json.dumps({
-                "user_id": f"user-{i % 200}", "model_id": f"model-{i % 5}", "ai_recommendation": "approve",
-                "user_decision": "approve" if i % 4 else "deny", "confidence": (i % 100) / 100, "context": "open-loop",
-            }).encode()
+            body = json.dumps(
+                {
+                    "user_id": f"user-{i % 200}",
+                    "model_id": f"model-{i % 5}",
+                    "ai_recommendation": "approve",
+                    "user_decision": "approve" if i % 4 else "deny",
+                    "confidence": (i % 100) / 100,
+                    "context": "open-loop",
+                }
+            ).encode()
             request = (
                 f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {keys[i % len(keys)]}\r\n"
                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -245,6 +289,35 @@ def open_loop(path: str, keys: list[str], *, rate: float, duration: float, conne
     return asyncio.run(_open_loop(path, keys, rate=rate, duration=duration, connections=connections))
 
 
+INPROCESS = """
+import json, time
+from django.conf import settings
+from rest_framework.test import APIClient
+settings.RATE_LIMITS_ENABLED = False
+client = APIClient()
+client.credentials(HTTP_AUTHORIZATION="Bearer " + KEY)
+out = {}
+for path in ("/v1/calibrate", "/v1/log"):
+    samples = []
+    for i in range(N):
+        body = {"user_id": f"user-{i % 200}", "model_id": f"model-{i % 5}", "ai_recommendation": "approve",
+                "user_decision": "approve" if i % 4 else "deny", "confidence": (i % 100) / 100, "context": "in-process"}
+        started = time.perf_counter()
+        assert client.post(path, body, format="json").status_code in (200, 201)
+        samples.append((time.perf_counter() - started) * 1000)
+    samples.sort()
+    out[path] = {"rps": 1000 / (sum(samples) / N), "p50": samples[N // 2], "p99": samples[int(N * 0.99) - 1], "errors": 0}
+print("RESULT" + json.dumps(out))
+"""
+
+
+def inprocess(env: dict, key: str, n: int = 300) -> dict:
+    """One client, in-process (no HTTP, no queueing): the service time of one request."""
+    code = f"KEY = {key!r}\nN = {n}\n" + INPROCESS
+    out = sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c", code, env=env).stdout
+    return json.loads(out.split("RESULT", 1)[1])
+
+
 def row(name: str, r: dict) -> str:
     return f"{name:<58}{r['rps']:>9.0f}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['errors']:>8}"
 
@@ -256,8 +329,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16, help="wrk connections (closed loop)")
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--big", type=int, default=1_000_000)
-    parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     if not shutil.which("wrk"):
         sys.exit("wrk is needed: apt-get install -y wrk")
@@ -270,7 +343,17 @@ def main() -> None:
         REDIS_URL=f"redis://127.0.0.1:6379/{REDIS_DB}",
         TRUSTCAL_DATA_DIR=str(data_dir),
     )
-    sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {DB}", "-c", f"CREATE DATABASE {DB}")
+    sh(
+        "psql",
+        "-h",
+        "127.0.0.1",
+        "-U",
+        "postgres",
+        "-qc",
+        f"DROP DATABASE IF EXISTS {DB}",
+        "-c",
+        f"CREATE DATABASE {DB}",
+    )
     sh("redis-cli", "-n", REDIS_DB, "flushdb")
     sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
     make_keys = (
@@ -283,14 +366,31 @@ def main() -> None:
     started = time.perf_counter()
     seed(1, args.small)
     print(f"seeded {args.small:,} decisions in {time.perf_counter() - started:.1f} s", flush=True)
+    results: list[str] = []
+    for path, r in inprocess(env, keys[0]).items():
+        results.append(row(f"{path} in-process, one client ({args.small:,} stored)", r))
+    print("\n".join(results), flush=True)
 
     web = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{PORT}", "--workers",
-         str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread", "--keep-alive", "30",
-         "--log-level", "warning"],
-        cwd=ROOT, env=env,
+        [
+            str(BIN / "gunicorn"),
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{PORT}",
+            "--workers",
+            str(args.workers),
+            "--threads",
+            str(args.threads),
+            "--worker-class",
+            "gthread",
+            "--keep-alive",
+            "30",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
     )
-    results: list[str] = []
     try:
         for _ in range(100):
             try:
@@ -301,12 +401,32 @@ def main() -> None:
         script = wrk_script(data_dir / "log.lua", keys, "wrk")
         wrk("/v1/log", script, duration=3, connections=args.connections)  # warm up
         d = args.duration
-        results.append(row(f"POST /v1/log, wrk closed loop -c{args.connections}", wrk("/v1/log", script, duration=d, connections=args.connections)))
-        results.append(row(f"POST /v1/calibrate, wrk closed loop -c{args.connections}", wrk("/v1/calibrate", script, duration=d, connections=args.connections)))
+        results.append(
+            row(
+                f"POST /v1/log, wrk closed loop -c{args.connections}",
+                wrk("/v1/log", script, duration=d, connections=args.connections),
+            )
+        )
+        results.append(
+            row(
+                f"POST /v1/calibrate, wrk closed loop -c{args.connections}",
+                wrk("/v1/calibrate", script, duration=d, connections=args.connections),
+            )
+        )
         print("\n".join(results), flush=True)
         count = psql(f"SELECT decisions FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'").strip()
-        results.append(row(f"POST /v1/log at {args.rate:.0f} req/s open loop ({int(count):,} stored)", open_loop("/v1/log", keys, rate=args.rate, duration=d)))
-        results.append(row(f"POST /v1/calibrate at {args.rate:.0f} req/s open loop", open_loop("/v1/calibrate", keys, rate=args.rate, duration=d)))
+        results.append(
+            row(
+                f"POST /v1/log at {args.rate:.0f} req/s open loop ({int(count):,} stored)",
+                open_loop("/v1/log", keys, rate=args.rate, duration=d),
+            )
+        )
+        results.append(
+            row(
+                f"POST /v1/calibrate at {args.rate:.0f} req/s open loop",
+                open_loop("/v1/calibrate", keys, rate=args.rate, duration=d),
+            )
+        )
         print("\n".join(results[-2:]), flush=True)
 
         stored = int(psql(f"SELECT decisions FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'").strip())
@@ -324,16 +444,35 @@ def main() -> None:
             f"SELECT count(*) FROM calibration_userdailyaggregate WHERE customer_id = '{CUSTOMER}' AND user_id = 'user-7'"
             " AND model_key = '*'"
         ).strip()
-        results.append(row(f"POST /v1/calibrate at {args.rate:.0f} req/s open loop ({stored:,} stored)", open_loop("/v1/calibrate", keys, rate=args.rate, duration=d)))
-        results.append(row(f"POST /v1/log at {args.rate:.0f} req/s open loop ({stored:,} stored)", open_loop("/v1/log", keys, rate=args.rate, duration=d)))
-        results.append(row(f"POST /v1/calibrate, wrk closed loop -c{args.connections} ({stored:,} stored)", wrk("/v1/calibrate", script, duration=d, connections=args.connections)))
+        results.append(
+            row(
+                f"POST /v1/calibrate at {args.rate:.0f} req/s open loop ({stored:,} stored)",
+                open_loop("/v1/calibrate", keys, rate=args.rate, duration=d),
+            )
+        )
+        results.append(
+            row(
+                f"POST /v1/log at {args.rate:.0f} req/s open loop ({stored:,} stored)",
+                open_loop("/v1/log", keys, rate=args.rate, duration=d),
+            )
+        )
+        results.append(
+            row(
+                f"POST /v1/calibrate, wrk closed loop -c{args.connections} ({stored:,} stored)",
+                wrk("/v1/calibrate", script, duration=d, connections=args.connections),
+            )
+        )
         results.append(f"(aggregate rows of one user, all models, at {stored:,} stored: {rows})")
+        for path, r in inprocess(env, keys[0]).items():
+            results.append(row(f"{path} in-process, one client ({stored:,} stored)", r))
     finally:
         web.terminate()
         web.wait()
     verify_tail = psql(f"SELECT count(*) FROM audit_auditentry WHERE customer_id = '{CUSTOMER}'").strip()
     print()
-    print(f"gunicorn gthread {args.workers} workers x {args.threads} threads, PostgreSQL + Redis, one customer")
+    print(
+        f"gunicorn gthread {args.workers} workers x {args.threads} threads, PostgreSQL + Redis, one customer"
+    )
     print(f"{'run':<58}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
     print("\n".join(results))
     print(f"audit entries stored: {int(verify_tail):,}")
