@@ -15,6 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, viewsets
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 
@@ -178,6 +179,20 @@ def require_object(data: Any) -> dict[str, Any]:
             errors=[{"field": "body", "message": "expected an object"}],
         )
     return data
+
+
+def choice_param(request: Request, name: str, choices: list[str], default: str | None = None) -> str | None:
+    """A query parameter restricted to `choices`; absent or empty gives `default`; anything
+    else is a VALIDATION_ERROR naming the allowed values."""
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return default
+    if value not in choices:
+        raise ValidationFailed(
+            f"{name} must be one of: {', '.join(choices)}.",
+            errors=[{"field": name, "message": f"must be one of: {', '.join(choices)}"}],
+        )
+    return value
 
 
 class UTCDateTimeField(serializers.DateTimeField):

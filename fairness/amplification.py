@@ -10,24 +10,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from bias.domain import DEFAULT_FAVORABLE_VALUES as BIAS_DEFAULT_FAVORABLE_VALUES
+from bias.domain import normalize_value
+
 MIN_GROUP_DECISIONS = 30
-DEFAULT_FAVORABLE_VALUES = frozenset(
-    [
-        "approve",
-        "approved",
-        "accept",
-        "accepted",
-        "yes",
-        "hire",
-        "hired",
-        "grant",
-        "granted",
-        "pass",
-        "positive",
-        "true",
-        "1",
-    ]
-)
+# C7's default list, owned by the bias app (one source of truth).
+DEFAULT_FAVORABLE_VALUES = frozenset(BIAS_DEFAULT_FAVORABLE_VALUES)
 # (lower bound, level) from the top: interface.md's risk table.
 RISK_BANDS = [
     (Fraction(3, 4), "critical"),
@@ -36,10 +24,6 @@ RISK_BANDS = [
     (Fraction(1, 10), "low"),
 ]
 RISK_LEVELS = ["none", "low", "medium", "high", "critical"]
-
-
-def normalize_value(value: str) -> str:
-    return str(value).strip().casefold()
 
 
 def attribute_key(protected_attribute: str) -> str:

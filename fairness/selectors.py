@@ -5,7 +5,7 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
-from fairness.amplification import DEFAULT_FAVORABLE_VALUES, attribute_key, normalize_value
+from fairness.amplification import attribute_key
 from fairness.models import AmplificationAlert, FairnessSignal
 
 CORRELATION_WINDOW = dt.timedelta(days=30)
@@ -74,10 +74,7 @@ def favorable_values(*, customer: Any, model_id: str) -> frozenset[str]:
     """The model's favourable values when the bias app configures them (C7), else the default list."""
     from bias import selectors as bias_selectors
 
-    lookup = getattr(bias_selectors, "favorable_values", None)
-    if lookup is None:
-        return DEFAULT_FAVORABLE_VALUES
-    return frozenset(normalize_value(v) for v in lookup(customer=customer, model_id=model_id))
+    return frozenset(bias_selectors.favorable_values(customer=customer, model_id=model_id))
 
 
 def correlated_counts(signal: FairnessSignal) -> list:

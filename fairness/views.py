@@ -8,7 +8,7 @@ from rest_framework import status as http_status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import CamelPagePagination, TenantViewSet, require_object
+from config.api import CamelPagePagination, TenantViewSet, choice_param, require_object
 from config.exceptions import ValidationFailed
 from config.timeutils import parse_bound
 from fairness import selectors, services
@@ -35,15 +35,6 @@ def _bad_param(name: str, message: str) -> ValidationFailed:
 def _text_param(request, name: str) -> str | None:
     value = request.query_params.get(name)
     return value if value not in (None, "") else None
-
-
-def _choice_param(request, name: str, choices: list[str], default: str | None = None) -> str | None:
-    value = _text_param(request, name)
-    if value is None:
-        return default
-    if value not in choices:
-        raise _bad_param(name, f"must be one of: {', '.join(choices)}")
-    return value
 
 
 def _bound_param(request, name: str, *, end: bool) -> dt.datetime | None:
@@ -106,7 +97,7 @@ class FairnessSignalViewSet(TenantViewSet):
         responses=SignalOutput(many=True),
     )
     def list(self, request):
-        passes = _choice_param(request, "passesThreshold", list(BOOLEANS))
+        passes = choice_param(request, "passesThreshold", list(BOOLEANS))
         qs = selectors.signal_list(
             self.customer,
             model_id=_text_param(request, "modelId"),
@@ -115,9 +106,9 @@ class FairnessSignalViewSet(TenantViewSet):
             passes_threshold=BOOLEANS[passes] if passes is not None else None,
             start=_bound_param(request, "startDate", end=False),
             end=_bound_param(request, "endDate", end=True),
-            sort_by=_choice_param(request, "sortBy", list(selectors.SIGNAL_SORT_FIELDS), "signalTimestamp")
+            sort_by=choice_param(request, "sortBy", list(selectors.SIGNAL_SORT_FIELDS), "signalTimestamp")
             or "",
-            sort_order=_choice_param(request, "sortOrder", SORT_ORDERS, "desc") or "desc",
+            sort_order=choice_param(request, "sortOrder", SORT_ORDERS, "desc") or "desc",
         )
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(SignalOutput(page, many=True).data)
@@ -151,8 +142,8 @@ class AmplificationAlertViewSet(TenantViewSet):
     def list(self, request):
         qs = selectors.alert_list(
             self.customer,
-            status=_choice_param(request, "status", list(AlertStatus.values)),
-            severity=_choice_param(request, "severity", list(Severity.values)),
+            status=choice_param(request, "status", list(AlertStatus.values)),
+            severity=choice_param(request, "severity", list(Severity.values)),
             protected_attribute=_text_param(request, "protectedAttribute"),
             start=_bound_param(request, "startDate", end=False),
             end=_bound_param(request, "endDate", end=True),

@@ -4,8 +4,7 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import PagePagination, require_object
-from config.exceptions import ValidationFailed
+from config.api import PagePagination, choice_param, require_object
 from keys import selectors, services
 from keys.authentication import IsAdminKey
 from keys.models import ApiKey, Tier
@@ -25,18 +24,6 @@ KEY_STATUSES = ["active", "rotated", "revoked", "expired"]
 def _actor(request) -> services.AdminActor:
     user = request.headers.get("X-Admin-User", "").strip()[:255] or None
     return services.AdminActor(key_id=request.auth.id, user=user)
-
-
-def _choice_param(request, name: str, choices: list[str]) -> str | None:
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return None
-    if value not in choices:
-        raise ValidationFailed(
-            f"{name} must be one of: {', '.join(choices)}.",
-            errors=[{"field": name, "message": f"one of {choices}"}],
-        )
-    return value
 
 
 class ApiKeyAdminViewSet(viewsets.GenericViewSet):
@@ -62,8 +49,8 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
     def list(self, request):
         qs = selectors.api_key_list(
             customer_id=request.query_params.get("customer_id") or None,
-            tier=_choice_param(request, "tier", [t.value for t in Tier]),
-            status=_choice_param(request, "status", KEY_STATUSES),
+            tier=choice_param(request, "tier", [t.value for t in Tier]),
+            status=choice_param(request, "status", KEY_STATUSES),
         )
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(ApiKeyOutput(page, many=True).data)

@@ -3,8 +3,7 @@ from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import PagePagination, TenantViewSet, require_object
-from config.exceptions import ValidationFailed
+from config.api import PagePagination, TenantViewSet, choice_param, require_object
 from webhooks import selectors, services
 from webhooks.events import EVENT_TYPES, TEST_EVENT_TYPE
 from webhooks.models import Delivery, Webhook
@@ -20,18 +19,6 @@ from webhooks.serializers import (
 
 DELIVERY_EVENT_TYPES = [*EVENT_TYPES, TEST_EVENT_TYPE]
 DELIVERY_STATUSES = [str(s) for s in Delivery.Status.values]
-
-
-def _choice_param(request, name: str, choices: list[str]) -> str | None:
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return None
-    if value not in choices:
-        raise ValidationFailed(
-            f"{name} must be one of: {', '.join(choices)}.",
-            errors=[{"field": name, "message": f"one of {choices}"}],
-        )
-    return value
 
 
 class WebhookViewSet(TenantViewSet):
@@ -103,8 +90,8 @@ class WebhookViewSet(TenantViewSet):
         webhook = self.get_object()
         qs = selectors.delivery_list(
             webhook=webhook,
-            status=_choice_param(request, "status", DELIVERY_STATUSES),
-            event_type=_choice_param(request, "event_type", DELIVERY_EVENT_TYPES),
+            status=choice_param(request, "status", DELIVERY_STATUSES),
+            event_type=choice_param(request, "event_type", DELIVERY_EVENT_TYPES),
         )
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(DeliveryOutput(page, many=True).data)
