@@ -12,7 +12,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass
 
-from config.redis import get_redis
+from config.redis import get_redis, redis_script
 
 _TOKEN_BUCKET_LUA = """
 local capacity = tonumber(ARGV[1])
@@ -100,8 +100,8 @@ class TokenBucket:
         rate = per_minute / 60.0
         client = get_redis()
         if client is not None:
-            allowed, tokens = client.eval(
-                _TOKEN_BUCKET_LUA, 1, f"trustcal:{self.namespace}:{key}", burst, rate, now
+            allowed, tokens = redis_script(_TOKEN_BUCKET_LUA)(
+                keys=[f"trustcal:{self.namespace}:{key}"], args=[burst, rate, now]
             )
             return BucketState(bool(allowed), per_minute, burst, float(tokens), rate, now)
         with self._lock:
@@ -151,14 +151,8 @@ class SlidingWindow:
         client = get_redis()
         if client is not None:
             member = f"{now:.6f}:{time.perf_counter_ns()}"
-            allowed, count, retry = client.eval(
-                _SLIDING_WINDOW_LUA,
-                1,
-                f"trustcal:{self.namespace}:{key}",
-                self.limit,
-                self.window,
-                now,
-                member,
+            allowed, count, retry = redis_script(_SLIDING_WINDOW_LUA)(
+                keys=[f"trustcal:{self.namespace}:{key}"], args=[self.limit, self.window, now, member]
             )
             return WindowDecision(bool(allowed), int(count), float(retry))
         with self._lock:

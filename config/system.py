@@ -9,12 +9,14 @@ import importlib.util
 import logging
 import time
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
+from django.db.models import Count, Max, Q
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -59,13 +61,21 @@ def _check_cache() -> dict[str, Any]:
     return {"backend": "redis" if settings.REDIS_URL else "local-memory"}
 
 
+@lru_cache(maxsize=4)
+def _broker_client(url: str):
+    import redis
+
+    return (
+        get_redis()
+        if url == settings.REDIS_URL
+        else redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+    )
+
+
 def _check_broker() -> dict[str, Any]:
     url = settings.CELERY_BROKER_URL
     if url.startswith(("redis://", "rediss://")):
-        import redis
-
-        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-        client.ping()
+        _broker_client(url).ping()
         return {"backend": "redis"}
     if url.startswith("filesystem://"):
         folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
@@ -86,8 +96,11 @@ def workers_online() -> int:
 def _check_workers() -> dict[str, Any]:
     from config.models import WorkerHeartbeat
 
-    online = workers_online()
-    latest = WorkerHeartbeat.objects.order_by("-last_seen").values_list("last_seen", flat=True).first()
+    since = timezone.now() - dt.timedelta(seconds=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS)
+    figures = WorkerHeartbeat.objects.aggregate(
+        online=Count("id", filter=Q(last_seen__gte=since)), latest=Max("last_seen")
+    )
+    online, latest = figures["online"], figures["latest"]
     if not online:
         raise RuntimeError("no worker heartbeat in the last 60 s")
     return {"online": online, "last_heartbeat_at": isoformat(latest)}

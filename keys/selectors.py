@@ -13,7 +13,7 @@ def api_key_for_value(*, value: str) -> ApiKey | None:
     """The usable key with this value, or None. One indexed lookup on the digest, then a
     constant-time comparison of the digests."""
     digest = key_digest(value)
-    key = ApiKey.objects.select_related("customer").filter(digest=digest).first()
+    key = next(iter(ApiKey.objects.select_related("customer").filter(digest=digest)[:1]), None)
     if key is None or not hmac.compare_digest(key.digest, digest) or not key.is_usable():
         return None
     return key
