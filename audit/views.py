@@ -14,7 +14,7 @@ from audit.inputs import parse_decision
 from audit.models import AuditEntry
 from audit.serializers import AuditEntryOutput, DecisionInput, DecisionOutput, LateOutcomeInput, VerifyOutput
 from calibration.rules import RECORD_CATEGORIES
-from config.api import PagePagination, TenantViewSet, require_object
+from config.api import PagePagination, TenantViewSet, choice_param, require_object
 from config.exceptions import ValidationFailed
 from config.timeutils import isoformat, parse_bound
 
@@ -143,12 +143,7 @@ class AuditTrailViewSet(TenantViewSet):
         responses=AuditEntryOutput(many=True),
     )
     def list(self, request):
-        calibration = text_param(request, "calibration")
-        if calibration is not None and calibration not in RECORD_CATEGORIES:
-            raise ValidationFailed(
-                f"calibration must be one of: {', '.join(RECORD_CATEGORIES)}.",
-                errors=[{"field": "calibration", "message": f"one of {RECORD_CATEGORIES}"}],
-            )
+        calibration = choice_param(request, "calibration", RECORD_CATEGORIES)
         qs = selectors.audit_trail_list(
             self.customer,
             user_id=text_param(request, "user_id"),

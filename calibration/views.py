@@ -20,7 +20,7 @@ from calibration.serializers import (
     TrustScoreOutput,
     parse_day,
 )
-from config.api import require_object
+from config.api import choice_param, require_object
 from config.exceptions import ValidationFailed
 from config.timeutils import isoformat
 
@@ -143,13 +143,7 @@ class TrustScoreTrendView(APIView):
         responses={200: TrendOutput},
     )
     def get(self, request):
-        params = request.query_params
-        interval = params.get("interval") or "day"
-        if interval not in INTERVALS:
-            raise ValidationFailed(
-                f"interval must be one of: {', '.join(INTERVALS)}.",
-                errors=[{"field": "interval", "message": f"one of {INTERVALS}"}],
-            )
+        interval = choice_param(request, "interval", INTERVALS, default="day")
         days = _days(_query_day(request, "from"), _query_day(request, "to"), 30)
         if days.start > days.end:
             raise ValidationFailed(
