@@ -2,6 +2,7 @@
 
 import datetime as dt
 import hashlib
+import logging
 import secrets
 import string
 import threading
@@ -10,12 +11,13 @@ from collections import Counter
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from keys.exceptions import ApiKeyNotActive
 from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer
+
+logger = logging.getLogger("trustcal.keys")
 
 _BASE62 = string.ascii_letters + string.digits
 KEY_PREFIX = "tcal_"
@@ -177,26 +179,41 @@ def key_usage_record(*, key_id: str, at: dt.datetime | None = None) -> None:
 
 
 def key_usage_flush() -> None:
+    """Write buffered usage: one additive upsert per (key, day) and a monotonic last_used.
+    Rows are written in sorted order, so processes flushing at once never deadlock."""
     with _usage_lock:
         counts = dict(_usage_counts)
         last_used = dict(_usage_last_used)
         _usage_counts.clear()
         _usage_last_used.clear()
-    if not counts:
-        return
-    existing = set(
-        ApiKey.objects.filter(pk__in={key_id for key_id, _ in counts}).values_list("pk", flat=True)
-    )
-    with transaction.atomic():
-        for (key_id, day), count in counts.items():
-            if key_id not in existing:
-                continue
-            updated = ApiKeyUsageDay.objects.filter(key_id=key_id, day=day).update(count=F("count") + count)
-            if not updated:
-                ApiKeyUsageDay.objects.get_or_create(key_id=key_id, day=day, defaults={"count": 0})
-                ApiKeyUsageDay.objects.filter(key_id=key_id, day=day).update(count=F("count") + count)
-        for key_id, at in last_used.items():
-            ApiKey.objects.filter(pk=key_id).exclude(last_used__gte=at).update(last_used=at)
+    if counts:
+        key_usage_write(counts=counts, last_used=last_used)
+
+
+def key_usage_write(*, counts: dict[tuple[str, dt.date], int], last_used: dict[str, dt.datetime]) -> None:
+    try:
+        existing = set(
+            ApiKey.objects.filter(pk__in={key_id for key_id, _ in counts}).values_list("pk", flat=True)
+        )
+        rows = sorted((key_id, day, count) for (key_id, day), count in counts.items() if key_id in existing)
+        table = connection.ops.quote_name(ApiKeyUsageDay._meta.db_table)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.executemany(
+                f'INSERT INTO {table} ("key_id", "day", "count") VALUES (%s, %s, %s) '  # noqa: S608 - fixed names
+                f'ON CONFLICT ("key_id", "day") DO UPDATE SET "count" = {table}."count" + EXCLUDED."count"',
+                rows,
+            )
+            for key_id in sorted(last_used.keys() & existing):
+                at = last_used[key_id]
+                ApiKey.objects.filter(pk=key_id).exclude(last_used__gte=at).update(last_used=at)
+    except DatabaseError:
+        # Usage figures may lag (C11); never fail the request that happened to flush.
+        logger.warning("key usage flush failed; will retry with the next flush", exc_info=True)
+        with _usage_lock:
+            _usage_counts.update(counts)
+            for key_id, at in last_used.items():
+                if _usage_last_used.get(key_id) is None or _usage_last_used[key_id] < at:
+                    _usage_last_used[key_id] = at
 
 
 def key_usage_discard() -> None:

@@ -245,3 +245,35 @@ def test_bootstrap_admin_key_is_ensured_by_migrate(settings):
     assert keys.count() == 1
     assert keys.get().customer_id == "admin" and keys.get().is_admin and keys.get().tier == "enterprise"
     assert client_for(value).get("/v1/admin/api-keys").status_code == 200
+
+
+@pytest.mark.postgres
+def test_concurrent_usage_flushes_in_different_orders_neither_deadlock_nor_lose_counts(transactional_db):
+    import random
+    import threading
+
+    from django.db import connection as thread_connection
+    from django.utils import timezone
+
+    from keys.models import ApiKeyUsageDay
+    from keys.services import key_usage_write
+
+    keys = [make_key("acme", "pilot").key.id for _ in range(20)]
+    today = timezone.now().date()
+
+    def flusher(seed: int) -> None:
+        order = keys[:]
+        random.Random(seed).shuffle(order)
+        for _ in range(10):
+            key_usage_write(
+                counts={(k, today): 1 for k in order}, last_used={k: timezone.now() for k in order}
+            )
+        thread_connection.close()
+
+    threads = [threading.Thread(target=flusher, args=(seed,)) for seed in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    counts = dict(ApiKeyUsageDay.objects.filter(key_id__in=keys).values_list("key_id", "count"))
+    assert counts == dict.fromkeys(keys, 60)
