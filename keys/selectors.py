@@ -1,20 +1,71 @@
 import datetime as dt
 import hmac
+from functools import lru_cache
+from typing import cast
 
-from django.db.models import IntegerField, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db import connection
+from django.db.models import (
+    BooleanField,
+    DateTimeField,
+    IntegerField,
+    Model,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
-from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay
+from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer
 from keys.services import key_digest
 
 
+def _from_row(model: type[Model], fields: list, values: tuple) -> Model:
+    converted = []
+    for field, value in zip(fields, values, strict=True):
+        if value is not None and isinstance(field, DateTimeField):
+            if isinstance(value, str):  # SQLite
+                value = parse_datetime(value)
+            if timezone.is_naive(value):
+                value = value.replace(tzinfo=dt.UTC)
+        elif value is not None and isinstance(field, BooleanField):
+            value = bool(value)
+        converted.append(value)
+    return model.from_db(connection.alias, [f.attname for f in fields], converted)
+
+
+@lru_cache(maxsize=1)
+def _key_lookup_sql() -> tuple[str, list, list]:
+    key_fields = list(ApiKey._meta.concrete_fields)
+    customer_fields = list(Customer._meta.concrete_fields)
+    quote = connection.ops.quote_name
+    columns = [f"k.{quote(str(f.column))}" for f in key_fields] + [
+        f"c.{quote(str(f.column))}" for f in customer_fields
+    ]
+    sql = (
+        f"SELECT {', '.join(columns)} FROM {quote(ApiKey._meta.db_table)} k "  # noqa: S608 - model metadata only
+        f"JOIN {quote(Customer._meta.db_table)} c ON c.{quote('id')} = k.{quote('customer_id')} "
+        f"WHERE k.{quote('digest')} = %s LIMIT 1"
+    )
+    return sql, key_fields, customer_fields
+
+
 def api_key_for_value(*, value: str) -> ApiKey | None:
-    """The usable key with this value, or None. One indexed lookup on the digest, then a
-    constant-time comparison of the digests."""
+    """The usable key with this value, or None: one indexed lookup on the digest (a prepared
+    SELECT, not the ORM, because it runs on every request), then a constant-time comparison."""
     digest = key_digest(value)
-    key = next(iter(ApiKey.objects.select_related("customer").filter(digest=digest)[:1]), None)
-    if key is None or not hmac.compare_digest(key.digest, digest) or not key.is_usable():
+    sql, key_fields, customer_fields = _key_lookup_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [digest])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    key = cast(ApiKey, _from_row(ApiKey, key_fields, row[: len(key_fields)]))
+    key.customer = cast(Customer, _from_row(Customer, customer_fields, row[len(key_fields) :]))
+    if not hmac.compare_digest(key.digest, digest) or not key.is_usable():
         return None
     return key
 
