@@ -4,7 +4,6 @@ import datetime as dt
 
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from django.utils.dateparse import parse_date
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
@@ -15,7 +14,7 @@ from bias.models import BiasAlert, BiasType, Severity
 from bias.serializers import BiasAlertOutput, DetectBiasInput, DetectBiasOutput, SubgroupReportOutput
 from config.api import PagePagination, TenantViewSet, require_object
 from config.schema import TrustcalAutoSchema
-from config.timeutils import parse_bound, parse_timestamp
+from config.timeutils import parse_bound, parse_day
 
 ALERT_SEVERITIES = [s.value for s in Severity if s != Severity.NONE]
 ATTRIBUTE_HELP = "gender, age_group, ethnicity or custom.<key>"
@@ -73,15 +72,9 @@ def _day(request, name: str) -> dt.date | None:
     raw = request.query_params.get(name)
     if raw in (None, ""):
         return None
-    try:
-        day = parse_date(raw.strip())
-    except ValueError:
-        day = None
+    day = parse_day(raw)
     if day is None:
-        stamp = parse_timestamp(raw)
-        if stamp is None:
-            raise _invalid(name, "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp")
-        day = stamp.date()
+        raise _invalid(name, "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp")
     return day
 
 

@@ -3,28 +3,13 @@
 import datetime as dt
 from typing import Any
 
-from django.utils.dateparse import parse_date
 from rest_framework import serializers
 
 from audit.serializers import StrictCharField
 from calibration import rules
-from config.timeutils import parse_timestamp
+from config.timeutils import parse_day
 
 MAX_RANGE_DAYS = 3660
-
-
-def parse_day(raw: Any) -> dt.date | None:
-    """A date (YYYY-MM-DD) or an ISO 8601 timestamp (its UTC day): aggregates are daily."""
-    if not isinstance(raw, str):
-        return None
-    try:
-        day = parse_date(raw.strip())
-    except ValueError:
-        day = None
-    if day is not None:
-        return day
-    stamp = parse_timestamp(raw)
-    return stamp.date() if stamp is not None else None
 
 
 class DayField(serializers.Field):

@@ -18,11 +18,10 @@ from calibration.serializers import (
     TrendOutput,
     TrustScoreInput,
     TrustScoreOutput,
-    parse_day,
 )
 from config.api import choice_param, require_object
 from config.exceptions import ValidationFailed
-from config.timeutils import isoformat
+from config.timeutils import isoformat, parse_day
 
 
 class CalibrateView(APIView):

@@ -35,6 +35,24 @@ def parse_timestamp(raw: str) -> dt.datetime | None:
     return value.astimezone(UTC)
 
 
+def _parse_date(raw: str) -> dt.date | None:
+    try:
+        return parse_date(raw.strip())
+    except ValueError:  # well-formed but impossible, e.g. 2026-02-30
+        return None
+
+
+def parse_day(raw: str) -> dt.date | None:
+    """A date (YYYY-MM-DD), or the UTC day of an ISO 8601 timestamp: for daily aggregates."""
+    if not isinstance(raw, str):
+        return None
+    day = _parse_date(raw)
+    if day is not None:
+        return day
+    stamp = parse_timestamp(raw)
+    return stamp.date() if stamp is not None else None
+
+
 def parse_bound(raw: str, *, end: bool) -> dt.datetime | None:
     """A `from`/`to` bound: a date (whole day, inclusive, UTC) or a timestamp (C1).
 
@@ -42,10 +60,7 @@ def parse_bound(raw: str, *, end: bool) -> dt.datetime | None:
     """
     if not isinstance(raw, str):
         return None
-    try:
-        day = parse_date(raw.strip())
-    except ValueError:
-        day = None
+    day = _parse_date(raw)
     if day is not None:
         start = dt.datetime.combine(day, dt.time.min, tzinfo=UTC)
         return start + dt.timedelta(days=1) if end else start
