@@ -26,6 +26,12 @@ _IMMUTABLE = [
 ]
 
 
+def audit_trail_size(customer: Customer) -> int:
+    """How many entries the customer's trail holds: the chain head's sequence, since the
+    trail is append-only and gapless (an O(1) read instead of COUNT(*) over millions)."""
+    return ChainHead.objects.filter(customer=customer).values_list("sequence", flat=True).first() or 0
+
+
 def audit_trail_list(
     customer: Customer,
     *,

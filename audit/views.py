@@ -126,6 +126,7 @@ class AuditTrailViewSet(TenantViewSet):
     queryset = AuditEntry.objects.all()
     pagination_class = PagePagination
     serializer_class = AuditEntryOutput
+    pagination_total: int | None = None
 
     @extend_schema(
         parameters=[
@@ -143,16 +144,17 @@ class AuditTrailViewSet(TenantViewSet):
         responses=AuditEntryOutput(many=True),
     )
     def list(self, request):
-        calibration = choice_param(request, "calibration", RECORD_CATEGORIES)
-        qs = selectors.audit_trail_list(
-            self.customer,
-            user_id=text_param(request, "user_id"),
-            model_id=text_param(request, "model_id"),
-            decision_id=text_param(request, "decision_id"),
-            calibration=calibration,
-            since=_bound(request, "from", end=False),
-            until=_bound(request, "to", end=True),
-        )
+        filters = {
+            "user_id": text_param(request, "user_id"),
+            "model_id": text_param(request, "model_id"),
+            "decision_id": text_param(request, "decision_id"),
+            "calibration": choice_param(request, "calibration", RECORD_CATEGORIES),
+            "since": _bound(request, "from", end=False),
+            "until": _bound(request, "to", end=True),
+        }
+        qs = selectors.audit_trail_list(self.customer, **filters)
+        if all(value is None for value in filters.values()):
+            self.pagination_total = selectors.audit_trail_size(self.customer)
         page = self.paginate_queryset(qs)
         return self.get_paginated_response([entry_document(entry) for entry in page])
 

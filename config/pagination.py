@@ -45,7 +45,11 @@ class PagePagination(BasePagination):
             minimum=1,
             maximum=self.max_limit,
         )
-        self.total = queryset.count() if isinstance(queryset, QuerySet) else len(queryset)
+        known_total = getattr(view, "pagination_total", None)
+        if known_total is not None:
+            self.total = known_total  # the view knows the size without a COUNT(*)
+        else:
+            self.total = queryset.count() if isinstance(queryset, QuerySet) else len(queryset)
         start = (self.page - 1) * self.limit
         if start >= self.total:
             return []  # past the last page: no query with an absurd offset

@@ -211,3 +211,24 @@ def test_list_query_count_does_not_grow_with_the_page(api, django_assert_max_num
         log(api)
     with django_assert_max_num_queries(8):
         assert len(api.get("/v1/audit-trail", {"limit": 30}).json()["data"]) == 30
+
+
+def test_unfiltered_audit_trail_total_comes_from_the_chain_head_without_a_count(
+    api, django_assert_num_queries
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for i in range(3):
+        api.post(
+            "/v1/log",
+            {"decision_id": f"c-{i}", "user_id": "u", "ai_recommendation": "a", "user_decision": "a"},
+            format="json",
+        )
+    api.post("/v1/log", {"decision_id": "c-0", "outcome": "a"}, format="json")
+    with CaptureQueriesContext(connection) as queries:
+        body = api.get("/v1/audit-trail", {"limit": 2}).json()
+    assert body["pagination"]["total"] == 4 and body["pagination"]["total_pages"] == 2
+    assert not any("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
+    filtered = api.get("/v1/audit-trail", {"decision_id": "c-0"}).json()
+    assert filtered["pagination"]["total"] == 2
