@@ -57,7 +57,9 @@ def event_emit(*, customer: Customer, type: str, data: dict[str, Any]) -> Event:
     regulation = EVENT_REGULATIONS[type]
     if regulation is not None:
         payload.setdefault("regulation", regulation)
-    with transaction.atomic():
+    # Part of the caller's transaction: no savepoint (two round trips per event saved); a
+    # failure here rolls the caller back, which is what "stored before delivery" needs.
+    with transaction.atomic(savepoint=False):
         event = Event.objects.create(customer=customer, type=type, data=payload)
         pending_ids = _deliveries_fan_out(event)
         if pending_ids:
