@@ -4,19 +4,27 @@ PYTHON ?= $(shell command -v python$(basename $(PYTHON_VERSION)) 2>/dev/null || 
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed-run
 
 .PHONY: install run test lint bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+# `make run` installs what running needs; `make test` (and lint) add the test and lint tools.
+$(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 12), f"Python >= 3.12 needed, found {sys.version}"'
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+
+$(RUN_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -c constraints.txt -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
-	touch $(STAMP)
+	touch $(RUN_STAMP) $(STAMP)
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/python manage.py serve
 
 test: $(STAMP)

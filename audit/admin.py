@@ -4,19 +4,7 @@ changed row would break the chain)."""
 from django.contrib import admin
 
 from audit.models import AuditEntry, ChainHead, Decision
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    show_full_result_count = False  # no COUNT(*) over millions of rows per page view
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+from config.admin import ReadOnlyAdmin
 
 
 @admin.register(Decision)

@@ -8,3 +8,7 @@ class DecisionConflict(Conflict):
 
 class DecisionNotFound(NotFound):
     pass
+
+
+class VerifyJobNotFound(NotFound):
+    pass

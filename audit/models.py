@@ -148,3 +148,45 @@ class ChainHead(models.Model):
 
     def __str__(self) -> str:
         return f"{self.customer_id} @ {self.sequence}"
+
+
+class ChainCheckpoint(models.Model):
+    """The last verified point of a customer's chain (sequence and hash): GET
+    /audit-trail/verify rechecks only what was appended since (audit/verify.py)."""
+
+    customer = models.OneToOneField(
+        Customer, on_delete=models.CASCADE, primary_key=True, related_name="chain_checkpoint"
+    )
+    sequence = models.BigIntegerField(default=0)
+    head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
+    verified_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"{self.customer_id} verified @ {self.sequence}"
+
+
+def _verify_job_id() -> str:
+    return new_id("vfy")
+
+
+class VerifyJob(models.Model):
+    """A full recheck of a customer's chain (`?full=true`), run by a worker, one at a time."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        COMPLETED = "completed"
+        FAILED = "failed"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_verify_job_id, editable=False)
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="verify_jobs")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["customer", "status"], name="audit_vfy_cust_status")]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.status}"

@@ -4,10 +4,10 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Max, QuerySet
 
 from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
-from audit.models import GENESIS_HASH, AuditEntry, ChainHead
+from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -30,6 +30,17 @@ def audit_trail_size(customer: Customer) -> int:
     """How many entries the customer's trail holds: the chain head's sequence, since the
     trail is append-only and gapless (an O(1) read instead of COUNT(*) over millions)."""
     return ChainHead.objects.filter(customer=customer).values_list("sequence", flat=True).first() or 0
+
+
+def decision_get(customer: Customer, decision_id: str) -> Decision | None:
+    """One stored decision of the customer, or None."""
+    return Decision.objects.filter(customer=customer, decision_id=decision_id).first()
+
+
+def chain_last_append_at() -> dt.datetime | None:
+    """When any customer's chain last grew (the calibration engine's last activity; a
+    platform figure, no customer's data)."""
+    return ChainHead.objects.aggregate(last=Max("updated_at"))["last"]
 
 
 def audit_trail_list(
@@ -75,11 +86,20 @@ class Verification:
         }
 
 
-def chain_verify(customer: Customer, *, chunk_size: int = VERIFY_CHUNK) -> Verification:
+def chain_verify(
+    customer: Customer,
+    *,
+    chunk_size: int = VERIFY_CHUNK,
+    after_sequence: int = 0,
+    after_hash: str = GENESIS_HASH,
+) -> Verification:
     """Recompute every hash in sequence order, streaming (constant memory): an entry is
     invalid when its sequence is not the next one, its previous_hash is not the hash of
     the entry before, its stored hash does not match its content, or its decision row no
-    longer matches what the entry recorded. The head row must point at the last entry."""
+    longer matches what the entry recorded. The head row must point at the last entry.
+
+    `after_sequence`/`after_hash`: start after a verified checkpoint (audit/verify.py);
+    `entries_checked` then counts only the entries read here."""
     columns = [
         *ENTRY_COLUMNS,
         *(f"decision__{name}" for name in _IMMUTABLE),
@@ -87,14 +107,14 @@ def chain_verify(customer: Customer, *, chunk_size: int = VERIFY_CHUNK) -> Verif
         "decision__timestamp",
     ]
     rows = (
-        AuditEntry.objects.filter(customer=customer)
+        AuditEntry.objects.filter(customer=customer, sequence__gt=after_sequence)
         .order_by("sequence")
         .values_list(*columns)
         .iterator(chunk_size=chunk_size)
     )
     width = len(ENTRY_COLUMNS)
-    expected_sequence = 1
-    previous_hash = GENESIS_HASH
+    expected_sequence = after_sequence + 1
+    previous_hash = after_hash
     first_invalid: int | None = None
     checked = 0
     for row in rows:
@@ -113,8 +133,9 @@ def chain_verify(customer: Customer, *, chunk_size: int = VERIFY_CHUNK) -> Verif
         previous_hash = doc["hash"]
     head = ChainHead.objects.filter(customer=customer).values_list("sequence", "head_hash").first()
     head_sequence, head_hash = head if head is not None else (0, GENESIS_HASH)
-    if first_invalid is None and (head_sequence != checked or head_hash != previous_hash):
-        first_invalid = min(head_sequence, checked) + 1
+    reached = after_sequence + checked
+    if first_invalid is None and (head_sequence != reached or head_hash != previous_hash):
+        first_invalid = min(head_sequence, reached) + 1
     return Verification(
         valid=first_invalid is None,
         entries_checked=checked,

@@ -3,27 +3,33 @@
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from audit import selectors, services
+from audit import verify as chain_verify
 from audit.chain import entry_document
-from audit.inputs import parse_decision
+from audit.inputs import (
+    DecisionInput,
+    LateOutcomeInput,
+    decision_validated,
+    is_late_outcome,
+    late_outcome_validated,
+)
 from audit.models import AuditEntry
-from audit.serializers import AuditEntryOutput, DecisionInput, DecisionOutput, LateOutcomeInput, VerifyOutput
+from audit.serializers import (
+    AuditEntryOutput,
+    DecisionOutput,
+    VerifyJobOutput,
+    VerifyOutput,
+)
 from calibration.rules import RECORD_CATEGORIES
-from config.api import PagePagination, TenantViewSet, choice_param, require_object
+from config.api import PagePagination, TenantAPIView, TenantViewSet, choice_param, require_object, text_param
 from config.exceptions import ValidationFailed
-from config.timeutils import isoformat, parse_bound
-
-LATE_OUTCOME_KEYS = {"decision_id", "outcome"}
-
-
-def is_late_outcome(body: dict[str, Any]) -> bool:
-    """`{"decision_id", "outcome"}` and nothing else records a later ground truth (C5)."""
-    return set(body) == LATE_OUTCOME_KEYS and body.get("outcome") is not None
+from config.inputs import query_time_range
+from config.parsers import LargeJSONParser, NDJSONParser
+from config.timeutils import isoformat
 
 
 def decision_payload(result: services.LogResult) -> dict[str, Any]:
@@ -53,10 +59,6 @@ def decision_payload(result: services.LogResult) -> dict[str, Any]:
     return payload
 
 
-def validated_decision(body: Any) -> dict[str, Any]:
-    return parse_decision(require_object(body))
-
-
 _LOG_REQUEST = PolymorphicProxySerializer(
     component_name="LogRequest",
     serializers=[DecisionInput, LateOutcomeInput],
@@ -67,9 +69,14 @@ _LOG_RESPONSE = PolymorphicProxySerializer(
     serializers=[DecisionOutput, AuditEntryOutput],
     resource_type_field_name=None,
 )
+_VERIFY_RESPONSE = PolymorphicProxySerializer(
+    component_name="VerifyResponse",
+    serializers=[VerifyOutput, VerifyJobOutput],
+    resource_type_field_name=None,
+)
 
 
-class LogView(APIView):
+class LogView(TenantAPIView):
     @extend_schema(
         operation_id="log_decision",
         description=(
@@ -81,45 +88,107 @@ class LogView(APIView):
     )
     def post(self, request):
         body = require_object(request.data)
-        customer = request.user.customer
+        customer = self.customer
         if is_late_outcome(body):
-            data = LateOutcomeInput(data=body)
-            data.is_valid(raise_exception=True)
-            entry, created = services.decision_outcome_record(customer=customer, **data.validated_data)
+            entry, created = services.decision_outcome_record(
+                customer=customer, **late_outcome_validated(body)
+            )
             return Response(
                 entry_document(entry), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
             )
-        result = services.decision_log(customer=customer, data=validated_decision(body))
+        result = services.decision_log(customer=customer, data=decision_validated(body))
         return Response(
             decision_payload(result), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         )
 
 
-def text_param(request, name: str, *, max_length: int = 256) -> str | None:
-    """A string query parameter; NUL characters (which PostgreSQL refuses) and overlong
-    values are a VALIDATION_ERROR, never a 500."""
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return None
-    if "\x00" in value or len(value) > max_length:
-        raise ValidationFailed(
-            f"{name} must be at most {max_length} characters without NUL.",
-            errors=[{"field": name, "message": "invalid value"}],
-        )
-    return value
+class LogBatchInput(serializers.Serializer):
+    decisions = serializers.ListField(
+        child=serializers.DictField(),
+        min_length=1,
+        max_length=services.BATCH_MAX,
+        help_text="1 to 1,000 POST /log bodies (decisions or outcome updates)",
+    )
 
 
-def _bound(request, name: str, *, end: bool):
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return None
-    value = parse_bound(raw, end=end)
-    if value is None:
+class LogBatchItemOutput(serializers.Serializer):
+    index = serializers.IntegerField()
+    status = serializers.IntegerField(help_text="201 stored, 200 replayed, 400/404/409 rejected")
+    decision_id = serializers.CharField(allow_null=True)
+    entry_id = serializers.CharField(required=False)
+    sequence = serializers.IntegerField(required=False)
+    calibration_category = serializers.CharField(required=False)
+    error = serializers.DictField(required=False, help_text="code, title, detail, errors")
+
+
+class LogBatchOutput(serializers.Serializer):
+    accepted = serializers.IntegerField()
+    replayed = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    results = LogBatchItemOutput(many=True)
+
+
+def batch_items(body: Any) -> list[Any]:
+    """The `decisions` array of a batch, or VALIDATION_ERROR for the whole request."""
+    items = require_object(body).get("decisions")
+    if not isinstance(items, list) or not 1 <= len(items) <= services.BATCH_MAX:
         raise ValidationFailed(
-            f"{name} must be a date (YYYY-MM-DD) or an ISO 8601 timestamp.",
-            errors=[{"field": name, "message": "not a date or ISO 8601 timestamp"}],
+            f"The body must be an object with a `decisions` array of 1 to {services.BATCH_MAX} items.",
+            errors=[
+                {"field": "decisions", "message": f"expected an array of 1 to {services.BATCH_MAX} objects"}
+            ],
         )
-    return value
+    if not all(isinstance(item, dict) for item in items):
+        raise ValidationFailed(
+            "Every item of `decisions` must be an object.",
+            errors=[{"field": "decisions", "message": "expected objects"}],
+        )
+    return items
+
+
+def batch_payload(result: services.BatchResult) -> dict[str, Any]:
+    rows: list[dict[str, Any]] = []
+    for item in result.items:
+        row: dict[str, Any] = {"index": item.index, "status": item.status, "decision_id": item.decision_id}
+        if item.error is not None:
+            error = item.error
+            row["error"] = {
+                "code": error.code,
+                "title": error.title,
+                "detail": error.detail,
+                "errors": error.errors,
+            }
+        elif item.entry is not None:
+            row["entry_id"] = item.entry.id
+            row["sequence"] = item.entry.sequence
+            row["calibration_category"] = item.entry.calibration_category
+        rows.append(row)
+    return {
+        "accepted": result.accepted,
+        "replayed": result.replayed,
+        "rejected": result.rejected,
+        "results": rows,
+    }
+
+
+class LogBatchView(TenantAPIView):
+    parser_classes = [LargeJSONParser, NDJSONParser]
+
+    @extend_schema(
+        operation_id="log_decision_batch",
+        description=(
+            'Up to 1,000 POST /log bodies in one request (`{"decisions": [...]}`, or '
+            "`application/x-ndjson` with one body per line; bodies up to 8 MiB). Each item has exactly the "
+            "effects of the same POST /log call, in input order; all valid items are committed together. "
+            "200 with one result per item: status 201 (stored), 200 (replayed), or 400/404/409 with the "
+            "error POST /log would have answered. Counts as one request against the rate limit."
+        ),
+        request={"application/json": LogBatchInput, "application/x-ndjson": LogBatchInput},
+        responses={200: LogBatchOutput},
+    )
+    def post(self, request):
+        result = services.decisions_log_batch(customer=self.customer, items=batch_items(request.data))
+        return Response(batch_payload(result))
 
 
 class AuditTrailViewSet(TenantViewSet):
@@ -144,25 +213,42 @@ class AuditTrailViewSet(TenantViewSet):
         responses=AuditEntryOutput(many=True),
     )
     def list(self, request):
-        filters = {
+        since, until = query_time_range(request)
+        filters: dict[str, Any] = {
             "user_id": text_param(request, "user_id"),
             "model_id": text_param(request, "model_id"),
             "decision_id": text_param(request, "decision_id"),
             "calibration": choice_param(request, "calibration", RECORD_CATEGORIES),
-            "since": _bound(request, "from", end=False),
-            "until": _bound(request, "to", end=True),
+            "since": since,
+            "until": until,
         }
         qs = selectors.audit_trail_list(self.customer, **filters)
         if all(value is None for value in filters.values()):
             self.pagination_total = selectors.audit_trail_size(self.customer)
         page = self.paginate_queryset(qs)
-        return self.get_paginated_response([entry_document(entry) for entry in page])
+        return self.get_paginated_response([entry_document(entry) for entry in page or []])
 
     @extend_schema(responses=AuditEntryOutput)
     def retrieve(self, request, pk=None):
         return Response(entry_document(self.get_object()))
 
-    @extend_schema(responses=VerifyOutput)
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("full", bool, description="Recheck the whole chain as a job (202 with the job)"),
+            OpenApiParameter("job_id", str, description="A full recheck's job (vfy_...), to poll"),
+        ],
+        responses={200: _VERIFY_RESPONSE, 202: VerifyJobOutput},
+    )
     @action(detail=False, methods=["get"])
     def verify(self, request):
-        return Response(selectors.chain_verify(self.customer).as_dict())
+        """Incremental from the last verified checkpoint; `X-Verified-From-Sequence` says
+        after which sequence entries were rechecked by this call."""
+        job_id = text_param(request, "job_id")
+        if job_id:
+            job = chain_verify.verify_job_get(customer=self.customer, job_id=job_id)
+            return Response(VerifyJobOutput(job).data)
+        if choice_param(request, "full", ["true", "false"], default="false") == "true":
+            job = chain_verify.verify_job_start(customer=self.customer)
+            return Response(VerifyJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+        result, start = chain_verify.chain_verify_incremental(self.customer)
+        return Response(result.as_dict(), headers={"X-Verified-From-Sequence": str(start)})

@@ -1,18 +1,34 @@
-"""Webhook delivery bench: deliveries/s and event_emit -> receiver first byte (p50/p99), with one
-and with two Celery workers, against PostgreSQL + Redis and a local receiver.
+"""Webhook delivery bench, PostgreSQL + Redis, measured side by side in one run with the plain
+loop of `../shared/perf/limit_http.py --concurrency 2 --processes 2` (signed POSTs from httpx):
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tc_webhooks_bench REDIS_URL=redis://127.0.0.1:6379/2 .venv/bin/python bench/webhooks_bench.py
+1. the plain loop's requests/s;
+2. a backlog of BENCH_EVENTS events (default 10,000) emitted and committed before two Celery
+   workers start: deliveries/s from first to last receipt, as a ratio of the loop, and how many
+   deliveries arrived more than once (duplicates);
+3. emit -> receiver first byte for spaced events (p50, p99), the "quiet" baseline;
+4. the same spaced events while a second customer's 25 webhooks point at a receiver that accepts
+   and never answers, with BENCH_NOISY_EVENTS events each queued: the quiet customer's p99 as
+   a ratio of its baseline (the dispatcher's per-customer share should keep it near 1).
 
-Options (env): BENCH_EVENTS (burst size, default 2000), BENCH_LATENCY_EVENTS (default 200, sent at
-BENCH_LATENCY_RATE per second, default 25), BENCH_CONCURRENCY (prefork processes per worker, default 2),
-BENCH_WEBHOOKS (webhooks the events fan out to, default 1: the strictest per-webhook ordering case).
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tc_webhooks_bench REDIS_URL=redis://127.0.0.1:6379/2 \\
+        .venv/bin/python bench/webhooks_bench.py
+
+Options (env): BENCH_EVENTS, BENCH_WEBHOOKS (webhooks of the busy customer the backlog fans out
+to, default 1: the strictest per-webhook ordering case), BENCH_LATENCY_EVENTS (default 200, at
+BENCH_LATENCY_RATE per second, default 25), BENCH_NOISY_EVENTS (default 40), BENCH_CONCURRENCY
+(prefork processes per worker, default 2), BENCH_PERF_PYTHON (the plain-tool venv's python,
+default /tmp/perf-venv/bin/python; see bench/README.md), BENCH_PERF_DIR (default ../shared/perf).
 """
 
+import json
 import os
+import socket
 import statistics
+import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -36,13 +52,18 @@ from tests.processes import celery_worker  # noqa: E402
 from webhooks import services  # noqa: E402
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook  # noqa: E402
 
-EVENTS = int(os.environ.get("BENCH_EVENTS", "2000"))
+EVENTS = int(os.environ.get("BENCH_EVENTS", "10000"))
+WEBHOOKS = int(os.environ.get("BENCH_WEBHOOKS", "1"))
 LATENCY_EVENTS = int(os.environ.get("BENCH_LATENCY_EVENTS", "200"))
 LATENCY_RATE = float(os.environ.get("BENCH_LATENCY_RATE", "25"))
+NOISY_EVENTS = int(os.environ.get("BENCH_NOISY_EVENTS", "40"))
+NOISY_WEBHOOKS = 25
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "2"))
-WEBHOOKS = int(os.environ.get("BENCH_WEBHOOKS", "1"))
+PERF_PYTHON = os.environ.get("BENCH_PERF_PYTHON", "/tmp/perf-venv/bin/python")
+LIMIT_HTTP = Path(os.environ.get("BENCH_PERF_DIR", ROOT.parent / "shared" / "perf")) / "limit_http.py"
 
 first_byte: dict[tuple[str, str], float] = {}  # (event id, path) -> perf_counter at the request line
+arrivals: Counter[tuple[str, str]] = Counter()
 lock = threading.Lock()
 received = threading.Semaphore(0)
 
@@ -59,8 +80,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        key = (self.headers["webhook-id"], self.path)
         with lock:
-            first_byte.setdefault((self.headers["webhook-id"], self.path), self._t)
+            first_byte.setdefault(key, self._t)
+            arrivals[key] += 1
         received.release()
         self.send_response(200)
         self.send_header("Content-Length", "0")
@@ -74,12 +97,33 @@ class Server(ThreadingHTTPServer):
     request_queue_size = 256
 
 
+class Silent:
+    """Accepts connections and never answers (they are held until the bench ends)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0), backlog=512)
+        self.port = self.sock.getsockname()[1]
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+
 def reset() -> None:
     Delivery.objects.all().delete()
     Event.objects.all().delete()
     DeliveryAttempt.objects.all().delete()
     with lock:
         first_byte.clear()
+        arrivals.clear()
+    while received.acquire(blocking=False):
+        pass
 
 
 def wait_deliveries(expected: int, timeout: float) -> float:
@@ -97,82 +141,111 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))]
 
 
-def run(workers: int, customer: Customer) -> dict[str, float]:
-    """Throughput: a backlog of BENCH_EVENTS events is emitted (and committed, their start tasks
-    queued) before the workers start; deliveries/s = backlog / (last receipt - first receipt).
-    Latency: then, with the workers running, spaced events, event_emit start -> request line."""
-    reset()
-    while received.acquire(blocking=False):
-        pass
-    for i in range(EVENTS):
-        services.event_emit(customer=customer, type="bias.detected", data={"decision_id": f"tp_{i}"})
-    names = [f"bench{i}" for i in range(workers)]
-    contexts = [celery_worker(name, beat=(i == 0), concurrency=CONCURRENCY) for i, name in enumerate(names)]
-    for ctx in contexts:
-        ctx.__enter__()
-    try:
-        done = wait_deliveries(EVENTS * WEBHOOKS, 600)
-        with lock:
-            first = min(first_byte.values())
-        time.sleep(1.0)
-        extra = DeliveryAttempt.objects.count() - EVENTS * WEBHOOKS
-        # the backlog's start tasks (one per event) are mostly no-ops by now; let them drain
-        client = get_redis()
-        while client is not None and client.llen("celery"):
-            time.sleep(0.2)
-        time.sleep(1.0)
-        reset()
-        emitted: dict[str, float] = {}
-        for i in range(LATENCY_EVENTS):
-            started = time.perf_counter()
-            event = services.event_emit(
-                customer=customer, type="bias.detected", data={"decision_id": f"lat_{i}"}
-            )
-            emitted[event.id] = started
-            time.sleep(max(0.0, 1 / LATENCY_RATE - (time.perf_counter() - started)))
-        wait_deliveries(LATENCY_EVENTS * WEBHOOKS, 120)
-        with lock:
-            latencies = [(t - emitted[eid]) * 1000 for (eid, _), t in first_byte.items() if eid in emitted]
-        return {
-            "workers": workers,
-            "latency_p50_ms": statistics.median(latencies),
-            "latency_p99_ms": pct(latencies, 99),
-            "burst_deliveries": EVENTS * WEBHOOKS,
-            "deliveries_per_s": EVENTS * WEBHOOKS / (done - first),
-            "extra_attempts": extra,
-        }
-    finally:
-        for ctx in reversed(contexts):
-            ctx.__exit__(None, None, None)
+def plain_loop() -> float:
+    if not Path(PERF_PYTHON).exists():
+        sys.exit(f"{PERF_PYTHON} not found: create the plain-tool venv (bench/README.md)")
+    out = subprocess.run(
+        [PERF_PYTHON, str(LIMIT_HTTP), "--concurrency", "2", "--processes", "2"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return float(json.loads(out.strip().splitlines()[-1])["req_per_s"])
+
+
+def spaced(customer: Customer, tag: str) -> list[float]:
+    """LATENCY_EVENTS events at LATENCY_RATE/s; emit start -> request line, ms."""
+    emitted: dict[str, float] = {}
+    for i in range(LATENCY_EVENTS):
+        started = time.perf_counter()
+        event = services.event_emit(
+            customer=customer, type="bias.detected", data={"decision_id": f"{tag}_{i}"}
+        )
+        emitted[event.id] = started
+        time.sleep(max(0.0, 1 / LATENCY_RATE - (time.perf_counter() - started)))
+    wait_deliveries(LATENCY_EVENTS * WEBHOOKS, 120)
+    with lock:
+        return [(t - emitted[eid]) * 1000 for (eid, _), t in first_byte.items() if eid in emitted]
+
+
+def drain_start_tasks() -> None:
+    client = get_redis()
+    while client is not None and client.llen("celery"):
+        time.sleep(0.2)
+    time.sleep(1.0)
 
 
 def main() -> None:
     call_command("migrate", verbosity=0)
-    print("load average before:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print("load average before:", " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
+    limit = plain_loop()
+    print(f"plain loop (limit_http --concurrency 2 --processes 2): {limit:.0f} req/s", flush=True)
+
     client = get_redis()
     if client is not None:
         client.delete("celery")
     server = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
-    customer, _ = Customer.objects.get_or_create(id="bench")
-    Webhook.objects.filter(customer=customer).delete()
+    silent = Silent()
+    busy, _ = Customer.objects.get_or_create(id="bench")
+    noisy, _ = Customer.objects.get_or_create(id="bench-noisy")
+    Webhook.objects.filter(customer__in=[busy, noisy]).delete()
     for i in range(WEBHOOKS):
-        services.webhook_create(customer=customer, url=f"http://127.0.0.1:{port}/hook{i}", events=["*"])
+        services.webhook_create(customer=busy, url=f"http://127.0.0.1:{port}/hook{i}", events=["*"])
+    reset()
+    for i in range(EVENTS):
+        services.event_emit(customer=busy, type="bias.detected", data={"decision_id": f"tp_{i}"})
     connection.close()
     print(
-        f"PostgreSQL + Redis, {WEBHOOKS} webhook(s), {CONCURRENCY} prefork processes per worker, "
-        f"latency events {LATENCY_EVENTS} at {LATENCY_RATE:g}/s, burst {EVENTS}"
+        f"backlog of {EVENTS * WEBHOOKS} deliveries ({WEBHOOKS} webhook(s)), 2 workers x {CONCURRENCY} "
+        f"prefork processes",
+        flush=True,
     )
-    for workers in (1, 2):
-        r = run(workers, customer)
+    contexts = [celery_worker(f"bench{i}", beat=(i == 0), concurrency=CONCURRENCY) for i in range(2)]
+    for ctx in contexts:
+        ctx.__enter__()
+    try:
+        done = wait_deliveries(EVENTS * WEBHOOKS, 900)
+        with lock:
+            first = min(first_byte.values())
+        time.sleep(2.0)
+        with lock:
+            duplicates = sum(n - 1 for n in arrivals.values())
+        rate = EVENTS * WEBHOOKS / (done - first)
         print(
-            f"workers={r['workers']}: emit->first byte p50 {r['latency_p50_ms']:.1f} ms, "
-            f"p99 {r['latency_p99_ms']:.1f} ms; backlog of {r['burst_deliveries']} deliveries at "
-            f"{r['deliveries_per_s']:.0f}/s (first to last receipt); "
-            f"extra attempts {r['extra_attempts']}; load average now {os.getloadavg()[0]:.2f}"
+            f"dispatcher: {rate:.0f} deliveries/s = {rate / limit:.2f} of the plain loop; "
+            f"duplicates {duplicates}; load average {os.getloadavg()[0]:.2f}",
+            flush=True,
         )
-    reset()
+        drain_start_tasks()
+        reset()
+        quiet = spaced(busy, "quiet")
+        print(
+            f"emit -> first byte, quiet: p50 {statistics.median(quiet):.1f} ms, p99 {pct(quiet, 99):.1f} ms",
+            flush=True,
+        )
+        # The noisy customer: every webhook it may have, each to a receiver that never answers.
+        for i in range(NOISY_WEBHOOKS):
+            services.webhook_create(customer=noisy, url=f"http://localhost:{silent.port}/h{i}", events=["*"])
+        for i in range(NOISY_EVENTS):
+            services.event_emit(customer=noisy, type="bias.detected", data={"decision_id": f"noisy_{i}"})
+        deadline = time.monotonic() + 30
+        while len(silent.held) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        loud = spaced(busy, "loud")
+        print(
+            f"emit -> first byte, quiet customer while {NOISY_WEBHOOKS} webhooks of another hang "
+            f"({len(silent.held)} connections held): p50 {statistics.median(loud):.1f} ms, "
+            f"p99 {pct(loud, 99):.1f} ms = {pct(loud, 99) / pct(quiet, 99):.2f}x the quiet p99; "
+            f"load average {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
+    finally:
+        for ctx in reversed(contexts):
+            ctx.__exit__(None, None, None)
+        Webhook.objects.filter(customer=noisy).delete()
+        reset()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from fractions import Fraction
 from typing import Any
 
 from bias.models import CUSTOM_KEY_MAX, GROUP_MAX, SEVERITY_RANK
+from config.inputs import is_clean_text
 
 DEFAULT_FAVORABLE_VALUES = (
     "approve",
@@ -44,17 +45,6 @@ _RATIO_STEPS = [
 ]
 
 
-def is_storable_text(text: str) -> bool:
-    """No NUL and no lone surrogates: PostgreSQL text and jsonb refuse both."""
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def normalize_value(value: Any) -> str:
     """Decision values compare trimmed and case-folded (C6, C7)."""
     return "" if value is None else str(value).strip().casefold()
@@ -63,7 +53,7 @@ def normalize_value(value: Any) -> str:
 def is_valid_attribute_name(name: str) -> bool:
     if name in STANDARD_ATTRIBUTES:
         return True
-    if not is_storable_text(name):
+    if not is_clean_text(name):
         return False
     if name.startswith("custom."):
         key = name[len("custom.") :]
@@ -90,7 +80,7 @@ def parse_subgroups(raw: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
             errors.append({"field": field, "message": "must be a string"})
             return
         text = value.strip()
-        if not is_storable_text(text):
+        if not is_clean_text(text):
             errors.append({"field": field, "message": "must not contain NUL or unpaired surrogates"})
         elif not text:
             errors.append({"field": field, "message": "must not be empty"})
@@ -115,7 +105,7 @@ def parse_subgroups(raw: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
                 continue
             for custom_key, custom_value in value.items():
                 name = str(custom_key).strip()
-                if not name or len(name) > CUSTOM_KEY_MAX or not is_storable_text(name):
+                if not name or len(name) > CUSTOM_KEY_MAX or not is_clean_text(name):
                     errors.append(
                         {
                             "field": f"subgroups.custom.{custom_key}",

@@ -19,6 +19,7 @@ from django.db.models.functions import Coalesce
 
 from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value
 from bias.models import BiasAlert, BiasAlertFinding, Correctness, ModelFavorableValues, SubgroupDailyStat
+from keys.models import Customer
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class GroupValueCount:
 
 
 def amplification_counts(
-    *, customer: Any, model_id: str, model_version: str | None, attribute: str, since: dt.datetime
+    *, customer: Customer, model_id: str, model_version: str | None, attribute: str, since: dt.datetime
 ) -> list[GroupValueCount]:
     """Counts of the customer's decisions of `model_id` (and, when model_version is given,
     decisions whose model_version is that version or unset) made at or after `since`
@@ -58,7 +59,7 @@ def amplification_counts(
 # --- favourable values ------------------------------------------------------------------------
 
 
-def favorable_values(*, customer: Any, model_id: str | None) -> list[str]:
+def favorable_values(*, customer: Customer, model_id: str | None) -> list[str]:
     """The favourable values in force for one model (normalised)."""
     if model_id:
         row = ModelFavorableValues.objects.filter(customer=customer, model_id=model_id).first()
@@ -67,7 +68,7 @@ def favorable_values(*, customer: Any, model_id: str | None) -> list[str]:
     return list(DEFAULT_FAVORABLE_VALUES)
 
 
-def _favorable_configs(*, customer: Any, model_id: str | None) -> dict[str, list[str]]:
+def _favorable_configs(*, customer: Customer, model_id: str | None) -> dict[str, list[str]]:
     configs = ModelFavorableValues.objects.filter(customer=customer)
     if model_id is not None:
         configs = configs.filter(model_id=model_id)
@@ -111,7 +112,7 @@ class GroupCounts:
 
 
 def _stats(
-    *, customer: Any, model_id: str | None, from_day: dt.date | None, to_day: dt.date | None
+    *, customer: Customer, model_id: str | None, from_day: dt.date | None, to_day: dt.date | None
 ) -> QuerySet:
     qs = SubgroupDailyStat.objects.filter(customer=customer)
     if model_id is not None:
@@ -125,7 +126,7 @@ def _stats(
 
 def subgroup_counts(
     *,
-    customer: Any,
+    customer: Customer,
     attributes: list[str] | None,
     model_id: str | None,
     from_day: dt.date | None,
@@ -187,7 +188,7 @@ def _ratio(x: int, n: int) -> float | None:
 
 
 def subgroup_report(
-    *, customer: Any, attribute: str | None, model_id: str | None, from_day: dt.date, to_day: dt.date
+    *, customer: Customer, attribute: str | None, model_id: str | None, from_day: dt.date, to_day: dt.date
 ) -> dict[str, Any]:
     """GET /bias/subgroups (C7): per attribute and group the figures, and the disparity of
     each group against the reference group (the largest; ties by name)."""
@@ -241,7 +242,7 @@ def subgroup_report(
 
 def bias_alert_list(
     *,
-    customer: Any,
+    customer: Customer,
     severity: str | None = None,
     attribute: str | None = None,
     bias_type: str | None = None,

@@ -18,12 +18,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.utils import timezone
 
-from audit.models import Decision
+from audit import selectors as audit_selectors
 from bias import selectors
 from bias.domain import (
     DETECTION_WINDOW_DAYS,
@@ -45,6 +45,9 @@ from bias.models import (
     SubgroupDailyStat,
 )
 from keys.models import Customer
+
+if TYPE_CHECKING:
+    from audit.models import Decision
 
 _LOCK_CLASS = 0x62696173  # "bias": the first key of the two-key advisory lock
 
@@ -115,7 +118,7 @@ def _correctness(value: str, outcome: str | None) -> int:
     return Correctness.CORRECT if value == normalize_value(outcome) else Correctness.WRONG
 
 
-def decision_state(decision: Any, *, outcome: Any = ..., category: Any = ...) -> DecisionState:
+def decision_state(decision: "Decision", *, outcome: Any = ..., category: Any = ...) -> DecisionState:
     """The statistics state of a decision; `outcome`/`category` override the stored ones
     (a late outcome's previous state)."""
     outcome = decision.outcome if outcome is ... else outcome
@@ -244,7 +247,7 @@ def _attachment(customer_id: str, decision_id: str) -> SubgroupAttachment | None
     return next(iter(rows), None)
 
 
-def _counted_attributes(decision: Any, attachment: SubgroupAttachment | None) -> dict[str, str]:
+def _counted_attributes(decision: "Decision", attachment: SubgroupAttachment | None) -> dict[str, str]:
     """The attributes a logged decision is counted under: its attachment's once one was
     made through POST /detect-bias, else the subgroups it was logged with. (A decision
     logged with subgroups gets no attachment row: one insert less on POST /log.)"""
@@ -257,7 +260,7 @@ def _counted_attributes(decision: Any, attachment: SubgroupAttachment | None) ->
 
 
 @_in_transaction
-def subgroup_stats_on_decision_logged(*, decision: Any) -> None:
+def subgroup_stats_on_decision_logged(*, decision: "Decision") -> None:
     """A new decision was stored (audit.models.Decision). Attach any subgroups posted
     earlier by POST /detect-bias for this decision_id, and count the decision in the
     daily subgroup statistics. Subgroups carried by the decision itself are the later
@@ -279,7 +282,7 @@ def subgroup_stats_on_decision_logged(*, decision: Any) -> None:
 
 @_in_transaction
 def subgroup_stats_on_outcome_changed(
-    *, decision: Any, previous_outcome: str | None, previous_category: str
+    *, decision: "Decision", previous_outcome: str | None, previous_category: str
 ) -> None:
     """A late outcome changed a stored decision's outcome (and so possibly its
     calibration_category and correctness). Move its counts from the old state to the new."""
@@ -296,6 +299,74 @@ def subgroup_stats_on_outcome_changed(
     deltas.add(old, attributes, -1)
     deltas.add(new, attributes, +1)
     _upsert_stats(decision.customer_id, deltas)
+
+
+class SubgroupBatch:
+    """The subgroup statistics of a batch of decision writes (POST /log/batch), with the
+    effects of the same writes one by one: record them in order during the batch (the
+    state is taken at that moment), then apply() once, after the new decision rows are
+    inserted and before the chain head is locked, the same lock order as the single path.
+    apply() takes every decision's lock in one sorted statement, reads their attachments
+    in one query and writes one additive upsert per 500 statistics rows."""
+
+    def __init__(self, customer_id: str) -> None:
+        self.customer_id = customer_id
+        # (kind, decision, new state, old state)
+        self.ops: list[tuple[str, Decision, DecisionState, DecisionState | None]] = []
+
+    def decision_logged(self, decision: "Decision") -> None:
+        self.ops.append(("new", decision, decision_state(decision), None))
+
+    def outcome_changed(
+        self, decision: "Decision", *, previous_outcome: str | None, previous_category: str
+    ) -> None:
+        old = decision_state(decision, outcome=previous_outcome, category=previous_category)
+        self.ops.append(("outcome", decision, decision_state(decision), old))
+
+    def apply(self) -> None:
+        if not self.ops:
+            return
+        ids = sorted({decision.decision_id for _, decision, _, _ in self.ops})
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(pg_advisory_xact_lock(%s, hashtext(%s || chr(31) || d))) "
+                    "FROM unnest(%s::text[]) AS d",
+                    [_LOCK_CLASS, self.customer_id, ids],
+                )
+        attachments: dict[str, SubgroupAttachment] = {}
+        for start in range(0, len(ids), 900):
+            for row in SubgroupAttachment.objects.filter(
+                customer_id=self.customer_id, decision_id__in=ids[start : start + 900]
+            ).only("id", "decision_id", "attributes", "counted"):
+                attachments[row.decision_id] = row
+        counted: dict[str, dict[str, str]] = {}
+        touched: list[SubgroupAttachment] = []
+        deltas = _Deltas()
+        now = timezone.now()
+        for kind, decision, state, old in self.ops:
+            attachment = attachments.get(decision.decision_id)
+            if kind == "new":
+                attributes = subgroups_lenient(decision.subgroups)
+                if attachment is not None:
+                    attributes = attributes or attachment.attributes
+                    attachment.attributes, attachment.counted, attachment.updated_at = attributes, True, now
+                    touched.append(attachment)
+                counted[decision.decision_id] = attributes
+                if attributes:
+                    deltas.add(state, attributes, +1)
+                continue
+            if decision.decision_id not in counted:
+                counted[decision.decision_id] = _counted_attributes(decision, attachment)
+            attributes = counted[decision.decision_id]
+            if attributes and old is not None and old != state:
+                deltas.add(old, attributes, -1)
+                deltas.add(state, attributes, +1)
+        _upsert_stats(self.customer_id, deltas)
+        if touched:
+            SubgroupAttachment.objects.bulk_update(
+                touched, ["attributes", "counted", "updated_at"], batch_size=500
+            )
 
 
 def subgroup_stats_on_decisions_bulk_logged(*, customer: Customer, decisions: Iterable[Any]) -> int:
@@ -340,7 +411,7 @@ def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[s
     the pending row until the decision arrives. Returns the decision or None."""
     with transaction.atomic():
         _lock_decision(customer.pk, decision_id)
-        decision = Decision.objects.filter(customer=customer, decision_id=decision_id).first()
+        decision = audit_selectors.decision_get(customer, decision_id)
         attachment = _attachment(customer.pk, decision_id)
         if decision is None:
             if attachment is not None and attachment.attributes == attributes:

@@ -1,36 +1,19 @@
 """Thin views of the bias endpoints (C7): validate -> service/selector -> render."""
 
-import datetime as dt
-
 from django.shortcuts import get_object_or_404
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from bias import selectors, services
-from bias.domain import DETECTION_WINDOW_DAYS, is_storable_text, is_valid_attribute_name
-from bias.exceptions import InvalidBiasQuery
+from bias.domain import DETECTION_WINDOW_DAYS, is_valid_attribute_name
 from bias.models import BiasAlert, BiasType, Severity
 from bias.serializers import BiasAlertOutput, DetectBiasInput, DetectBiasOutput, SubgroupReportOutput
 from config.api import PagePagination, TenantViewSet, require_object
+from config.inputs import invalid, query_choice, query_day_range, query_text, query_time_range
 from config.schema import TrustcalAutoSchema
-from config.timeutils import parse_bound, parse_day
 
 ALERT_SEVERITIES = [s.value for s in Severity if s != Severity.NONE]
 ATTRIBUTE_HELP = "gender, age_group, ethnicity or custom.<key>"
-
-
-def _invalid(name: str, message: str) -> InvalidBiasQuery:
-    return InvalidBiasQuery(f"{name}: {message}", errors=[{"field": name, "message": message}])
-
-
-def _choice(request, name: str, choices: list[str]) -> str | None:
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return None
-    if value not in choices:
-        raise _invalid(name, f"must be one of: {', '.join(choices)}")
-    return value
 
 
 def _attribute(request) -> str | None:
@@ -38,44 +21,8 @@ def _attribute(request) -> str | None:
     if value in (None, ""):
         return None
     if not is_valid_attribute_name(value):
-        raise _invalid("attribute", f"must be {ATTRIBUTE_HELP}")
+        raise invalid("attribute", f"must be {ATTRIBUTE_HELP}")
     return value
-
-
-def _text(request, name: str, max_length: int = 256) -> str | None:
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return None
-    if len(value) > max_length:
-        raise _invalid(name, f"at most {max_length} characters")
-    if not is_storable_text(value):
-        raise _invalid(name, "must not contain NUL or unpaired surrogates")
-    return value
-
-
-def _bound(request, name: str, *, end: bool) -> dt.datetime | None:
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return None
-    try:
-        value = parse_bound(raw, end=end)
-    except OverflowError:
-        value = None
-    if value is None:
-        raise _invalid(name, "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp")
-    return value
-
-
-def _day(request, name: str) -> dt.date | None:
-    """A from/to of GET /bias/subgroups: a date, or a timestamp taken at day granularity
-    (the whole UTC day containing it), because the statistics are daily."""
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return None
-    day = parse_day(raw)
-    if day is None:
-        raise _invalid(name, "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp")
-    return day
 
 
 DATE_PARAMS = [
@@ -117,16 +64,13 @@ class BiasFeedViewSet(TenantViewSet):
         responses=BiasAlertOutput(many=True),
     )
     def list(self, request):
-        created_from = _bound(request, "from", end=False)
-        created_to = _bound(request, "to", end=True)
-        if created_from and created_to and created_from >= created_to:
-            raise _invalid("from", "must be before to")
+        created_from, created_to = query_time_range(request)
         qs = selectors.bias_alert_list(
             customer=self.customer,
-            severity=_choice(request, "severity", ALERT_SEVERITIES),
+            severity=query_choice(request, "severity", ALERT_SEVERITIES),
             attribute=_attribute(request),
-            bias_type=_choice(request, "bias_type", [t.value for t in BiasType]),
-            model_id=_text(request, "model_id"),
+            bias_type=query_choice(request, "bias_type", [t.value for t in BiasType]),
+            model_id=query_text(request, "model_id"),
             created_from=created_from,
             created_to=created_to,
         )
@@ -169,20 +113,11 @@ class BiasSubgroupsViewSet(TenantViewSet):
         responses=SubgroupReportOutput,
     )
     def list(self, request):
-        today = timezone.now().date()
-        to_day = _day(request, "to") or today
-        from_day = _day(request, "from")
-        if from_day is None:
-            try:
-                from_day = to_day - dt.timedelta(days=DETECTION_WINDOW_DAYS)
-            except OverflowError:
-                from_day = dt.date.min
-        if from_day > to_day:
-            raise _invalid("from", "must not be after to")
+        from_day, to_day = query_day_range(request, default_days=DETECTION_WINDOW_DAYS + 1)
         report = selectors.subgroup_report(
             customer=self.customer,
             attribute=_attribute(request),
-            model_id=_text(request, "model_id"),
+            model_id=query_text(request, "model_id"),
             from_day=from_day,
             to_day=to_day,
         )

@@ -3,9 +3,9 @@
 
 from django.contrib import admin
 
-from audit.admin import ReadOnlyAdmin
 from calibration import rules
 from calibration.models import RiskUserState, Threshold, UserDailyAggregate
+from config.admin import ReadOnlyAdmin
 
 
 @admin.register(UserDailyAggregate)

@@ -4,16 +4,15 @@
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Max
 
-from audit.models import ChainHead
+from audit import selectors as audit_selectors
 from calibration import rules
 from calibration.models import Threshold
 from config.timeutils import isoformat
 
 
 def engines() -> list[dict[str, Any]]:
-    last = ChainHead.objects.aggregate(last=Max("updated_at"))["last"]
+    last = audit_selectors.chain_last_append_at()
     return [
         {
             "name": "calibration",

@@ -2,16 +2,19 @@
 of POST /calibrate, from the record and the user's profile."""
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from calibration import rules
+
+if TYPE_CHECKING:
+    from audit.models import Decision
 
 
 def _c(value: float) -> str:
     return f"{value:.2f}"
 
 
-def explanation(*, decision: Any) -> str:
+def explanation(*, decision: "Decision") -> str:
     category = decision.calibration_category
     verb = "followed" if decision.followed_ai else "overrode"
     rec = decision.ai_recommendation
@@ -50,7 +53,7 @@ def explanation(*, decision: Any) -> str:
     return f"The user {verb} the AI's recommendation '{rec}' at confidence {_c(c)}, which is consistent with that confidence."
 
 
-def recommendations(*, decision: Any, profile: Mapping[str, Any]) -> list[str]:
+def recommendations(*, decision: "Decision", profile: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     low, high = _c(rules.low_confidence()), _c(rules.high_confidence())
     category = decision.calibration_category

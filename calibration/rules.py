@@ -7,9 +7,12 @@ models and subtracted when a late outcome moves a decision; nothing here needs t
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from audit.models import Decision
 
 CALIBRATED = "CALIBRATED"
 OVERTRUSTING = "OVERTRUSTING"
@@ -134,7 +137,7 @@ class Record:
     category: str
 
     @classmethod
-    def of(cls, decision: Any, *, outcome: Any = ..., category: str | None = None) -> "Record":
+    def of(cls, decision: "Decision", *, outcome: Any = ..., category: str | None = None) -> "Record":
         """A record from a Decision (optionally as it was before a late outcome)."""
         return cls(
             ai_recommendation=decision.ai_recommendation,

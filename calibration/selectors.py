@@ -166,7 +166,7 @@ INTERVALS = ["day", "week", "month"]
 
 def period_start(day: dt.date, interval: str) -> dt.date:
     if interval == "week":
-        return day - dt.timedelta(days=day.weekday())
+        return max(dt.date.min, day - dt.timedelta(days=min(day.weekday(), day.toordinal() - 1)))
     if interval == "month":
         return day.replace(day=1)
     return day
@@ -177,12 +177,15 @@ def periods(days: DayRange, interval: str) -> list[dt.date]:
     current = period_start(days.start, interval)
     while current <= days.end:
         out.append(current)
-        if interval == "day":
-            current += dt.timedelta(days=1)
-        elif interval == "week":
-            current += dt.timedelta(days=7)
-        else:
-            current = (current.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+        try:
+            if interval == "day":
+                current += dt.timedelta(days=1)
+            elif interval == "week":
+                current += dt.timedelta(days=7)
+            else:
+                current = (current.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+        except OverflowError:  # the window ends in the calendar's last period
+            break
     return out
 
 

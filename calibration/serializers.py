@@ -5,8 +5,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from audit.serializers import StrictCharField
 from calibration import rules
+from config.api import StrictCharField
 from config.timeutils import parse_day
 
 MAX_RANGE_DAYS = 3660

@@ -4,7 +4,8 @@ trust.miscalibrated, risk_user.identified and threshold.breached."""
 import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -12,7 +13,10 @@ from django.utils import timezone
 from calibration import rules, selectors
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
 from keys.models import Customer
-from webhooks.services import event_emit
+from webhooks.services import event_emit, events_emit
+
+if TYPE_CHECKING:
+    from audit.models import Decision
 
 logger = logging.getLogger("trustcal.calibration")
 
@@ -20,75 +24,115 @@ _TABLE = UserDailyAggregate._meta.db_table
 _KEY_COLUMNS = ["customer_id", "user_id", "model_key", "day"]
 
 
-def aggregates_apply(
-    *, customer_id: str, user_id: str, model_id: str | None, day: dt.date, delta: Mapping[str, float]
-) -> None:
-    """Add `delta` to the user's row for `day` (all models) and, when the decision names a
-    model, to that model's row: one INSERT ... ON CONFLICT DO UPDATE (PostgreSQL and SQLite)."""
-    if not delta:
+class AggregateFold:
+    """Deltas folded per (user, model key, day) before one upsert: many decisions of a
+    batch cost one statement per 500 aggregate rows instead of one per decision."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str, dt.date], dict[str, float]] = {}
+        self.events: list[tuple[str, dict[str, Any]]] = []  # emitted in order by the apply
+        self.customer: Customer | None = None
+
+    def add(self, *, user_id: str, model_id: str | None, day: dt.date, delta: Mapping[str, float]) -> None:
+        if not delta:
+            return
+        for key in [ALL_MODELS] + ([model_id] if model_id else []):
+            row = self.rows.setdefault((user_id, key, day), {})
+            for name, value in delta.items():
+                row[name] = row.get(name, 0) + value
+
+
+def aggregates_fold_apply(*, customer_id: str, fold: AggregateFold, batch: int = 500) -> None:
+    """One additive INSERT ... ON CONFLICT DO UPDATE per `batch` rows, in key order (two
+    writers lock shared rows in the same order, so they never deadlock)."""
+    if fold.events and fold.customer is not None:
+        events_emit(customer=fold.customer, events=fold.events)
+        fold.events = []
+    rows = sorted(fold.rows.items())
+    if not rows:
         return
     q = connection.ops.quote_name
     columns = _KEY_COLUMNS + rules.SUM_FIELDS
-    model_keys = [ALL_MODELS] + ([model_id] if model_id else [])
     row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    params: list[Any] = []
-    for key in model_keys:
-        params += [customer_id, user_id, key, day]
-        params += [delta.get(name, 0) for name in rules.SUM_FIELDS]
+    names = sorted({name for _, delta in rows for name in delta})
     # Only fixed column names are interpolated (from rules.SUM_FIELDS); values are parameters.
-    updates = ", ".join(f"{q(name)} = {q(_TABLE)}.{q(name)} + excluded.{q(name)}" for name in sorted(delta))
+    updates = ", ".join(f"{q(name)} = {q(_TABLE)}.{q(name)} + excluded.{q(name)}" for name in names)
     table, cols = q(_TABLE), ", ".join(q(c) for c in columns)
-    rows, conflict = ", ".join([row_sql] * len(model_keys)), ", ".join(q(c) for c in _KEY_COLUMNS)
-    sql = f"INSERT INTO {table} ({cols}) VALUES {rows} ON CONFLICT ({conflict}) DO UPDATE SET {updates}"  # noqa: S608
+    conflict = ", ".join(q(c) for c in _KEY_COLUMNS)
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        for start in range(0, len(rows), batch):
+            chunk = rows[start : start + batch]
+            params: list[Any] = []
+            for (user_id, key, day), delta in chunk:
+                params += [customer_id, user_id, key, day]
+                params += [delta.get(name, 0) for name in rules.SUM_FIELDS]
+            values = ", ".join([row_sql] * len(chunk))
+            sql = f"INSERT INTO {table} ({cols}) VALUES {values} ON CONFLICT ({conflict}) DO UPDATE SET {updates}"  # noqa: S608
+            cursor.execute(sql, params)
 
 
-def _decision_day(decision: Any) -> dt.date:
+def _decision_day(decision: "Decision") -> dt.date:
     return decision.timestamp.astimezone(dt.UTC).date()
 
 
-def _miscalibrated_event(*, decision: Any, entry_id: str | None, source: str) -> None:
-    event_emit(
-        customer=decision.customer,
-        type="trust.miscalibrated",
-        data={
-            "decision_id": decision.decision_id,
-            "entry_id": entry_id,
-            "user_id": decision.user_id,
-            "model_id": decision.model_id,
-            "calibration_category": decision.calibration_category,
-            "followed_ai": decision.followed_ai,
-            "ai_confidence": decision.ai_confidence,
-            "outcome": decision.outcome,
-            "source": source,
-        },
+def _miscalibrated_event(
+    *, decision: "Decision", entry_id: str | None, source: str, fold: AggregateFold
+) -> None:
+    """trust.miscalibrated with the decision as it is now; sent by aggregates_fold_apply."""
+    fold.customer = decision.customer
+    fold.events.append(
+        (
+            "trust.miscalibrated",
+            {
+                "decision_id": decision.decision_id,
+                "entry_id": entry_id,
+                "user_id": decision.user_id,
+                "model_id": decision.model_id,
+                "calibration_category": decision.calibration_category,
+                "followed_ai": decision.followed_ai,
+                "ai_confidence": decision.ai_confidence,
+                "outcome": decision.outcome,
+                "source": source,
+            },
+        )
     )
 
 
 def calibration_on_decision_logged(
-    *, decision: Any, entry_id: str | None = None, source: str = "log"
+    *,
+    decision: "Decision",
+    entry_id: str | None = None,
+    source: str = "log",
+    fold: AggregateFold | None = None,
 ) -> None:
-    """Called by audit's decision service inside its transaction."""
-    aggregates_apply(
-        customer_id=decision.customer_id,
+    """Called by audit's decision service inside its transaction. With `fold` (a batch) the
+    counts are only folded; the caller applies the fold once (aggregates_fold_apply)."""
+    target = fold if fold is not None else AggregateFold()
+    target.add(
         user_id=decision.user_id,
         model_id=decision.model_id,
         day=_decision_day(decision),
         delta=rules.contribution(rules.Record.of(decision)),
     )
     if decision.calibration_category in rules.MISCALIBRATED:
-        _miscalibrated_event(decision=decision, entry_id=entry_id, source=source)
+        _miscalibrated_event(decision=decision, entry_id=entry_id, source=source, fold=target)
+    if fold is None:
+        aggregates_fold_apply(customer_id=decision.customer_id, fold=target)
 
 
 def calibration_on_outcome_changed(
-    *, decision: Any, previous_outcome: str | None, previous_category: str, entry_id: str | None = None
+    *,
+    decision: "Decision",
+    previous_outcome: str | None,
+    previous_category: str,
+    entry_id: str | None = None,
+    fold: AggregateFold | None = None,
 ) -> None:
     """A late outcome: move the decision's counts from its old state to the new one."""
     old = rules.contribution(rules.Record.of(decision, outcome=previous_outcome, category=previous_category))
     new = rules.contribution(rules.Record.of(decision))
-    aggregates_apply(
-        customer_id=decision.customer_id,
+    target = fold if fold is not None else AggregateFold()
+    target.add(
         user_id=decision.user_id,
         model_id=decision.model_id,
         day=_decision_day(decision),
@@ -98,7 +142,34 @@ def calibration_on_outcome_changed(
         decision.calibration_category in rules.MISCALIBRATED
         and decision.calibration_category != previous_category
     ):
-        _miscalibrated_event(decision=decision, entry_id=entry_id, source="outcome")
+        _miscalibrated_event(decision=decision, entry_id=entry_id, source="outcome", fold=target)
+    if fold is None:
+        aggregates_fold_apply(customer_id=decision.customer_id, fold=target)
+
+
+# --- POST /calibrate ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CalibrateResult:
+    decision: "Decision"
+    entry_id: str
+    profile: dict[str, Any]
+
+
+def decision_calibrate(*, customer: Customer, data: dict[str, Any]) -> CalibrateResult:
+    """POST /calibrate: record the decision exactly as POST /log (its own transaction, which
+    holds the customer's chain head only for its last statement and the commit), then read
+    the user's profile and record whether the user is now at risk (a write only when that
+    changes). Not one transaction on purpose: the profile read and the risk check would run
+    inside the chain head's critical section and serialise every writer of the customer."""
+    from audit import services as audit_services  # audit's services call this app's hooks
+
+    result = audit_services.decision_log(customer=customer, data=data, source="calibrate")
+    decision = result.decision
+    profile = selectors.user_profile(customer, user_id=decision.user_id)
+    risk_user_evaluate(customer=customer, user_id=decision.user_id, figures=profile)
+    return CalibrateResult(decision=decision, entry_id=result.entry.id, profile=profile)
 
 
 # --- risk users ----------------------------------------------------------------------------

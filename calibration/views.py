@@ -1,15 +1,10 @@
 """POST /calibrate, POST /trust-score, GET /trust-score/trend (C6)."""
 
-import datetime as dt
-
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from audit import services as audit_services
-from audit.serializers import DecisionInput
-from audit.views import text_param, validated_decision
+from audit.inputs import DecisionInput, decision_validated
 from calibration import explain, rules, selectors, services
 from calibration.selectors import INTERVALS, DayRange
 from calibration.serializers import (
@@ -19,12 +14,12 @@ from calibration.serializers import (
     TrustScoreInput,
     TrustScoreOutput,
 )
-from config.api import choice_param, require_object
-from config.exceptions import ValidationFailed
-from config.timeutils import isoformat, parse_day
+from config.api import TenantAPIView, choice_param, require_object, text_param
+from config.inputs import days_window, query_day_range
+from config.timeutils import isoformat
 
 
-class CalibrateView(APIView):
+class CalibrateView(TenantAPIView):
     @extend_schema(
         operation_id="calibrate",
         description="Records the decision exactly as POST /log would and answers its calibration and the user's profile.",
@@ -32,16 +27,11 @@ class CalibrateView(APIView):
         responses={200: CalibrateOutput},
     )
     def post(self, request):
-        customer = request.user.customer
-        result = audit_services.decision_log(
-            customer=customer, data=validated_decision(request.data), source="calibrate"
-        )
-        decision = result.decision
-        profile = selectors.user_profile(customer, user_id=decision.user_id)
-        services.risk_user_evaluate(customer=customer, user_id=decision.user_id, figures=profile)
+        result = services.decision_calibrate(customer=self.customer, data=decision_validated(request.data))
+        decision, profile = result.decision, result.profile
         body = {
             "decision_id": decision.decision_id,
-            "entry_id": result.entry.id,
+            "entry_id": result.entry_id,
             "user_id": decision.user_id,
             "followed_ai": decision.followed_ai,
             "confidence": decision.ai_confidence,
@@ -54,30 +44,21 @@ class CalibrateView(APIView):
         return Response(body)
 
 
-def _days(start: dt.date | None, end: dt.date | None, default_days: int) -> DayRange:
-    today = timezone.now().date()
-    if start is None and end is None:
-        return DayRange.last_days(default_days, today=today)
-    if end is None:
-        end = max(start or today, today)
-    if start is None:
-        start = end - dt.timedelta(days=default_days - 1)
-    return DayRange(start, end)
-
-
-class TrustScoreView(APIView):
+class TrustScoreView(TenantAPIView):
     @extend_schema(operation_id="trust_score", request=TrustScoreInput, responses={200: TrustScoreOutput})
     def post(self, request):
-        customer = request.user.customer
+        customer = self.customer
         data = TrustScoreInput(data=require_object(request.data))
         data.is_valid(raise_exception=True)
         user_id = data.validated_data.get("user_id")
         model_id = data.validated_data.get("model_id")
-        days = _days(data.validated_data.get("from"), data.validated_data.get("to"), rules.window_days())
-        if days.start > days.end:
-            raise ValidationFailed(
-                "`from` must not be after `to`.", errors=[{"field": "from", "message": "after to"}]
+        days = DayRange(
+            *days_window(
+                data.validated_data.get("from"),
+                data.validated_data.get("to"),
+                default_days=rules.window_days(),
             )
+        )
         if user_id:
             figures = selectors.user_profile(customer, user_id=user_id, days=days, model_id=model_id)
             at_risk: list = []
@@ -114,20 +95,7 @@ class TrustScoreView(APIView):
         return Response(body)
 
 
-def _query_day(request, name: str) -> dt.date | None:
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return None
-    day = parse_day(raw)
-    if day is None:
-        raise ValidationFailed(
-            f"{name} must be a date (YYYY-MM-DD) or an ISO 8601 timestamp.",
-            errors=[{"field": name, "message": "not a date or ISO 8601 timestamp"}],
-        )
-    return day
-
-
-class TrustScoreTrendView(APIView):
+class TrustScoreTrendView(TenantAPIView):
     @extend_schema(
         operation_id="trust_score_trend",
         parameters=[
@@ -143,20 +111,11 @@ class TrustScoreTrendView(APIView):
     )
     def get(self, request):
         interval = choice_param(request, "interval", INTERVALS, default="day")
-        days = _days(_query_day(request, "from"), _query_day(request, "to"), 30)
-        if days.start > days.end:
-            raise ValidationFailed(
-                "`from` must not be after `to`.", errors=[{"field": "from", "message": "after to"}]
-            )
-        if (days.end - days.start).days > MAX_RANGE_DAYS:
-            raise ValidationFailed(
-                f"The range is limited to {MAX_RANGE_DAYS} days.",
-                errors=[{"field": "from", "message": f"at most {MAX_RANGE_DAYS} days before to"}],
-            )
+        days = DayRange(*query_day_range(request, default_days=30, max_days=MAX_RANGE_DAYS))
         user_id = text_param(request, "user_id")
         model_id = text_param(request, "model_id")
         result = selectors.trend(
-            request.user.customer, days=days, interval=interval, user_id=user_id, model_id=model_id
+            self.customer, days=days, interval=interval, user_id=user_id, model_id=model_id
         )
         return Response(
             {"interval": interval, **days.as_dict(), "user_id": user_id, "model_id": model_id, **result}

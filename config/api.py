@@ -15,11 +15,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, viewsets
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
+from rest_framework.views import APIView
 
 from config.exceptions import AdminRequired, DomainError, ValidationFailed
+from config.inputs import query_choice as choice_param
+from config.inputs import query_text as text_param
 from config.pagination import CamelPagePagination, PagePagination, parse_positive_int
 from config.parsers import StrictJSONParser
 from config.timeutils import isoformat, parse_timestamp
@@ -98,6 +100,13 @@ def _flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     return out
 
 
+def validation_failed(exc: drf_exceptions.ValidationError) -> ValidationFailed:
+    """A serializer's ValidationError as the VALIDATION_ERROR the handler would answer."""
+    errors = _flatten_errors(exc.detail)
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]) or "Invalid request"
+    return ValidationFailed(detail, errors=errors)
+
+
 _DRF_MAP: list[tuple[type[Exception], int, str, str]] = [
     (drf_exceptions.NotAuthenticated, 401, "AUTHENTICATION_REQUIRED", "Authentication required"),
     (drf_exceptions.AuthenticationFailed, 401, "INVALID_API_KEY", "Invalid API key"),
@@ -127,9 +136,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     if isinstance(exc, DomainError):
         return _problem(request_id, exc.status, exc.code, exc.title, exc.detail, exc.errors, exc.headers)
     if isinstance(exc, drf_exceptions.ValidationError):
-        errors = _flatten_errors(exc.detail)
-        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5]) or "Invalid request"
-        return _problem(request_id, 400, "VALIDATION_ERROR", "Invalid request", detail, errors)
+        failed = validation_failed(exc)
+        return _problem(request_id, 400, failed.code, failed.title, failed.detail, failed.errors)
     if isinstance(exc, Http404):
         return _problem(request_id, 404, "NOT_FOUND", "Not found", "No such resource.")
     if isinstance(exc, DjangoPermissionDenied):
@@ -181,18 +189,22 @@ def require_object(data: Any) -> dict[str, Any]:
     return data
 
 
-def choice_param(request: Request, name: str, choices: list[str], default: str | None = None) -> str | None:
-    """A query parameter restricted to `choices`; absent or empty gives `default`; anything
-    else is a VALIDATION_ERROR naming the allowed values."""
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return default
-    if value not in choices:
-        raise ValidationFailed(
-            f"{name} must be one of: {', '.join(choices)}.",
-            errors=[{"field": name, "message": f"must be one of: {', '.join(choices)}"}],
-        )
-    return value
+class StrictCharField(serializers.CharField):
+    """A JSON string and nothing else (numbers and booleans are a type error, C2)."""
+
+    default_error_messages = {"invalid": "Must be a string."}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        value = super().to_internal_value(data)
+        if not self.allow_blank and not value.strip():
+            self.fail("blank")
+        return value
 
 
 class UTCDateTimeField(serializers.DateTimeField):
@@ -208,19 +220,45 @@ class UTCDateTimeField(serializers.DateTimeField):
         return isoformat(value) if value else None
 
 
-# --- the tenant-scoped base viewset -----------------------------------------------------------
+# --- the tenant-scoped bases ---------------------------------------------------------------------
+#
+# Every view that serves a customer's data derives from TenantViewSet (resources) or
+# TenantAPIView (actions such as POST /log): `self.customer` is the caller's customer and a
+# resource's queryset is filtered to it in one place that subclasses cannot replace.
+# tests/system/test_tenancy.py walks the URL resolver and fails for any /v1 route that is
+# neither public, nor admin-only, nor served by one of these bases.
+
+
+class TenantAPIView(APIView):
+    """A non-resource endpoint on the caller's own data (POST /log, /calibrate, ...)."""
+
+    @property
+    def customer(self) -> Any:
+        """The authenticated key's customer (keys.models.Customer; config imports no app)."""
+        return cast(Any, self.request.user).customer
 
 
 class TenantViewSet(viewsets.GenericViewSet):
-    """Every viewset derives from this: the queryset is always filtered to the caller's
-    customer, so another customer's id is a 404 and no view can forget the filter."""
+    """Every resource viewset derives from this: the queryset is always filtered to the
+    caller's customer, so another customer's id is a 404 and no view can forget the filter.
+    A subclass provides `queryset` or `get_base_queryset()`; overriding `get_queryset()` (where
+    the filter lives) is refused when the class is defined."""
 
     customer_field = "customer"
     lookup_value_regex = r"[A-Za-z0-9._:-]+"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "get_queryset" in cls.__dict__:
+            raise TypeError(
+                f"{cls.__qualname__} overrides get_queryset(), which holds the tenant filter: "
+                "override get_base_queryset() instead."
+            )
+
     @property
-    def customer(self):
-        return self.request.user.customer
+    def customer(self) -> Any:
+        """The authenticated key's customer (keys.models.Customer; config imports no app)."""
+        return cast(Any, self.request.user).customer
 
     def get_base_queryset(self) -> QuerySet:
         queryset = getattr(self, "queryset", None)
@@ -233,4 +271,11 @@ class TenantViewSet(viewsets.GenericViewSet):
         return self.get_base_queryset().filter(**{self.customer_field: self.customer})
 
 
-__all__ = ["CamelPagePagination", "PagePagination", "StrictJSONParser", "parse_positive_int"]
+__all__ = [
+    "CamelPagePagination",
+    "PagePagination",
+    "StrictJSONParser",
+    "choice_param",
+    "parse_positive_int",
+    "text_param",
+]

@@ -4,6 +4,10 @@ the database holds what is due (delivery rows, export jobs); the broker only say
 import os
 
 from celery import Celery
+from kombu.transport import TRANSPORT_ALIASES
+
+# The embedded default's broker: kombu's filesystem transport with atomic writes (config/broker.py).
+TRANSPORT_ALIASES.setdefault("trustcalfs", "config.broker:Transport")
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 

@@ -1,10 +1,12 @@
 """Each Celery worker writes a heartbeat row every 10 s from a thread of its own, so /health
 and /engines/status know how many workers are alive on any host (C13)."""
 
+import datetime as dt
 import logging
 import threading
 
 from celery.signals import worker_ready, worker_shutdown
+from django.conf import settings
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
@@ -46,3 +48,11 @@ def _start(sender=None, **kwargs) -> None:
 @worker_shutdown.connect
 def _stop_heartbeat(sender=None, **kwargs) -> None:
     _stop.set()
+
+
+def workers_online() -> int:
+    """Workers whose last heartbeat is fresh (WORKER_HEARTBEAT_MAX_AGE_SECONDS)."""
+    from config.models import WorkerHeartbeat
+
+    since = timezone.now() - dt.timedelta(seconds=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS)
+    return WorkerHeartbeat.objects.filter(last_seen__gte=since).count()

@@ -1,10 +1,18 @@
 """Request metrics: counted in-process on the hot path (no I/O), folded into Redis every
-few seconds when REDIS_URL is set so that /metrics sees every process and host."""
+few seconds when REDIS_URL is set so that /metrics sees every process and host.
 
+Requests are grouped by the route they resolved to (`/v1/webhooks/:pk/test`), never by the
+raw path: the set of groups is the set of routes, whatever clients send, and a path that
+resolves to no route counts in the one `unmatched` group. Label values are escaped by
+prometheus_client when the text exposition is rendered."""
+
+import re
 import threading
 import time
 from collections import Counter
 from typing import Any
+
+from django.http import HttpRequest
 
 from config.redis import get_redis
 
@@ -34,13 +42,31 @@ BUCKETS_MS = [
     10000,
     30000,
 ]
+UNMATCHED = "unmatched"
 _REDIS_KEY = "trustcal:metrics:requests"
 FLUSH_SECONDS = 5.0
+_SEP = "|"  # field separator in the counters: never part of a route label
 
 _lock = threading.Lock()
 _pending: Counter[str] = Counter()  # not yet folded into Redis
 _local: Counter[str] = Counter()  # everything this process saw (used without Redis)
+_pending_sums: dict[str, float] = {}
+_local_sums: dict[str, float] = {}
 _last_flush = time.monotonic()
+
+_GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
+
+
+def route_group(request: HttpRequest) -> str:
+    """The route pattern the request resolved to, readable (`/v1/webhooks/:pk/test`), or
+    `unmatched`. Finite by construction: one value per route in the URL configuration."""
+    match = getattr(request, "resolver_match", None)
+    route = getattr(match, "route", None)
+    if not route:
+        return UNMATCHED
+    label = _GROUP.sub(lambda m: ":" + m.group(1), route)
+    label = label.replace("^", "").replace("/?$", "").rstrip("$").rstrip("/")
+    return "/" + label.lstrip("/")
 
 
 def _bucket(duration_ms: float) -> str:
@@ -51,12 +77,14 @@ def _bucket(duration_ms: float) -> str:
 
 
 def record_request(group: str, status: int, duration_ms: float) -> None:
-    fields = ("total", f"status:{status // 100}xx", f"lat:{group}:{_bucket(duration_ms)}")
+    fields = ("total", f"status{_SEP}{status // 100}xx", f"lat{_SEP}{group}{_SEP}{_bucket(duration_ms)}")
     global _last_flush
     with _lock:
         for field in fields:
             _pending[field] += 1
             _local[field] += 1
+        _pending_sums[group] = _pending_sums.get(group, 0.0) + duration_ms
+        _local_sums[group] = _local_sums.get(group, 0.0) + duration_ms
         due = time.monotonic() - _last_flush >= FLUSH_SECONDS
         if due:
             _last_flush = time.monotonic()
@@ -67,18 +95,23 @@ def record_request(group: str, status: int, duration_ms: float) -> None:
 def flush() -> None:
     client = get_redis()
     with _lock:
-        batch = dict(_pending)
+        batch, sums = dict(_pending), dict(_pending_sums)
         _pending.clear()
+        _pending_sums.clear()
     if client is None or not batch:
         return
     try:
         pipe = client.pipeline(transaction=False)
         for field, count in batch.items():
             pipe.hincrby(_REDIS_KEY, field, count)
+        for group, total in sums.items():
+            pipe.hincrbyfloat(_REDIS_KEY, f"sum{_SEP}{group}", total)
         pipe.execute()
     except Exception:
         with _lock:
             _pending.update(batch)
+            for group, total in sums.items():
+                _pending_sums[group] = _pending_sums.get(group, 0.0) + total
 
 
 def _percentile(buckets: list[tuple[float, int]], q: float) -> float | None:
@@ -94,33 +127,51 @@ def _percentile(buckets: list[tuple[float, int]], q: float) -> float | None:
     return buckets[-1][0]
 
 
-def snapshot() -> dict[str, Any]:
-    """requests.total, requests.by_status, requests.latency_ms.<group>.{p50,p95,p99} (C13)."""
+def _raw() -> tuple[dict[str, int], dict[str, float]]:
     flush()
     client = get_redis()
-    raw: dict[str, int]
-    if client is not None:
-        raw = {
-            (k.decode() if isinstance(k, bytes) else k): int(v) for k, v in client.hgetall(_REDIS_KEY).items()
-        }
-    else:
+    if client is None:
         with _lock:
-            raw = dict(_local)
-    by_status = {f"{n}xx": raw.get(f"status:{n}xx", 0) for n in range(2, 6)}
+            return dict(_local), dict(_local_sums)
+    counts: dict[str, int] = {}
+    sums: dict[str, float] = {}
+    for k, v in client.hgetall(_REDIS_KEY).items():
+        key = k.decode() if isinstance(k, bytes) else k
+        if key.startswith("sum" + _SEP):
+            sums[key[4:]] = float(v)
+        else:
+            counts[key] = int(v)
+    return counts, sums
+
+
+def histograms() -> dict[str, dict[str, Any]]:
+    """Per route group: non-cumulative `buckets` [(upper bound ms, count)], `count`, `sum_ms`."""
+    raw, sums = _raw()
     groups: dict[str, list[tuple[float, int]]] = {}
     for field, count in raw.items():
-        if field.startswith("lat:"):
-            _, group, bound = field.split(":", 2)
+        if field.startswith("lat" + _SEP):
+            _, group, bound = field.split(_SEP, 2)
             groups.setdefault(group, []).append((float("inf") if bound == "inf" else float(bound), count))
-    latency = {}
+    out = {}
     for group, buckets in sorted(groups.items()):
         buckets.sort()
-        latency[group] = {
-            "count": sum(c for _, c in buckets),
-            "p50": _percentile(buckets, 0.50),
-            "p95": _percentile(buckets, 0.95),
-            "p99": _percentile(buckets, 0.99),
+        out[group] = {"buckets": buckets, "count": sum(c for _, c in buckets), "sum_ms": sums.get(group, 0.0)}
+    return out
+
+
+def snapshot() -> dict[str, Any]:
+    """requests.total, requests.by_status, requests.latency_ms.<route>.{count,p50,p95,p99} (C13)."""
+    raw, _ = _raw()
+    by_status = {f"{n}xx": raw.get(f"status{_SEP}{n}xx", 0) for n in range(2, 6)}
+    latency = {
+        group: {
+            "count": figures["count"],
+            "p50": _percentile(figures["buckets"], 0.50),
+            "p95": _percentile(figures["buckets"], 0.95),
+            "p99": _percentile(figures["buckets"], 0.99),
         }
+        for group, figures in histograms().items()
+    }
     return {"total": raw.get("total", 0), "by_status": by_status, "latency_ms": latency}
 
 
@@ -128,6 +179,8 @@ def reset() -> None:
     with _lock:
         _pending.clear()
         _local.clear()
+        _pending_sums.clear()
+        _local_sums.clear()
     client = get_redis()
     if client is not None:
         client.delete(_REDIS_KEY)

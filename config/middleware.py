@@ -9,26 +9,15 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
-from config import metrics
+from config import metrics, ratelimit
 from config.api import problem_response
 from config.ids import ulid
+from config.inputs import invalid, is_clean_text, query_problem
 
 logger = logging.getLogger("trustcal.request")
 
 _CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 API_PREFIX = "/v1/"
-
-
-def endpoint_group(path: str) -> str:
-    """A coarse endpoint group for latency metrics: /v1/bias/feed -> bias, /v1/webhooks/x -> webhooks."""
-    if not path.startswith(API_PREFIX):
-        return "other"
-    parts = [p for p in path[len(API_PREFIX) :].split("/") if p]
-    if not parts:
-        return "root"
-    if parts[0] == "bias" and len(parts) > 1 and parts[1] == "amplification":
-        return "bias_amplification"
-    return parts[0].replace("-", "_")
 
 
 class RequestContextMiddleware:
@@ -41,9 +30,15 @@ class RequestContextMiddleware:
         request.request_id = client_id if _CLIENT_REQUEST_ID.match(client_id) else f"req_{ulid()}"  # type: ignore[attr-defined]
         is_api = request.path.startswith(API_PREFIX) or request.path == "/v1"
 
-        response = self._too_large(request) if is_api else None
+        response = (self._too_large(request) or self._unclean_input(request)) if is_api else None
         if response is None:
-            response = self.get_response(request)
+            hits = ratelimit.request_hits_begin()
+            succeeded = False
+            try:
+                response = self.get_response(request)
+                succeeded = response.status_code < 400
+            finally:
+                ratelimit.request_hits_end(hits, succeeded=succeeded)
         if is_api:
             response = self._problem_for_plain_errors(request, response)
             state = getattr(request, "trustcal_ratelimit", None)
@@ -51,7 +46,7 @@ class RequestContextMiddleware:
                 for name, value in state.headers().items():
                     response[name] = value
             metrics.record_request(
-                endpoint_group(request.path), response.status_code, (time.perf_counter() - started) * 1000
+                metrics.route_group(request), response.status_code, (time.perf_counter() - started) * 1000
             )
         response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
         return response
@@ -62,15 +57,36 @@ class RequestContextMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        if length > settings.MAX_REQUEST_BYTES:
+        limit = settings.MAX_REQUEST_BYTES
+        if request.path.rstrip("/") in settings.LARGE_BODY_PATHS:
+            limit = settings.MAX_BATCH_REQUEST_BYTES
+        if length > limit:
             return problem_response(
                 request,
                 status=413,
                 code="PAYLOAD_TOO_LARGE",
                 title="Payload too large",
-                detail=f"Request bodies are limited to {settings.MAX_REQUEST_BYTES} bytes.",
+                detail=f"Request bodies are limited to {limit} bytes.",
             )
         return None
+
+    @staticmethod
+    def _unclean_input(request: HttpRequest) -> HttpResponse | None:
+        """A query string or a header the service reads holding NUL or an unpaired surrogate
+        is refused before any view (C1 addendum)."""
+        problem = query_problem(request.GET)
+        if problem is None and not is_clean_text(request.META.get("HTTP_AUTHORIZATION", "")):
+            problem = invalid("Authorization", "must not contain NUL or unpaired surrogates")
+        if problem is None:
+            return None
+        return problem_response(
+            request,
+            status=problem.status,
+            code=problem.code,
+            title=problem.title,
+            detail=problem.detail,
+            errors=problem.errors,
+        )
 
     @staticmethod
     def _problem_for_plain_errors(request: HttpRequest, response: HttpResponse) -> HttpResponse:

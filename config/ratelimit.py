@@ -10,7 +10,9 @@ import threading
 import time
 import weakref
 from collections import deque
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
+from typing import Any
 
 from config.redis import get_redis, redis_script
 
@@ -47,7 +49,12 @@ return {0, count, tostring(tonumber(oldest[2]) + window - now)}
 """
 
 
-_limiters: "weakref.WeakSet[TokenBucket | SlidingWindow]" = weakref.WeakSet()
+_limiters: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def register_limiter(limiter) -> None:
+    """A limiter defined elsewhere (with a reset() method) is emptied by reset_all_limiters too."""
+    _limiters.add(limiter)
 
 
 def reset_all_limiters() -> None:
@@ -132,11 +139,33 @@ class WindowDecision:
     allowed: bool
     count: int
     retry_after: float
+    member: str = ""  # the accepted hit, for refund()
+
+
+# The accepted sliding-window hits of the request being served: if the request then fails for
+# any reason (a later validation, a conflict, a server error), the middleware refunds them, so
+# only requests that succeed count toward the per-customer limits (C4).
+_request_hits: ContextVar[list[tuple["SlidingWindow", str, WindowDecision]] | None] = ContextVar(
+    "trustcal_request_hits", default=None
+)
+
+
+def request_hits_begin() -> Token:
+    return _request_hits.set([])
+
+
+def request_hits_end(token: Token, *, succeeded: bool) -> None:
+    hits = _request_hits.get() or []
+    _request_hits.reset(token)
+    if not succeeded:
+        for limiter, key, decision in reversed(hits):
+            limiter.refund(key, decision)
 
 
 class SlidingWindow:
     """At most `limit` accepted hits per `window` seconds per key. Call `hit` only once the
-    request has passed every other check: rejected requests never count (C4)."""
+    request has passed every other check: rejected requests never count (C4), and the hit of a
+    request that fails afterwards is refunded (request_hits_end)."""
 
     def __init__(self, namespace: str, *, limit: int, window_seconds: float) -> None:
         self.namespace = namespace
@@ -147,22 +176,41 @@ class SlidingWindow:
         _limiters.add(self)
 
     def hit(self, key: str, *, now: float | None = None) -> WindowDecision:
-        now = time.time() if now is None else now
+        decision = self._hit(key, now=time.time() if now is None else now)
+        hits = _request_hits.get()
+        if decision.allowed and hits is not None:
+            hits.append((self, key, decision))
+        return decision
+
+    def _hit(self, key: str, *, now: float) -> WindowDecision:
         client = get_redis()
         if client is not None:
             member = f"{now:.6f}:{time.perf_counter_ns()}"
             allowed, count, retry = redis_script(_SLIDING_WINDOW_LUA)(
                 keys=[f"trustcal:{self.namespace}:{key}"], args=[self.limit, self.window, now, member]
             )
-            return WindowDecision(bool(allowed), int(count), float(retry))
+            return WindowDecision(bool(allowed), int(count), float(retry), member if allowed else "")
         with self._lock:
             hits = self._local.setdefault(key, deque())
             while hits and hits[0] <= now - self.window:
                 hits.popleft()
             if len(hits) < self.limit:
                 hits.append(now)
-                return WindowDecision(True, len(hits), 0.0)
+                return WindowDecision(True, len(hits), 0.0, repr(now))
             return WindowDecision(False, len(hits), hits[0] + self.window - now)
+
+    def refund(self, key: str, decision: WindowDecision) -> None:
+        """Take back an accepted hit whose request then failed: it never counts (C4)."""
+        if not decision.allowed or not decision.member:
+            return
+        client = get_redis()
+        if client is not None:
+            client.zrem(f"trustcal:{self.namespace}:{key}", decision.member)
+            return
+        with self._lock:
+            hits = self._local.get(key)
+            if hits is not None and float(decision.member) in hits:
+                hits.remove(float(decision.member))
 
     def reset(self) -> None:
         with self._lock:

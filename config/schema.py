@@ -66,3 +66,51 @@ def canonical_paths(endpoints, **kwargs):
         seen.add((path, method))
         result.append((path, path_regex, method, callback))
     return result
+
+
+# OpenAPI links: where an operation's response supplies the id another operation needs, so a
+# schema-driven fuzzer (schemathesis' stateful phase) reaches the object endpoints with ids
+# that exist instead of ids it made up. (source operation, status) -> [(target, parameter,
+# runtime expression)].
+_LINKS: dict[tuple[str, str], list[tuple[str, str, str]]] = {
+    ("webhooks_create", "201"): [
+        (op, "id", "$response.body#/webhook_id")
+        for op in (
+            "webhooks_retrieve",
+            "webhooks_partial_update",
+            "webhooks_destroy",
+            "webhooks_deliveries_list",
+            "webhooks_enable_create",
+            "webhooks_rotate_secret_create",
+            "webhooks_test_create",
+        )
+    ],
+    ("admin_api_keys_create", "201"): [
+        (op, "id", "$response.body#/key_id")
+        for op in ("admin_api_keys_retrieve", "admin_api_keys_destroy", "admin_api_keys_rotate_create")
+    ],
+    ("model_fairness_signals_create", "201"): [
+        ("model_fairness_signals_retrieve", "id", "$response.body#/id"),
+        ("bias_amplification_analyze", "signalId", "$response.body#/id"),
+        ("bias_amplification_retrieve", "id", "$response.body#/alertId"),
+        ("bias_amplification_partial_update", "id", "$response.body#/alertId"),
+    ],
+    ("log_decision", "201"): [("audit_trail_retrieve", "id", "$response.body#/entry_id")],
+    ("detect_bias_create", "200"): [("bias_feed_retrieve", "id", "$response.body#/alert_id")],
+}
+
+
+def operation_links(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook: adds the links above to the generated schema."""
+    operations = {
+        op.get("operationId"): op for item in result.get("paths", {}).values() for op in item.values()
+    }
+    for (source, status), targets in _LINKS.items():
+        response = operations.get(source, {}).get("responses", {}).get(status)
+        if response is None:
+            continue
+        links = response.setdefault("links", {})
+        for target, parameter, expression in targets:
+            if target in operations:
+                links[target] = {"operationId": target, "parameters": {parameter: expression}}
+    return result

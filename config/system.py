@@ -7,6 +7,7 @@ import datetime as dt
 import importlib
 import importlib.util
 import logging
+import tempfile
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -28,6 +29,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config import metrics as request_metrics
+from config.api import TenantAPIView
 from config.redis import get_redis
 from config.timeutils import isoformat
 
@@ -77,20 +79,13 @@ def _check_broker() -> dict[str, Any]:
     if url.startswith(("redis://", "rediss://")):
         _broker_client(url).ping()
         return {"backend": "redis"}
-    if url.startswith("filesystem://"):
+    if url.startswith(("trustcalfs://", "filesystem://")):
         folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
-        probe = folder / ".health"
-        probe.write_text("ok")
-        probe.unlink()
+        # A private probe name: concurrent health checks must not unlink each other's file.
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".health-", suffix=".probe"):
+            pass
         return {"backend": "embedded-filesystem", "queued": sum(1 for _ in folder.glob("*.msg"))}
     return {"backend": url.split(":", 1)[0]}
-
-
-def workers_online() -> int:
-    from config.models import WorkerHeartbeat
-
-    since = timezone.now() - dt.timedelta(seconds=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS)
-    return WorkerHeartbeat.objects.filter(last_seen__gte=since).count()
 
 
 def _check_workers() -> dict[str, Any]:
@@ -131,7 +126,7 @@ def health_snapshot() -> tuple[dict[str, Any], int]:
     return body, http_status
 
 
-def _app_hooks(name: str) -> list[Callable[[], Any]]:
+def _app_hooks(name: str) -> list[Callable[..., Any]]:
     hooks = []
     for app in DOMAIN_APPS:
         module_name = f"{app}.engine"
@@ -144,7 +139,13 @@ def _app_hooks(name: str) -> list[Callable[[], Any]]:
     return hooks
 
 
-def engines_snapshot() -> list[dict[str, Any]]:
+# Engine fields any key may see: the service's own state, nothing built from customers' data.
+PUBLIC_ENGINE_FIELDS = {"name", "status", "version", "workers_online", "settings"}
+
+
+def engines_snapshot(*, customer: Any = None) -> list[dict[str, Any]]:
+    """Every engine; with `customer` (a non-admin caller) only the public fields, the last
+    activity withheld (it moves when any customer acts), plus that customer's own figures."""
     engines: list[dict[str, Any]] = []
     for hook in _app_hooks("engines"):
         try:
@@ -159,14 +160,35 @@ def engines_snapshot() -> list[dict[str, Any]]:
                     "last_activity_at": None,
                 }
             )
-    return engines
+    if customer is None:
+        return engines
+    own: dict[str, dict[str, Any]] = {}
+    for hook in _app_hooks("customer_engines"):
+        for name, figures in hook(customer).items():
+            own.setdefault(name, {}).update(figures)
+    scoped = []
+    for engine in engines:
+        public = {k: v for k, v in engine.items() if k in PUBLIC_ENGINE_FIELDS}
+        public["last_activity_at"] = None
+        public.update(own.get(engine["name"], {}))
+        scoped.append(public)
+    return scoped
 
 
-def metrics_snapshot() -> dict[str, Any]:
-    body: dict[str, Any] = {"requests": request_metrics.snapshot()}
+def metrics_snapshot(*, customer: Any = None) -> dict[str, Any]:
+    """C13's figures. An admin key (customer None) sees the platform's; any other key sees the
+    service's own figures (requests, latency, queue depths, internal errors) and, under the same
+    keys, its own customer's decisions, signals and deliveries (`scope: "customer"`)."""
+    body: dict[str, Any] = {"scope": "platform" if customer is None else "customer"}
+    body["requests"] = request_metrics.snapshot()
     body.update({"decisions_logged": 0, "signals_ingested": 0, "deliveries": {}, "queues": {}})
-    for hook in _app_hooks("metrics"):
-        for key, value in hook().items():
+    if customer is None:
+        hooks = [hook() for hook in _app_hooks("metrics")]
+    else:
+        hooks = [hook() for hook in _app_hooks("platform_metrics")]
+        hooks += [hook(customer) for hook in _app_hooks("customer_metrics")]
+    for figures in hooks:
+        for key, value in figures.items():
             if isinstance(value, dict) and isinstance(body.get(key), dict):
                 body[key].update(value)
             else:
@@ -179,7 +201,7 @@ def metrics_snapshot() -> dict[str, Any]:
 def _broker_depth() -> int | None:
     url = settings.CELERY_BROKER_URL
     try:
-        if url.startswith("filesystem://"):
+        if url.startswith(("trustcalfs://", "filesystem://")):
             return sum(
                 1 for _ in Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).glob("*.msg")
             )
@@ -191,34 +213,68 @@ def _broker_depth() -> int | None:
     return None
 
 
+class _Snapshot:
+    """A prometheus_client collector over one /metrics snapshot (the library escapes label
+    values and formats the exposition)."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.body = body
+
+    def collect(self):
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+        body = self.body
+        requests = CounterMetricFamily(
+            "trustcal_requests", "HTTP requests served under /v1.", labels=["status_class"]
+        )
+        for status_class, count in body["requests"]["by_status"].items():
+            requests.add_metric([status_class], count)
+        yield requests
+        latency = HistogramMetricFamily(
+            "trustcal_request_duration_seconds",
+            "Request latency per resolved route (`unmatched` for paths that match none).",
+            labels=["route"],
+        )
+        for route, figures in request_metrics.histograms().items():
+            cumulative, buckets = 0, []
+            for bound, count in figures["buckets"]:
+                cumulative += count
+                if bound != float("inf"):
+                    buckets.append((repr(bound / 1000.0), cumulative))
+            buckets.append(("+Inf", figures["count"]))
+            latency.add_metric([route], buckets, figures["sum_ms"] / 1000.0)
+        yield latency
+        for name in ("decisions_logged", "signals_ingested"):
+            family = CounterMetricFamily(
+                f"trustcal_{name}", f"{name.replace('_', ' ').capitalize()} ({body['scope']} scope)."
+            )
+            family.add_metric([], body.get(name) or 0)
+            yield family
+        deliveries = GaugeMetricFamily(
+            "trustcal_deliveries", f"Webhook deliveries by status ({body['scope']} scope).", labels=["status"]
+        )
+        for status, count in (body.get("deliveries") or {}).items():
+            deliveries.add_metric([status], count)
+        yield deliveries
+        queues = GaugeMetricFamily("trustcal_queue_depth", "Queue depths.", labels=["queue"])
+        for queue, depth in (body.get("queues") or {}).items():
+            if isinstance(depth, int | float):
+                queues.add_metric([queue], depth)
+        yield queues
+        errors = CounterMetricFamily(
+            "trustcal_delivery_internal_errors",
+            "Errors of the service's own code while sending a webhook (never counted as failed attempts).",
+        )
+        errors.add_metric([], body.get("delivery_internal_errors") or 0)
+        yield errors
+
+
 def prometheus_text(body: dict[str, Any]) -> str:
-    lines = [
-        "# HELP trustcal_requests_total HTTP requests served under /v1.",
-        "# TYPE trustcal_requests_total counter",
-    ]
-    for status_class, count in body["requests"]["by_status"].items():
-        lines.append(f'trustcal_requests_total{{status_class="{status_class}"}} {count}')
-    lines += [
-        "# HELP trustcal_request_latency_ms Request latency quantiles per endpoint group.",
-        "# TYPE trustcal_request_latency_ms gauge",
-    ]
-    for group, figures in body["requests"]["latency_ms"].items():
-        for q in ("p50", "p95", "p99"):
-            if figures.get(q) is not None:
-                quantile = {"p50": "0.5", "p95": "0.95", "p99": "0.99"}[q]
-                lines.append(
-                    f'trustcal_request_latency_ms{{group="{group}",quantile="{quantile}"}} {figures[q]}'
-                )
-    for name in ("decisions_logged", "signals_ingested"):
-        lines += [f"# TYPE trustcal_{name}_total counter", f"trustcal_{name}_total {body.get(name) or 0}"]
-    lines.append("# TYPE trustcal_deliveries gauge")
-    for status, count in (body.get("deliveries") or {}).items():
-        lines.append(f'trustcal_deliveries{{status="{status}"}} {count}')
-    lines.append("# TYPE trustcal_queue_depth gauge")
-    for queue, depth in (body.get("queues") or {}).items():
-        if isinstance(depth, int | float):
-            lines.append(f'trustcal_queue_depth{{queue="{queue}"}} {depth}')
-    return "\n".join(lines) + "\n"
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Snapshot(body))  # type: ignore[arg-type]
+    return generate_latest(registry).decode("utf-8")
 
 
 _check = inline_serializer(
@@ -251,7 +307,7 @@ class HealthView(APIView):
         return Response(body, status=status)
 
 
-class EnginesStatusView(APIView):
+class EnginesStatusView(TenantAPIView):
     @extend_schema(
         responses=inline_serializer(
             "EnginesStatus",
@@ -262,7 +318,14 @@ class EnginesStatusView(APIView):
         )
     )
     def get(self, request):
-        return Response({"engines": engines_snapshot(), "timestamp": isoformat(timezone.now())})
+        customer = None if request.user.is_admin else self.customer
+        return Response(
+            {
+                "engines": engines_snapshot(customer=customer),
+                "scope": "customer" if customer is not None else "platform",
+                "timestamp": isoformat(timezone.now()),
+            }
+        )
 
 
 class PlainTextRenderer(JSONRenderer):
@@ -270,7 +333,7 @@ class PlainTextRenderer(JSONRenderer):
     format = "prometheus"
 
 
-class MetricsView(APIView):
+class MetricsView(TenantAPIView):
     renderer_classes = [JSONRenderer, PlainTextRenderer]
 
     @extend_schema(
@@ -290,7 +353,7 @@ class MetricsView(APIView):
         },
     )
     def get(self, request):
-        body = metrics_snapshot()
+        body = metrics_snapshot(customer=None if request.user.is_admin else self.customer)
         wants_text = request.query_params.get("format") == "prometheus" or (
             "text/plain" in request.headers.get("Accept", "")
             and "application/json" not in request.headers.get("Accept", "")

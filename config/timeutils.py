@@ -32,7 +32,10 @@ def parse_timestamp(raw: str) -> dt.datetime | None:
         return None
     if timezone.is_naive(value):
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # its UTC conversion leaves years 1..9999 (C1 addendum)
+        return None
 
 
 def _parse_date(raw: str) -> dt.date | None:
@@ -56,12 +59,18 @@ def parse_day(raw: str) -> dt.date | None:
 def parse_bound(raw: str, *, end: bool) -> dt.datetime | None:
     """A `from`/`to` bound: a date (whole day, inclusive, UTC) or a timestamp (C1).
 
-    For `to` given as a date, the bound is the start of the next day (use it exclusively).
+    For `to` given as a date, the bound is the start of the next day (use it exclusively);
+    after 9999-12-31 that is the last representable instant.
     """
     if not isinstance(raw, str):
         return None
     day = _parse_date(raw)
     if day is not None:
         start = dt.datetime.combine(day, dt.time.min, tzinfo=UTC)
-        return start + dt.timedelta(days=1) if end else start
+        if not end:
+            return start
+        try:
+            return start + dt.timedelta(days=1)
+        except OverflowError:
+            return dt.datetime.max.replace(tzinfo=UTC)
     return parse_timestamp(raw)

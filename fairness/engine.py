@@ -8,6 +8,7 @@ from django.db.models import Max
 from config.timeutils import isoformat
 from fairness import selectors
 from fairness.models import AmplificationAlert, FairnessSignal
+from keys.models import Customer
 
 
 def engines() -> list[dict[str, Any]]:
@@ -31,3 +32,8 @@ def metrics() -> dict[str, Any]:
     statuses = dict.fromkeys(("open", "acknowledged", "resolved", "false_positive"), 0)
     statuses.update(selectors.alerts_by_status())
     return {"signals_ingested": selectors.signals_ingested_total(), "amplification_alerts": statuses}
+
+
+def customer_metrics(customer: Customer) -> dict[str, Any]:
+    """The caller's own figures for a non-admin key (an indexed count of its signals)."""
+    return {"signals_ingested": FairnessSignal.objects.filter(customer=customer).count()}

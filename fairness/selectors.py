@@ -1,12 +1,12 @@
 """Reads for fairness signals and amplification alerts."""
 
 import datetime as dt
-from typing import Any
 
 from django.db.models import Count, QuerySet
 
 from fairness.amplification import attribute_key
 from fairness.models import AmplificationAlert, FairnessSignal
+from keys.models import Customer
 
 CORRELATION_WINDOW = dt.timedelta(days=30)
 SIGNAL_SORT_FIELDS = {
@@ -18,7 +18,7 @@ SIGNAL_SORT_FIELDS = {
 
 
 def signal_list(
-    customer: Any,
+    customer: Customer,
     *,
     model_id: str | None = None,
     external_tool_id: str | None = None,
@@ -48,7 +48,7 @@ def signal_list(
 
 
 def alert_list(
-    customer: Any,
+    customer: Customer,
     *,
     status: str | None = None,
     severity: str | None = None,
@@ -70,7 +70,7 @@ def alert_list(
     return qs.order_by("-created_at", "-id")
 
 
-def favorable_values(*, customer: Any, model_id: str) -> frozenset[str]:
+def favorable_values(*, customer: Customer, model_id: str) -> frozenset[str]:
     """The model's favourable values when the bias app configures them (C7), else the default list."""
     from bias import selectors as bias_selectors
 

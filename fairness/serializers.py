@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import UTCDateTimeField
+from config.api import StrictCharField, UTCDateTimeField
 from fairness.amplification import RISK_LEVELS
 from fairness.inputs import METRICS, TOOLS
 from fairness.models import AlertStatus, AmplificationAlert, FairnessSignal, Severity
@@ -78,15 +78,6 @@ class SignalInputDoc(serializers.Serializer):
     confidenceInterval = ConfidenceIntervalDoc(required=False, allow_null=True)
     rawPayload = serializers.DictField()
     signalTimestamp = serializers.DateTimeField()
-
-
-class StrictCharField(serializers.CharField):
-    """A string and nothing else (DRF's CharField would turn 5 into "5")."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class AlertPatchInput(serializers.Serializer):

@@ -56,6 +56,7 @@ def signal_ingest(*, customer: Customer, data: SignalInput) -> AnalysisResult:
             f"More than {SIGNALS_PER_HOUR} signals in a sliding hour; retry later.",
             retry_after=decision.retry_after,
         )
+    # A request that fails after this point has its hit refunded by the middleware (C4).
     with transaction.atomic():
         signal = FairnessSignal.objects.create(
             customer=customer,

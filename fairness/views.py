@@ -1,16 +1,13 @@
 """Fairness signals and amplification alerts over HTTP (C8). Thin: parse, call, render."""
 
-import datetime as dt
-
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status as http_status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import CamelPagePagination, TenantViewSet, choice_param, require_object
-from config.exceptions import ValidationFailed
-from config.timeutils import parse_bound
+from config.api import CamelPagePagination, TenantViewSet, choice_param, require_object, text_param
+from config.inputs import query_time_range
 from fairness import selectors, services
 from fairness.inputs import TOOLS, signal_input_parse
 from fairness.models import AlertStatus, AmplificationAlert, FairnessSignal, Severity
@@ -26,28 +23,6 @@ from fairness.serializers import (
 SORT_ORDERS = ["asc", "desc"]
 BOOLEANS = {"true": True, "false": False}
 ID_PATTERN = r"[A-Za-z0-9._:-]+"
-
-
-def _bad_param(name: str, message: str) -> ValidationFailed:
-    return ValidationFailed(f"{name} {message}.", errors=[{"field": name, "message": message}])
-
-
-def _text_param(request, name: str) -> str | None:
-    value = request.query_params.get(name)
-    return value if value not in (None, "") else None
-
-
-def _bound_param(request, name: str, *, end: bool) -> dt.datetime | None:
-    value = _text_param(request, name)
-    if value is None:
-        return None
-    try:
-        bound = parse_bound(value, end=end)
-    except (OverflowError, ValueError):
-        bound = None
-    if bound is None:
-        raise _bad_param(name, "must be an ISO 8601 date or timestamp")
-    return bound
 
 
 def _date_params() -> list[OpenApiParameter]:
@@ -98,14 +73,15 @@ class FairnessSignalViewSet(TenantViewSet):
     )
     def list(self, request):
         passes = choice_param(request, "passesThreshold", list(BOOLEANS))
+        start, end = query_time_range(request, from_name="startDate", to_name="endDate")
         qs = selectors.signal_list(
             self.customer,
-            model_id=_text_param(request, "modelId"),
-            external_tool_id=_text_param(request, "externalToolId"),
-            protected_attribute=_text_param(request, "protectedAttribute"),
+            model_id=text_param(request, "modelId"),
+            external_tool_id=text_param(request, "externalToolId"),
+            protected_attribute=text_param(request, "protectedAttribute"),
             passes_threshold=BOOLEANS[passes] if passes is not None else None,
-            start=_bound_param(request, "startDate", end=False),
-            end=_bound_param(request, "endDate", end=True),
+            start=start,
+            end=end,
             sort_by=choice_param(request, "sortBy", list(selectors.SIGNAL_SORT_FIELDS), "signalTimestamp")
             or "",
             sort_order=choice_param(request, "sortOrder", SORT_ORDERS, "desc") or "desc",
@@ -140,13 +116,14 @@ class AmplificationAlertViewSet(TenantViewSet):
         responses=AlertOutput(many=True),
     )
     def list(self, request):
+        start, end = query_time_range(request, from_name="startDate", to_name="endDate")
         qs = selectors.alert_list(
             self.customer,
             status=choice_param(request, "status", list(AlertStatus.values)),
             severity=choice_param(request, "severity", list(Severity.values)),
-            protected_attribute=_text_param(request, "protectedAttribute"),
-            start=_bound_param(request, "startDate", end=False),
-            end=_bound_param(request, "endDate", end=True),
+            protected_attribute=text_param(request, "protectedAttribute"),
+            start=start,
+            end=end,
         )
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(AlertOutput(page, many=True).data)

@@ -10,6 +10,7 @@ from config.ratelimit import TokenBucket
 from keys.models import ApiKey, Customer
 from keys.selectors import api_key_for_value
 from keys.services import key_usage_record
+from keys.throttle import auth_failures
 
 tier_bucket = TokenBucket("tier")
 
@@ -44,8 +45,15 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None  # -> 401 AUTHENTICATION_REQUIRED
+        address = request.META.get("REMOTE_ADDR") or "unknown"
+        wait = auth_failures.blocked_for(address)
+        if wait:
+            raise RateLimited(
+                "Too many failed authentications from this address; try again later.", retry_after=wait
+            )
         key = api_key_for_value(value=token.strip())
         if key is None:
+            auth_failures.fail(address)
             raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
         if settings.RATE_LIMITS_ENABLED:
             per_minute, burst = settings.TIER_LIMITS[key.tier]
@@ -69,4 +77,8 @@ class IsAdminKey(permissions.BasePermission):
             return False
         if not request.user.is_admin:
             raise AdminRequired()
+        if request.user.key.status != ApiKey.Status.ACTIVE:
+            # A key in its rotation grace keeps working for everything else, but may not
+            # administer keys: it could otherwise mint or rotate its own replacements.
+            raise AdminRequired("A key in its rotation grace cannot be used on /admin; use its replacement.")
         return True

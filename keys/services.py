@@ -3,6 +3,7 @@
 import datetime as dt
 import hashlib
 import logging
+import re
 import secrets
 import string
 import threading
@@ -130,17 +131,34 @@ def api_key_revoke(*, key: ApiKey, reason: str = "", actor: AdminActor | None = 
     return key
 
 
+KEY_PATTERN = re.compile(r"^tcal_[A-Za-z0-9]{40}$")
+
+
 @transaction.atomic
-def bootstrap_admin_key_ensure(*, value: str) -> ApiKey:
-    """Make sure an active admin key with exactly this value exists (TRUSTCAL_BOOTSTRAP_ADMIN_KEY)."""
+def bootstrap_admin_key_ensure(*, value: str) -> ApiKey | None:
+    """Make sure an active admin key with exactly this value exists (TRUSTCAL_BOOTSTRAP_ADMIN_KEY).
+
+    The value must look like a generated key (`tcal_` + 40 base62), so a guessable word is
+    never an admin key. A key with this value that was revoked, rotated or demoted is never
+    brought back: that would undo an administrator's decision silently at the next start.
+    Both cases log an error and change nothing (returns None)."""
+    if not KEY_PATTERN.fullmatch(value):
+        logger.error(
+            "TRUSTCAL_BOOTSTRAP_ADMIN_KEY is ignored: it must be tcal_ followed by 40 letters or digits "
+            "(generate one with `manage.py create_api_key --admin` or any 40-character base62 string)."
+        )
+        return None
     existing = ApiKey.objects.filter(digest=key_digest(value)).first()
     if existing is not None:
         if existing.status != ApiKey.Status.ACTIVE or not existing.is_admin:
-            existing.status = ApiKey.Status.ACTIVE
-            existing.is_admin = True
-            existing.expires_at = None
-            existing.revoked_at = None
-            existing.save(update_fields=["status", "is_admin", "expires_at", "revoked_at"])
+            logger.error(
+                "TRUSTCAL_BOOTSTRAP_ADMIN_KEY names key %s, which is %s%s; it is not restored. "
+                "Unset the variable or set a new value.",
+                existing.id,
+                existing.effective_status(),
+                "" if existing.is_admin else " and not an admin key",
+            )
+            return None
         return existing
     customer, _ = Customer.objects.get_or_create(id="admin")
     issued = _store_key(

@@ -68,7 +68,9 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
         return Response(ApiKeyOutput(key).data)
 
     @extend_schema(
-        request=ApiKeyRevokeInput, parameters=[OpenApiParameter("reason", str)], responses=ApiKeyRevokedOutput
+        request=ApiKeyRevokeInput,
+        parameters=[OpenApiParameter("reason", str)],
+        responses={200: ApiKeyRevokedOutput},
     )
     def destroy(self, request, pk=None):
         key = get_object_or_404(ApiKey, pk=pk)

@@ -1,6 +1,7 @@
 """Real processes for tests whose behaviour depends on them: gunicorn web servers and Celery
 workers on the test database (commit data with `transactional_db` before they read it)."""
 
+import contextlib
 import os
 import signal
 import socket
@@ -87,13 +88,14 @@ def gunicorn(*, workers: int = 1, threads: int = 4, **env: str) -> Iterator[str]
         ],
         cwd=ROOT,
         env=process_env(**env),
+        start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_http(base + "/v1/health")
         yield base
     finally:
-        stop(proc)
+        stop(proc, group=True)
 
 
 @contextmanager
@@ -117,14 +119,17 @@ def celery_worker(
     ]
     if beat:
         args += ["--beat", "--schedule", str(Path(settings.DATA_DIR) / f"beat-{name}")]
-    proc = subprocess.Popen(args, cwd=ROOT, env=process_env(**env))
+    proc = subprocess.Popen(args, cwd=ROOT, env=process_env(**env), start_new_session=True)
     try:
         yield proc
     finally:
-        stop(proc)
+        stop(proc, group=True)
 
 
-def stop(proc: subprocess.Popen, timeout: float = 15.0) -> None:
+def stop(proc: subprocess.Popen, timeout: float = 15.0, *, group: bool = False) -> None:
+    """SIGTERM, then SIGKILL after `timeout`; then whatever is left of its process group (a
+    worker's pool children outlive a killed parent and would go on consuming the queue);
+    `group` only for a process started with start_new_session=True."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -132,3 +137,6 @@ def stop(proc: subprocess.Popen, timeout: float = 15.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    if group:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # its own session: the group id is its pid

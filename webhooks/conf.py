@@ -38,4 +38,59 @@ def dispatch_batch_size() -> int:
 
 def dispatch_threads() -> int:
     value = getattr(settings, "WEBHOOK_DISPATCH_THREADS", None)
-    return int(value if value is not None else _env.int("WEBHOOK_DISPATCH_THREADS", default=4))
+    return int(value if value is not None else _env.int("WEBHOOK_DISPATCH_THREADS", default=8))
+
+
+def max_per_customer() -> int:
+    return int(getattr(settings, "WEBHOOK_MAX_PER_CUSTOMER", 25))
+
+
+def _setting(name: str, default: float) -> float:
+    value = getattr(settings, name, None)
+    return float(value if value is not None else _env.float(name, default=default))
+
+
+def dispatch_per_webhook() -> int:
+    """Rows of one webhook taken by one claim (sent in order by one sender)."""
+    return int(_setting("WEBHOOK_DISPATCH_PER_WEBHOOK", 50))
+
+
+def dispatch_per_customer() -> int:
+    """Webhooks of one customer being sent to at the same time, across all workers."""
+    return int(_setting("WEBHOOK_DISPATCH_PER_CUSTOMER", 4))
+
+
+def outcome_batch() -> int:
+    return int(_setting("WEBHOOK_OUTCOME_BATCH", 25))
+
+
+def outcome_flush_seconds() -> float:
+    return _setting("WEBHOOK_OUTCOME_FLUSH_SECONDS", 0.05)
+
+
+def backoff_base_seconds() -> float:
+    return _setting("WEBHOOK_BACKOFF_BASE_SECONDS", 5.0)
+
+
+def backoff_max_seconds() -> float:
+    return _setting("WEBHOOK_BACKOFF_MAX_SECONDS", 300.0)
+
+
+def internal_error_retry_seconds() -> float:
+    return _setting("WEBHOOK_INTERNAL_ERROR_RETRY_SECONDS", 60.0)
+
+
+def max_connections_per_host() -> int:
+    return int(getattr(settings, "WEBHOOK_MAX_CONNECTIONS_PER_HOST", 8))
+
+
+def test_per_minute() -> int:
+    return int(getattr(settings, "WEBHOOK_TEST_PER_MINUTE", 10))
+
+
+def test_wait_seconds() -> float:
+    return float(getattr(settings, "WEBHOOK_TEST_WAIT_SECONDS", 3.0))
+
+
+def test_threads() -> int:
+    return int(_setting("WEBHOOK_TEST_THREADS", 4))

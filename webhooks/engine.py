@@ -11,8 +11,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
-from config.system import workers_online
+from config.heartbeat import workers_online
 from config.timeutils import isoformat
+from keys.models import Customer
 from webhooks import selectors
 
 METRICS_CACHE_SECONDS = 10
@@ -24,8 +25,9 @@ def engines() -> list[dict[str, Any]]:
     pending = selectors.deliveries_pending_count()
     due = selectors.deliveries_due_count(now=now)
     failed = selectors.deliveries_failed_since(since=now - dt.timedelta(hours=24))
-    # No worker at all: "down" when something is waiting to be sent, else "degraded".
-    status = "operational" if online else "down" if due else "degraded"
+    # From the workers alone: a status that moved with the backlog would tell every customer
+    # when another one has deliveries waiting.
+    status = "operational" if online else "down"
     return [
         {
             "name": "webhook_delivery",
@@ -45,4 +47,40 @@ def metrics() -> dict[str, Any]:
     if counts is None:
         counts = selectors.delivery_status_counts()
         cache.set("trustcal:webhooks:status-counts", counts, METRICS_CACHE_SECONDS)
-    return {"deliveries": counts, "queues": {"webhook_deliveries_due": selectors.deliveries_due_count()}}
+    return {
+        "deliveries": counts,
+        "queues": {"webhook_deliveries_due": selectors.deliveries_due_count()},
+        "delivery_internal_errors": selectors.internal_error_total(),
+    }
+
+
+def platform_metrics() -> dict[str, Any]:
+    """Figures about the service itself, shown to every key: the due backlog and bugs of ours
+    while sending (never counted as failed attempts)."""
+    return {
+        "queues": {"webhook_deliveries_due": selectors.deliveries_due_count()},
+        "delivery_internal_errors": selectors.internal_error_total(),
+    }
+
+
+def customer_metrics(customer: Customer) -> dict[str, Any]:
+    """The caller's own deliveries by status, for a non-admin key (cached a few seconds)."""
+    key = f"trustcal:webhooks:status-counts:{customer.pk}"
+    counts = cache.get(key)
+    if counts is None:
+        counts = selectors.delivery_status_counts(customer=customer)
+        cache.set(key, counts, METRICS_CACHE_SECONDS)
+    return {"deliveries": counts}
+
+
+def customer_engines(customer: Customer) -> dict[str, dict[str, Any]]:
+    """The caller's own delivery figures inside the `webhook_delivery` engine (non-admin keys)."""
+    now = timezone.now()
+    return {
+        "webhook_delivery": {
+            "pending_deliveries": selectors.deliveries_pending_count(customer=customer),
+            "failed_deliveries_24h": selectors.deliveries_failed_since(
+                since=now - dt.timedelta(hours=24), customer=customer
+            ),
+        }
+    }

@@ -20,3 +20,21 @@ class WebhookInvalidEvent(ValidationFailed):
 class WebhookAlreadyEnabled(Conflict):
     code = "WEBHOOK_ALREADY_ENABLED"
     title = "Webhook already enabled"
+
+
+class WebhookLimitReached(Conflict):
+    code = "WEBHOOK_LIMIT_REACHED"
+    title = "Webhook limit reached"
+
+
+class WebhookDuplicateUrl(Conflict):
+    code = "WEBHOOK_DUPLICATE_URL"
+    title = "Webhook URL already registered"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail, errors=[{"field": "url", "message": detail}])
+
+
+class WebhookTestInFlight(Conflict):
+    code = "WEBHOOK_TEST_IN_PROGRESS"
+    title = "A test send is already in progress"

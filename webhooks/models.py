@@ -58,6 +58,10 @@ class Webhook(models.Model):
     secret = models.CharField(max_length=128, editable=False)
     previous_secret = models.CharField(max_length=128, null=True, blank=True, editable=False)
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    # A receiver that keeps timing out is paused for its own deliveries only (the dispatcher
+    # skips it until then), doubling per consecutive timeout up to a cap.
+    backoff_until = models.DateTimeField(null=True, blank=True)
+    consecutive_timeouts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -115,6 +119,13 @@ class Delivery(models.Model):
             models.Index(fields=["webhook", "status", "-created_at"], name="whk_dlv_hist_status_idx"),
             models.Index(fields=["webhook", "event_type", "-created_at"], name="whk_dlv_hist_type_idx"),
             models.Index(fields=["status", "completed_at"], name="whk_dlv_status_done_idx"),
+            # Which webhooks are being sent to right now (one holder per webhook): only the
+            # few claimed rows are in it.
+            models.Index(
+                fields=["webhook", "claimed_until"],
+                name="whk_dlv_claimed_idx",
+                condition=Q(status="pending", claimed_until__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -136,3 +147,14 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.delivery_id} #{self.attempt}"
+
+
+class DispatchCounter(models.Model):
+    """Platform counters the dispatcher writes and /metrics reads (any process): e.g.
+    `internal_errors`, a bug in our own code while sending, which is never a failed attempt."""
+
+    name = models.CharField(primary_key=True, max_length=64)
+    value = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value}"

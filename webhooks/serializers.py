@@ -63,11 +63,15 @@ class WebhookRotatedOutput(serializers.Serializer):
 
 
 class WebhookTestOutput(serializers.Serializer):
+    """C9's test answer. 200 when the attempt finished within the wait; 202 with `success`,
+    `response_status`, `duration_ms` and `error` null while it is still running (poll the
+    delivery in GET /webhooks/:id/deliveries?event_type=webhook.test)."""
+
     delivery_id = serializers.CharField(source="delivery.id")
     event_id = serializers.CharField(source="event.id")
-    success = serializers.BooleanField()
+    success = serializers.BooleanField(allow_null=True)
     response_status = serializers.IntegerField(allow_null=True)
-    duration_ms = serializers.IntegerField()
+    duration_ms = serializers.IntegerField(allow_null=True)
     error = serializers.CharField(allow_null=True)
 
 

@@ -3,41 +3,38 @@
 Delivery design (contract C9): a delivery is a database row from the moment its event is
 recorded (same transaction). On commit, a Celery task is asked to start it "now"; the beat
 task `deliveries_dispatch_due` claims whatever is due (first attempts whose message was lost,
-retries, rows of a crashed worker) every 2 s. A claim is a lease (`claimed_until`) plus a
-random `claim_token`, taken with SELECT ... FOR UPDATE SKIP LOCKED and a conditional UPDATE,
-so two workers never hold the same row, and an attempt's outcome is written only while the
-token still matches."""
+retries, rows of a crashed worker) every 2 s. Claiming and sending live in webhooks/dispatch.py."""
 
-import contextlib
 import datetime as dt
-import functools
-import json
 import logging
-import os
 import secrets
-import threading
-import time
-from collections import OrderedDict
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
-from django.db.models import Min, Q
+from django.core.cache import cache
+from django.db import transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
 
-from config.timeutils import isoformat
+from config.bulk import bulk_insert
+from config.exceptions import RateLimited
+from config.ratelimit import SlidingWindow
 from keys.models import Customer
-from webhooks import conf, signing, transport
+from webhooks import conf, dispatch, signing, transport
 from webhooks.events import EVENT_REGULATIONS, EVENT_TYPES, TEST_EVENT_TYPE
-from webhooks.exceptions import WebhookAlreadyEnabled, WebhookInvalidEvent, WebhookInvalidUrl
+from webhooks.exceptions import (
+    WebhookAlreadyEnabled,
+    WebhookDuplicateUrl,
+    WebhookInvalidEvent,
+    WebhookInvalidUrl,
+    WebhookLimitReached,
+    WebhookTestInFlight,
+)
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
 
 logger = logging.getLogger("trustcal.webhooks")
 
-API_VERSION = "1.0.0"
 SUBSCRIBABLE = [*EVENT_TYPES, "*"]
 
 
@@ -51,37 +48,72 @@ def event_emit(*, customer: Customer, type: str, data: dict[str, Any]) -> Event:
     In the same transaction, one delivery row per webhook of the customer subscribed to the
     type (or `*`): `pending` for an enabled webhook, `skipped` for a disabled one. The first
     attempts are requested once the transaction commits."""
-    if type not in EVENT_REGULATIONS:
-        raise ValueError(f"unknown event type {type!r}")
-    payload = dict(data)
-    regulation = EVENT_REGULATIONS[type]
-    if regulation is not None:
-        payload.setdefault("regulation", regulation)
+    return events_emit(customer=customer, events=[(type, data)])[0]
+
+
+def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]]) -> list[Event]:
+    """event_emit for many events of one customer, in order (a batch of decisions): one
+    insert of the events, one read of the webhooks, one insert of the deliveries."""
+    rows = []
+    for type, data in events:
+        if type not in EVENT_REGULATIONS:
+            raise ValueError(f"unknown event type {type!r}")
+        payload = dict(data)
+        regulation = EVENT_REGULATIONS[type]
+        if regulation is not None:
+            payload.setdefault("regulation", regulation)
+        rows.append(Event(customer=customer, type=type, data=payload))
+    if not rows:
+        return []
     # Part of the caller's transaction: no savepoint (two round trips per event saved); a
     # failure here rolls the caller back, which is what "stored before delivery" needs.
     with transaction.atomic(savepoint=False):
-        event = Event.objects.create(customer=customer, type=type, data=payload)
-        pending_ids = _deliveries_fan_out(event)
-        if pending_ids:
-            transaction.on_commit(lambda: _deliveries_enqueue(pending_ids), robust=True)
-    return event
-
-
-def _deliveries_fan_out(event: Event) -> list[str]:
-    hooks = Webhook.objects.filter(customer_id=event.customer_id).only("id", "status", "events")
-    rows = []
-    for hook in hooks:
-        if not hook.subscribes_to(event.type):
-            continue
-        row = Delivery(webhook=hook, event=event, event_type=event.type, created_at=event.created_at)
-        if hook.status == Webhook.Status.ENABLED:
-            row.next_attempt_at = event.created_at
+        if len(rows) == 1:
+            rows[0].save(force_insert=True)
         else:
-            row.status, row.completed_at = Delivery.Status.SKIPPED, event.created_at
-        rows.append(row)
+            bulk_insert(Event, rows)
+        pending = _deliveries_fan_out(customer.pk, rows)
+        if pending:
+            transaction.on_commit(lambda: _deliveries_start_once(pending), robust=True)
+    return rows
+
+
+def _deliveries_fan_out(customer_id: str, events: list[Event]) -> dict[str, str]:
+    """The events' delivery rows; returns {delivery id: webhook id} of the pending ones."""
+    hooks = list(Webhook.objects.filter(customer_id=customer_id).only("id", "status", "events"))
+    rows = []
+    for event in events:
+        for hook in hooks:
+            if not hook.subscribes_to(event.type):
+                continue
+            row = Delivery(webhook=hook, event=event, event_type=event.type, created_at=event.created_at)
+            if hook.status == Webhook.Status.ENABLED:
+                row.next_attempt_at = event.created_at
+            else:
+                row.status, row.completed_at = Delivery.Status.SKIPPED, event.created_at
+            rows.append(row)
     if rows:
-        Delivery.objects.bulk_create(rows)
-    return [row.id for row in rows if row.status == Delivery.Status.PENDING]
+        Delivery.objects.bulk_create(rows, batch_size=500)
+    return {row.id: row.webhook_id for row in rows if row.status == Delivery.Status.PENDING}
+
+
+def _deliveries_start_once(pending: dict[str, str]) -> None:
+    """One queued start task per webhook is enough: a start claims every due row of its
+    webhooks, so while one is queued (a short-lived cache marker, cleared when the task starts)
+    later events of that webhook need no task of their own. A burst of 10,000 events queued
+    10,000 tasks before, each running a claim. A lost task costs at most the beat's 2 s.
+    The marker must be seen by the worker that clears it: with no shared cache (the embedded
+    default's cache is per process) every event queues its start."""
+    if not settings.REDIS_URL:
+        _deliveries_enqueue(list(pending))
+        return
+    fresh = {
+        hook
+        for hook in sorted(set(pending.values()))
+        if cache.add(dispatch.start_marker(hook), 1, dispatch.START_MARKER_SECONDS)
+    }
+    if fresh:
+        _deliveries_enqueue([delivery for delivery, hook in pending.items() if hook in fresh])
 
 
 def _deliveries_enqueue(delivery_ids: list[str]) -> None:
@@ -124,10 +156,33 @@ class IssuedWebhook:
     secret: str
 
 
+def _customer_lock(customer_id: str) -> None:
+    """Serialise a customer's webhook writes (count and duplicate checks): a row lock on
+    PostgreSQL; SQLite's IMMEDIATE transactions already allow one writer at a time."""
+    Customer.objects.select_for_update().filter(pk=customer_id).exists()
+
+
+def _url_unique(*, customer_id: str, url: str, exclude_id: str | None = None) -> None:
+    same = Webhook.objects.filter(customer_id=customer_id, url=url)
+    if exclude_id:
+        same = same.exclude(pk=exclude_id)
+    if same.exists():
+        raise WebhookDuplicateUrl(f"This customer already has a webhook for {url}.")
+
+
 @transaction.atomic
 def webhook_create(*, customer: Customer, url: Any, events: Any, description: str = "") -> IssuedWebhook:
+    """At most WEBHOOK_MAX_PER_CUSTOMER webhooks per customer (every event fans out to each,
+    inside the emitter's transaction), and one per URL."""
     url = webhook_url_validate(url)
     events = webhook_events_validate(events)
+    _customer_lock(customer.pk)
+    limit = conf.max_per_customer()
+    if Webhook.objects.filter(customer=customer).count() >= limit:
+        raise WebhookLimitReached(
+            f"A customer may have at most {limit} webhooks; delete one or subscribe an existing one to more events."
+        )
+    _url_unique(customer_id=customer.pk, url=url)
     secret = signing.secret_generate()
     now = timezone.now()
     hook = Webhook.objects.create(
@@ -147,6 +202,8 @@ def webhook_update(*, webhook: Webhook, **changes: Any) -> Webhook:
     fields = []
     if "url" in changes:
         webhook.url = webhook_url_validate(changes["url"])
+        _customer_lock(webhook.customer_id)
+        _url_unique(customer_id=webhook.customer_id, url=webhook.url, exclude_id=webhook.pk)
         fields.append("url")
     if "events" in changes:
         webhook.events = webhook_events_validate(changes["events"])
@@ -228,367 +285,98 @@ def delivery_retry_now(*, delivery: Delivery) -> Delivery:
     return delivery
 
 
-# --- sending -------------------------------------------------------------------------------------
-
-
-def envelope(event: Event) -> bytes:
-    """The body of C9, serialised once per attempt; these exact bytes are signed."""
-    body = {
-        "id": event.id,
-        "type": event.type,
-        "created_at": isoformat(event.created_at),
-        "api_version": API_VERSION,
-        "idempotency_key": event.id,
-        "customer_id": event.customer_id,
-        "data": event.data,
-    }
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def signing_secrets(webhook: Webhook, now: dt.datetime) -> list[str]:
-    out = [webhook.secret]
-    if (
-        webhook.previous_secret
-        and webhook.previous_secret_expires_at
-        and webhook.previous_secret_expires_at > now
-    ):
-        out.append(webhook.previous_secret)
-    return out
-
-
-def _send(webhook: Webhook, event: Event, now: dt.datetime) -> transport.SendResult:
-    """One attempt: C10 checks again (DNS rebinding), sign, POST to the checked address."""
-    try:
-        target = transport.resolve(webhook.url, allow_insecure=conf.allow_insecure_urls())
-    except transport.UnsafeUrl as exc:
-        return transport.SendResult(
-            ok=False, status=None, duration_ms=0, error=f"url_refused: {exc}", body=""
-        )
-    body = envelope(event)
-    timestamp = int(now.timestamp())
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": f"Trustcal-Webhooks/{settings.SERVICE_VERSION}",
-        "webhook-id": event.id,
-        "webhook-timestamp": str(timestamp),
-        "webhook-signature": signing.signature_header(
-            secrets_in_order=signing_secrets(webhook, now), msg_id=event.id, timestamp=timestamp, body=body
-        ),
-        "Connection": "close",
-    }
-    return transport.post(target, body=body, headers=headers, timeout=conf.timeout_seconds())
-
-
-def _unclaimed(now: dt.datetime) -> Q:
-    return Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
-
-
-class Claim(NamedTuple):
-    token: str
-    deliveries: list[Delivery]
-    # Due rows were left out because an earlier delivery of their webhook was being claimed
-    # by someone else at that moment: worth trying again in a few milliseconds.
-    held_back: bool = False
-
-
-def deliveries_claim(*, limit: int, webhook_ids: Iterable[str] | None = None) -> Claim:
-    """Claim up to `limit` due deliveries of enabled webhooks for one lease.
-
-    PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so concurrent claimers take disjoint rows.
-    SQLite: select_for_update is a no-op, but transactions are BEGIN IMMEDIATE (one writer at
-    a time), so the conditional UPDATE below is the atomic claim on both.
-
-    Order gate (per webhook, deliveries start in event order): a delivery's first attempt
-    is only claimed when no earlier, not-yet-started, unclaimed pending delivery of the same
-    webhook is left out of this claim. Retries (attempt_count > 0) are never held back."""
-    now = timezone.now()
-    token = secrets.token_hex(16)
-    lease_until = now + dt.timedelta(seconds=conf.lease_seconds())
-    with transaction.atomic():
-        due = Delivery.objects.filter(
-            _unclaimed(now),
-            status=Delivery.Status.PENDING,
-            next_attempt_at__lte=now,
-            webhook__status=Webhook.Status.ENABLED,
-        )
-        if webhook_ids is not None:
-            due = due.filter(webhook_id__in=list(webhook_ids))
-        rows = list(
-            due.order_by("next_attempt_at", "created_at", "id")
-            .select_for_update(skip_locked=True, of=("self",))
-            .values_list("id", "webhook_id", "attempt_count", "created_at")[:limit]
-        )
-        if not rows:
-            return Claim(token, [])
-        ids = [r[0] for r in rows]
-        starting = {r[1] for r in rows if r[2] == 0}
-        blockers: dict[str, tuple[dt.datetime, str]] = {}
-        if starting:
-            outside = Delivery.objects.filter(
-                _unclaimed(now), webhook_id__in=starting, status=Delivery.Status.PENDING, attempt_count=0
-            ).exclude(id__in=ids)
-            firsts = (
-                outside.values("webhook_id")
-                .annotate(first=Min("created_at"))
-                .values_list("webhook_id", "first")
-            )
-            for hook_id, first in firsts:
-                # the same created_at (events in one microsecond) is ordered by id
-                first_id = outside.filter(webhook_id=hook_id, created_at=first).aggregate(m=Min("id"))["m"]
-                blockers[hook_id] = (first, first_id)
-        allowed = [r[0] for r in rows if r[2] > 0 or r[1] not in blockers or (r[3], r[0]) < blockers[r[1]]]
-        if not allowed:
-            return Claim(token, [], held_back=True)
-        Delivery.objects.filter(_unclaimed(now), id__in=allowed, status=Delivery.Status.PENDING).update(
-            claimed_until=lease_until, claim_token=token
-        )
-    claimed = list(
-        Delivery.objects.filter(id__in=allowed, claim_token=token)
-        .select_related("webhook", "event")
-        .order_by("created_at", "id")
-    )
-    return Claim(token, claimed, held_back=len(allowed) < len(rows))
-
-
-def delivery_attempt(*, delivery: Delivery, token: str, webhook: Webhook | None = None) -> bool | None:
-    """One attempt of a claimed delivery. Returns True/False for success/failure, None when the
-    claim was lost (lease expired and taken over) or the webhook is gone or disabled.
-
-    The lease is extended first unless what is left of it (`delivery.claimed_until`, set by
-    the claim) still covers a whole attempt; `webhook` may be passed in when freshly read."""
-    now = timezone.now()
-    lease = dt.timedelta(seconds=conf.lease_seconds())
-    margin = dt.timedelta(seconds=conf.timeout_seconds() + 10)
-    if delivery.claimed_until is None or delivery.claimed_until - now < min(margin, lease):
-        extended = Delivery.objects.filter(
-            pk=delivery.pk, claim_token=token, status=Delivery.Status.PENDING
-        ).update(claimed_until=now + lease)
-        if not extended:
-            return None
-        delivery.claimed_until = now + lease
-    if webhook is None:
-        webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
-    if webhook is None:
-        return None
-    if webhook.status != Webhook.Status.ENABLED:
-        Delivery.objects.filter(pk=delivery.pk, claim_token=token).update(
-            claimed_until=None, claim_token=None
-        )
-        return None
-    try:
-        result = _send(webhook, delivery.event, now)
-    except Exception as exc:  # recorded as a failed attempt (and logged), rather than retried forever
-        logger.exception("delivery %s: unexpected error while sending", delivery.pk)
-        result = transport.SendResult(
-            ok=False, status=None, duration_ms=0, error=f"internal_error: {type(exc).__name__}", body=""
-        )
-    _attempt_record(delivery=delivery, token=token, attempted_at=now, result=result)
-    return result.ok
-
-
-def _attempt_row_create(
-    *, delivery_id: str, number: int, attempted_at: dt.datetime, result: transport.SendResult
-) -> DeliveryAttempt:
-    return DeliveryAttempt.objects.create(
-        delivery_id=delivery_id,
-        attempt=number,
-        attempted_at=attempted_at,
-        response_status=result.status,
-        duration_ms=result.duration_ms,
-        error=(result.error or None) and result.error[:500],
-        response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
-    )
-
-
-@transaction.atomic
-def _attempt_record(
-    *, delivery: Delivery, token: str, attempted_at: dt.datetime, result: transport.SendResult
-) -> None:
-    """Apply the outcome while the claim is still ours (the UPDATE also locks the row, so the
-    attempt row below cannot race a deletion of the webhook)."""
-    finished = timezone.now()
-    number = delivery.attempt_count + 1
-    mine = Delivery.objects.filter(pk=delivery.pk, claim_token=token, status=Delivery.Status.PENDING)
-    common = {
-        "attempt_count": number,
-        "last_response_status": result.status,
-        "claimed_until": None,
-        "claim_token": None,
-    }
-    if result.ok:
-        updated = mine.update(
-            status=Delivery.Status.SUCCEEDED, next_attempt_at=None, completed_at=finished, **common
-        )
-    elif number >= conf.MAX_ATTEMPTS:
-        updated = mine.update(
-            status=Delivery.Status.FAILED, next_attempt_at=None, completed_at=finished, **common
-        )
-        if updated:
-            webhook_disable(webhook_id=delivery.webhook_id, reason=conf.DISABLED_REASON_FAILURES)
-    else:
-        delay = conf.RETRY_DELAYS_SECONDS[number - 1]
-        updated = mine.update(next_attempt_at=finished + dt.timedelta(seconds=delay), **common)
-    if not updated:
-        logger.warning(
-            "delivery %s: claim lost or row deleted during attempt %s; outcome dropped", delivery.pk, number
-        )
-        return
-    _attempt_row_create(delivery_id=delivery.pk, number=number, attempted_at=attempted_at, result=result)
-
-
-WEBHOOK_REFRESH_SECONDS = 1.0
-HELD_BACK_RETRIES = 50
-HELD_BACK_PAUSE_SECONDS = 0.02
-
-
-def _send_in_order(token: str, deliveries: list[Delivery], *, in_thread: bool) -> int:
-    """One webhook's claimed rows, in event order. The webhook (status, URL, secrets) is read
-    again when the copy is over a second old, and the group stops once it is disabled."""
-    sent = 0
-    webhook: Webhook | None = None
-    read_at = 0.0
-    if in_thread:
-        close_old_connections()  # the pool's threads keep their connection (CONN_MAX_AGE)
-    for delivery in deliveries:
-        if webhook is None or time.monotonic() - read_at > WEBHOOK_REFRESH_SECONDS:
-            webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
-            read_at = time.monotonic()
-        if webhook is None:
-            break
-        outcome = delivery_attempt(delivery=delivery, token=token, webhook=webhook)
-        if outcome is not None:
-            sent += 1
-        if outcome is False and delivery.attempt_count + 1 >= conf.MAX_ATTEMPTS:
-            webhook = None  # it may just have been disabled: read it again
-        elif webhook.status != Webhook.Status.ENABLED:
-            # release the rest of the claim at once, rather than when the lease expires
-            Delivery.objects.filter(pk__in=[d.pk for d in deliveries], claim_token=token).update(
-                claimed_until=None, claim_token=None
-            )
-            break
-    return sent
-
-
-_pool: ThreadPoolExecutor | None = None
-_pool_pid = 0
-
-
-def _send_pool() -> ThreadPoolExecutor:
-    """One long-lived pool per process (made after a prefork worker forks), so the threads'
-    database connections are reused between dispatches instead of opened each time."""
-    global _pool, _pool_pid
-    if _pool is None or _pool_pid != os.getpid():
-        _pool = ThreadPoolExecutor(max_workers=conf.dispatch_threads(), thread_name_prefix="webhook-send")
-        _pool_pid = os.getpid()
-    return _pool
-
-
-def send_pool_close() -> None:
-    """Close every pool thread's database connection and the pool (tests; worker shutdown)."""
-    global _pool
-    pool, _pool = _pool, None
-    if pool is None:
-        return
-    size = pool._max_workers
-    barrier = threading.Barrier(size)
-
-    def close(_: int) -> None:
-        # one call per thread, so each closes its own connection; a thread still sending
-        # breaks the barrier, and its connection goes with the process
-        with contextlib.suppress(threading.BrokenBarrierError):
-            barrier.wait(timeout=10)
-        connection.close()
-
-    list(pool.map(close, range(size)))
-    pool.shutdown(wait=True)
-
-
-def deliveries_dispatch_due(
-    *, webhook_ids: Iterable[str] | None = None, limit: int | None = None, budget_seconds: float = 20.0
-) -> int:
-    """Claim due deliveries (of the given webhooks, or all) and attempt them, until nothing is
-    due or the time budget is spent (the beat runs again in 2 s). Each webhook's claimed rows
-    are sent in event order; different webhooks in parallel threads, so one slow receiver does
-    not hold the others."""
-    hooks = list(webhook_ids) if webhook_ids is not None else None
-    limit = limit or conf.dispatch_batch_size()
-    started = time.monotonic()
-    total = 0
-    waits = 0
-    while True:
-        token, claimed, held_back = deliveries_claim(limit=limit, webhook_ids=hooks)
-        groups: OrderedDict[str, list[Delivery]] = OrderedDict()
-        for delivery in claimed:
-            groups.setdefault(delivery.webhook_id, []).append(delivery)
-        if conf.dispatch_threads() <= 1 or len(groups) <= 1:
-            total += sum(_send_in_order(token, group, in_thread=False) for group in groups.values())
-        else:
-            send = functools.partial(_send_in_order, token, in_thread=True)
-            total += sum(_send_pool().map(send, groups.values()))
-        if time.monotonic() - started > budget_seconds:
-            break
-        if held_back and waits < HELD_BACK_RETRIES:
-            # another claimer is committing the earlier rows right now; take the rest after it
-            waits += 1
-            if not claimed:
-                time.sleep(HELD_BACK_PAUSE_SECONDS)
-            continue
-        if len(claimed) < limit:
-            break
-    return total
-
-
-def deliveries_start(*, delivery_ids: Iterable[str]) -> int:
-    """Right after commit: start the given deliveries' webhooks (in order, via the claim)."""
-    hooks = set(
-        Delivery.objects.filter(id__in=list(delivery_ids), status=Delivery.Status.PENDING).values_list(
-            "webhook_id", flat=True
-        )
-    )
-    return deliveries_dispatch_due(webhook_ids=sorted(hooks)) if hooks else 0
-
-
 # --- the test event ----------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class TestResult:
-    delivery: Delivery
-    event: Event
-    success: bool
-    response_status: int | None
-    duration_ms: int
-    error: str | None
+_test_limiters: dict[int, SlidingWindow] = {}
 
 
-def webhook_test_send(*, webhook: Webhook) -> TestResult:
-    """One synchronous attempt of a `webhook.test` event; recorded, never retried, and it
-    neither disables nor enables the webhook."""
-    now = timezone.now()
+def _test_limiter() -> SlidingWindow:
+    limit = conf.test_per_minute()
+    if limit not in _test_limiters:
+        _test_limiters[limit] = SlidingWindow("webhook-test", limit=limit, window_seconds=60)
+    return _test_limiters[limit]
+
+
+def webhook_test_start(*, webhook: Webhook) -> Delivery:
+    """Record a `webhook.test` event and its delivery, and hand the attempt to a worker: the
+    web thread never waits on a receiver. One test in flight per webhook (a pending test
+    older than timeout + 60 s was never picked up and is closed as failed), and at most
+    WEBHOOK_TEST_PER_MINUTE accepted tests per customer per sliding minute."""
     with transaction.atomic():
+        webhook = Webhook.objects.select_for_update().get(pk=webhook.pk)
+        now = timezone.now()
+        stale_before = now - dt.timedelta(seconds=conf.timeout_seconds() + 60)
+        in_flight = Delivery.objects.filter(
+            webhook=webhook, event_type=TEST_EVENT_TYPE, status=Delivery.Status.PENDING
+        )
+        in_flight.filter(created_at__lt=stale_before).update(status=Delivery.Status.FAILED, completed_at=now)
+        if in_flight.filter(created_at__gte=stale_before).exists():
+            raise WebhookTestInFlight(
+                f"A test of webhook {webhook.id} is still in progress; see its delivery history."
+            )
+        decision = _test_limiter().hit(webhook.customer_id)
+        if not decision.allowed:
+            raise RateLimited(
+                f"At most {conf.test_per_minute()} test sends per minute.",
+                retry_after=decision.retry_after,
+                code="WEBHOOK_TEST_RATE_LIMIT",
+            )
         event = Event.objects.create(
             customer_id=webhook.customer_id,
             type=TEST_EVENT_TYPE,
             created_at=now,
             data={"webhook_id": webhook.id, "message": "This is a test event from Trustcal."},
         )
+        # next_attempt_at stays empty: the dispatcher never claims a test delivery.
         delivery = Delivery.objects.create(
             webhook=webhook, event=event, event_type=TEST_EVENT_TYPE, created_at=now
         )
-    result = _send(webhook, event, now)
-    finished = timezone.now()
+    from webhooks.tasks import webhook_test_send
+
+    try:
+        webhook_test_send.delay(delivery.pk)
+    except KombuOperationalError:
+        logger.exception("delivery %s: the test send could not be queued", delivery.pk)
+    return delivery
+
+
+def webhook_test_run(*, delivery_id: str) -> None:
+    """The worker's half: one attempt, recorded, never retried; it neither disables nor enables
+    the webhook. Running it twice is harmless (the second finds the delivery taken or done)."""
+    now = timezone.now()
+    token = secrets.token_hex(16)
+    lease_until = now + dt.timedelta(seconds=conf.lease_seconds())
+    taken = Delivery.objects.filter(
+        pk=delivery_id, event_type=TEST_EVENT_TYPE, status=Delivery.Status.PENDING, claim_token__isnull=True
+    ).update(claim_token=token, claimed_until=lease_until)
+    if not taken:
+        return
+    delivery = Delivery.objects.select_related("webhook", "event").get(pk=delivery_id)
+    try:
+        result = dispatch.send(delivery.webhook, delivery.event, now)
+    except Exception as exc:  # a bug of ours: logged and counted, and the test says so
+        logger.exception("delivery %s: internal error during a test send", delivery_id)
+        dispatch.internal_error_count(delivery_id=delivery_id, token=None)
+        result = transport.SendResult(
+            ok=False, status=None, duration_ms=0, error=f"internal_error: {type(exc).__name__}", body=""
+        )
     with transaction.atomic():
-        _attempt_row_create(delivery_id=delivery.pk, number=1, attempted_at=now, result=result)
-        delivery.status = Delivery.Status.SUCCEEDED if result.ok else Delivery.Status.FAILED
-        delivery.attempt_count = 1
-        delivery.last_response_status = result.status
-        delivery.completed_at = finished
-        delivery.save(update_fields=["status", "attempt_count", "last_response_status", "completed_at"])
-    return TestResult(
-        delivery=delivery,
-        event=event,
-        success=result.ok,
-        response_status=result.status,
-        duration_ms=result.duration_ms,
-        error=result.error,
-    )
+        updated = Delivery.objects.filter(pk=delivery_id, claim_token=token).update(
+            status=Delivery.Status.SUCCEEDED if result.ok else Delivery.Status.FAILED,
+            attempt_count=1,
+            last_response_status=result.status,
+            completed_at=timezone.now(),
+            next_attempt_at=None,
+            claimed_until=None,
+            claim_token=None,
+        )
+        if updated:
+            DeliveryAttempt.objects.create(
+                delivery_id=delivery_id,
+                attempt=1,
+                attempted_at=now,
+                response_status=result.status,
+                duration_ms=result.duration_ms,
+                error=(result.error or None) and result.error[:500],
+                response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
+            )

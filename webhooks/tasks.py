@@ -4,21 +4,33 @@
 from celery import shared_task
 from celery.signals import worker_process_shutdown
 
-from webhooks import services
+from webhooks import dispatch, services
 
 
 @shared_task(name="webhooks.tasks.deliveries_start", ignore_result=True)
 def deliveries_start(delivery_ids: list[str]) -> int:
     """Enqueued on commit by event_emit: the first attempt, at once."""
-    return services.deliveries_start(delivery_ids=delivery_ids)
+    return dispatch.deliveries_start(delivery_ids=delivery_ids)
 
 
 @shared_task(name="webhooks.tasks.deliveries_dispatch_due", ignore_result=True)
 def deliveries_dispatch_due() -> int:
     """Every 2 s (beat): claims due rows (retries, lost messages, expired leases)."""
-    return services.deliveries_dispatch_due()
+    return dispatch.deliveries_dispatch_due()
+
+
+@shared_task(name="webhooks.tasks.webhook_test_send", ignore_result=True, bind=True)
+def webhook_test_send(self, delivery_id: str) -> None:
+    """POST /webhooks/:id/test: the attempt runs on a worker, never on a web thread, and on
+    the worker in a small pool of its own, so test sends to receivers that never answer hold
+    neither a worker process nor the dispatcher's senders (a lost one is closed after
+    timeout + 60 s by the next test of that webhook)."""
+    if self.request.is_eager:
+        services.webhook_test_run(delivery_id=delivery_id)
+    else:
+        dispatch.test_pool().submit(dispatch.in_thread, services.webhook_test_run, delivery_id=delivery_id)
 
 
 @worker_process_shutdown.connect
 def _close_send_pool(**kwargs) -> None:
-    services.send_pool_close()
+    dispatch.send_pool_close()

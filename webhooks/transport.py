@@ -43,9 +43,20 @@ class SendResult:
     body: str
 
 
+_SIXTOFOUR = ipaddress.ip_network("2002::/16")
+_TEREDO = ipaddress.ip_network("2001::/32")
+
+
 def _address_refused(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        # Transition ranges embed an IPv4 address a relay may route to (6to4 2002::/16 carries
+        # 2002:7f00:1:: = 127.0.0.1; Teredo 2001::/32): refused whole, whatever they embed.
+        if ip in _SIXTOFOUR:
+            return "6to4 (2002::/16)"
+        if ip in _TEREDO:
+            return "Teredo (2001::/32)"
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
     for label, flag in (
         ("loopback", ip.is_loopback),
         ("private", ip.is_private),
@@ -81,6 +92,8 @@ def url_parse(url: str, *, allow_insecure: bool) -> tuple[str, str, int, str]:
         raise UnsafeUrl("Credentials in the URL are not supported.")
     if parts.fragment:
         raise UnsafeUrl("The URL must not have a fragment.")
+    if port == 0:
+        raise UnsafeUrl("The URL's port must be between 1 and 65535.")
     host = parts.hostname.rstrip(".").lower()
     if not host:
         raise UnsafeUrl("The URL has no host.")

@@ -60,11 +60,15 @@ class WebhookViewSet(TenantViewSet):
         services.webhook_delete(webhook=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=None, responses=WebhookTestOutput)
+    @extend_schema(request=None, responses={200: WebhookTestOutput, 202: WebhookTestOutput})
     @action(detail=True, methods=["post"])
     def test(self, request, pk=None):
-        result = services.webhook_test_send(webhook=self.get_object())
-        return Response(WebhookTestOutput(result).data)
+        """One signed attempt of a `webhook.test` event, run by a worker. 200 with the outcome
+        when it is known within a few seconds; else 202 with `success: null` (poll the delivery)."""
+        delivery = services.webhook_test_start(webhook=self.get_object())
+        result = selectors.webhook_test_wait(delivery_id=delivery.pk)
+        code = status.HTTP_200_OK if result.success is not None else status.HTTP_202_ACCEPTED
+        return Response(WebhookTestOutput(result).data, status=code)
 
     @extend_schema(request=None, responses=WebhookRotatedOutput)
     @action(detail=True, methods=["post"], url_path="rotate-secret")

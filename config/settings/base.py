@@ -6,6 +6,8 @@ cache and in-process rate limits. ``DATABASE_URL`` and ``REDIS_URL`` switch it t
 PostgreSQL and Redis (broker, cache, rate limits, metrics) with the same code.
 """
 
+import contextlib
+import os
 from pathlib import Path
 
 import environ
@@ -15,7 +17,14 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 env = environ.Env()
 
 DATA_DIR = Path(env.str("TRUSTCAL_DATA_DIR", default=str(BASE_DIR / "var")))
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+# The embedded database, broker messages and exports hold customers' data: owner only
+# (folders 0700, files 0600, also for files made later by SQLite, the broker and exports).
+os.umask(0o077)
+DATA_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
+with contextlib.suppress(OSError):
+    DATA_DIR.chmod(0o700)
+    for _existing in DATA_DIR.glob("trustcal.sqlite3*"):
+        _existing.chmod(0o600)
 
 SERVICE_VERSION = "1.0.0"
 INTEGRATION_VERSION = "1.1.0"
@@ -36,6 +45,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "config.apps.CoreConfig",
     "keys",
     "audit",
@@ -49,6 +59,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "config.middleware.RequestContextMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files (the admin's, Swagger UI's) from the web process itself, so that the embedded
+    # default and /v1/docs work with no web server in front and no network.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -111,7 +124,7 @@ else:
     BROKER_DIR = DATA_DIR / "broker"
     for sub in ("queue", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+    CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="trustcalfs://")  # config/broker.py
     # Measured (shared/notes): processed folder on the same filesystem, 0.1 s polling.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
@@ -124,7 +137,11 @@ else:
 
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis: one message per process at a time (acks_late redelivers what a dead worker held).
+# Embedded: a fetched message file is already moved out of the queue, so prefetching loses
+# nothing more on a crash (durable work is a database row that beat claims again), and
+# fetching one at a time drained at ~100 messages/s against ~490/s with 16 (measured).
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1 if REDIS_URL else 16
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -139,11 +156,19 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+# Served by WhiteNoise straight from the installed apps' static folders: no collectstatic step.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = False
 MEDIA_ROOT = Path(env.str("TRUSTCAL_MEDIA_DIR", default=str(DATA_DIR / "media")))
 
 # Request bodies over 1 MiB answer 413 PAYLOAD_TOO_LARGE (contract C1).
 MAX_REQUEST_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+# Bulk endpoints take up to 8 MiB (contract C15); their parsers read the stream, not
+# request.body, so DATA_UPLOAD_MAX_MEMORY_SIZE does not apply to them.
+MAX_BATCH_REQUEST_BYTES = 8 * 1024 * 1024
+LARGE_BODY_PATHS = {"/v1/log/batch"}
 
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -162,6 +187,10 @@ REST_FRAMEWORK = {
     "UNICODE_JSON": True,
     "STRICT_JSON": True,
 }
+
+# Admin messages live in the session (server side), not in the signed but readable messages
+# cookie: rotating a key in the admin shows the new key once, and it must not travel in a cookie.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Trustcal API",
@@ -186,6 +215,14 @@ SPECTACULAR_SETTINGS = {
     },
     "ENUM_NAME_OVERRIDES": {},
     "PREPROCESSING_HOOKS": ["config.schema.canonical_paths"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.operation_links",
+    ],
+    # Swagger UI and ReDoc from the drf-spectacular-sidecar package, never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "DISABLE_ERRORS_AND_WARNINGS": True,
 }
 
@@ -193,6 +230,12 @@ SPECTACULAR_SETTINGS = {
 TRUSTCAL_BOOTSTRAP_ADMIN_KEY = env.str("TRUSTCAL_BOOTSTRAP_ADMIN_KEY", default="")
 WEBHOOK_ALLOW_INSECURE_URLS = env.bool("WEBHOOK_ALLOW_INSECURE_URLS", default=False)
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=30.0)
+# Noisy-neighbour limits (README, webhooks): webhooks per customer, concurrent requests per
+# destination host, test sends per webhook per minute.
+WEBHOOK_MAX_PER_CUSTOMER = env.int("WEBHOOK_MAX_PER_CUSTOMER", default=25)
+WEBHOOK_MAX_CONNECTIONS_PER_HOST = env.int("WEBHOOK_MAX_CONNECTIONS_PER_HOST", default=8)
+WEBHOOK_TEST_PER_MINUTE = env.int("WEBHOOK_TEST_PER_MINUTE", default=10)
+WEBHOOK_TEST_WAIT_SECONDS = env.float("WEBHOOK_TEST_WAIT_SECONDS", default=3.0)
 # Tier -> (requests per minute, burst). Contract C4.
 TIER_LIMITS = {"pilot": (100, 150), "growth": (500, 750), "enterprise": (1000, 1500)}
 RATE_LIMITS_ENABLED = env.bool("TRUSTCAL_RATE_LIMITS_ENABLED", default=True)
@@ -205,7 +248,10 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"no_query_string": {"()": "config.logfilters.StripQueryString"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["no_query_string"]}
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.request": {"level": "ERROR"},

@@ -10,6 +10,7 @@ import pytest
 from django.db import connection, connections
 
 from audit.models import AuditEntry, Decision
+from audit.verify import verify_job_run
 from calibration.models import UserDailyAggregate
 from tests.audit.factories import decision_body
 from tests.conftest import client_for, make_key
@@ -66,9 +67,13 @@ def test_eight_concurrent_writers_of_250_decisions_leave_sequence_1_to_2000_gapl
     statuses = _writers(key.value, writers=8, per_writer=250)
     assert statuses.count(201) == 2000, {s: statuses.count(s) for s in set(statuses)}
     _assert_gapless_and_valid(key.value, 2000)
-    # Tamper with one stored field directly: verify names that entry's sequence.
+    # Tamper with one stored field directly, behind the verified checkpoint: the full
+    # recheck (a job) names that entry's sequence.
     AuditEntry.objects.filter(customer_id="acme", sequence=1234).update(context="edited")
-    verify = client_for(key.value).get("/v1/audit-trail/verify").json()
+    api = client_for(key.value)
+    job = api.get("/v1/audit-trail/verify", {"full": "true"}).json()
+    verify_job_run(job_id=job["job_id"])
+    verify = api.get("/v1/audit-trail/verify", {"job_id": job["job_id"]}).json()["result"]
     assert verify["valid"] is False
     assert verify["first_invalid_sequence"] == 1234
     assert connection.vendor == "postgresql"

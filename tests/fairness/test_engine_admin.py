@@ -12,20 +12,20 @@ from tests.fairness.helpers import post_signal
 pytestmark = pytest.mark.django_db
 
 
-def test_amplification_engine_reports_version_1_1_0(api):
+def test_amplification_engine_reports_version_1_1_0(api, admin_api):
     post_signal(api)
-    engines = {e["name"]: e for e in api.get("/v1/engines/status").json()["engines"]}
+    engines = {e["name"]: e for e in admin_api.get("/v1/engines/status").json()["engines"]}
     engine = engines["amplification"]
     assert engine["status"] == "operational"
     assert engine["version"] == "1.1.0"
     assert engine["last_activity_at"].endswith("Z")
 
 
-def test_metrics_count_signals_and_alerts_by_status(api):
+def test_metrics_count_signals_and_alerts_by_status(api, admin_api):
     post_signal(api)
     AlertFactory()
     AlertFactory(status="resolved")
-    body = api.get("/v1/metrics").json()
+    body = admin_api.get("/v1/metrics").json()  # platform figures: admin keys only
     assert body["signals_ingested"] == 3  # one over HTTP, two behind the alerts
     assert body["amplification_alerts"] == {"open": 1, "acknowledged": 0, "resolved": 1, "false_positive": 0}
 

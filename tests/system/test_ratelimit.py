@@ -15,6 +15,7 @@ from tests.conftest import client_for, make_key
 pytestmark = pytest.mark.django_db
 
 
+@time_machine.travel(1_800_000_000, tick=False)  # no refill between the two requests
 def test_every_authenticated_response_carries_rate_limit_headers(api):
     response = api.get("/v1/engines/status")
     assert response["X-RateLimit-Limit"] == "1000"
@@ -99,3 +100,21 @@ def test_rate_limit_holds_across_two_server_processes_sharing_redis(transactiona
     assert 150 <= accepted <= 150 + refill, (accepted, elapsed)
     assert len(denied) == 220 - accepted
     assert all(retry is not None and int(retry) >= 1 for retry in denied)
+
+
+def test_a_refunded_hit_does_not_count_toward_a_sliding_window():
+    """A request that passed the limiter and then failed gives its hit back (C4: rejected
+    requests do not count); works on Redis and in-process alike."""
+    window = SlidingWindow("test:refund", limit=2, window_seconds=60)
+    window.reset()
+    first = window.hit("acme")
+    failed = window.hit("acme")
+    assert first.allowed and failed.allowed
+    assert not window.hit("acme").allowed
+    window.refund("acme", failed)
+    again = window.hit("acme")
+    assert again.allowed and again.count == 2
+    assert not window.hit("acme").allowed
+    window.refund("acme", window.hit("acme"))  # refunding a refused hit takes nothing back
+    assert not window.hit("acme").allowed
+    window.reset()

@@ -82,7 +82,8 @@ def test_metrics_json_counts_requests_by_status_class_and_group(api):
     assert requests["total"] >= 2
     assert requests["by_status"]["2xx"] >= 1 and requests["by_status"]["4xx"] >= 1
     assert set(requests["by_status"]) == {"2xx", "3xx", "4xx", "5xx"}
-    assert {"p50", "p95", "p99"} <= set(requests["latency_ms"]["engines"])
+    assert {"p50", "p95", "p99"} <= set(requests["latency_ms"]["/v1/engines/status"])
+    assert requests["latency_ms"]["unmatched"]["count"] == 1
     for key in ("decisions_logged", "signals_ingested", "deliveries", "queues"):
         assert key in body
 
@@ -101,6 +102,7 @@ def test_metrics_in_prometheus_text_format(api, how):
     text = response.content.decode()
     assert "# TYPE trustcal_requests_total counter" in text
     assert 'trustcal_requests_total{status_class="2xx"}' in text
+    assert 'trustcal_request_duration_seconds_bucket{le="+Inf",route="/v1/engines/status"}' in text
 
 
 def test_schema_and_docs_are_public(anon_api):

@@ -1,6 +1,6 @@
 import pytest
 
-from tests.webhooks.receiver import Receiver, start
+from tests.webhooks.receiver import HOLD, Receiver, start
 
 
 @pytest.fixture(autouse=True)
@@ -16,9 +16,7 @@ def insecure(settings):
     return settings
 
 
-@pytest.fixture
-def receiver():
-    rec = Receiver()
+def _serving(rec: Receiver):
     server, _ = start(rec)
     try:
         yield rec
@@ -26,3 +24,26 @@ def receiver():
         rec.release.set()
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def receiver():
+    yield from _serving(Receiver())
+
+
+@pytest.fixture
+def hanging():
+    """A receiver that accepts every request and never answers (until the test ends)."""
+    yield from _serving(Receiver(behaviour=lambda req: HOLD))
+
+
+@pytest.fixture
+def eager_tasks():
+    """Celery tasks run in the calling thread (test sends without a worker process)."""
+    from config.celery import app
+
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = False

@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from tests.webhooks.helpers import emit, webhook
-from webhooks import services
+from webhooks import dispatch
 from webhooks.models import Delivery, Webhook
 
 pytestmark = pytest.mark.django_db
@@ -20,7 +20,7 @@ def staff(client):
 def test_admin_lists_and_shows_webhooks_and_deliveries_without_secrets(staff, insecure, receiver):
     hook, secret = webhook(receiver.url, ["*"])
     emit()
-    services.deliveries_dispatch_due()
+    dispatch.deliveries_dispatch_due()
     delivery = Delivery.objects.get()
     pages = [
         "/admin/webhooks/webhook/",
@@ -48,7 +48,7 @@ def test_admin_enable_action_and_retry_now_action(staff, insecure, receiver):
     staff.post("/admin/webhooks/delivery/", {"action": "retry_now", "_selected_action": [delivery.pk]})
     delivery.refresh_from_db()
     assert delivery.status == "pending" and delivery.next_attempt_at is not None
-    services.deliveries_dispatch_due()
+    dispatch.deliveries_dispatch_due()
     delivery.refresh_from_db()
     assert delivery.status == "succeeded" and delivery.attempt_count == 6
 

@@ -146,7 +146,7 @@ def test_rotate_secret_returns_the_new_secret_and_grace_end(api, insecure, recei
     assert body["secret"].startswith("whsec_") and body["secret"] != hook["secret"]
 
 
-def test_test_endpoint_makes_one_signed_attempt_and_records_it(api, insecure, receiver):
+def test_test_endpoint_makes_one_signed_attempt_and_records_it(api, insecure, receiver, eager_tasks):
     from standardwebhooks import Webhook as Verifier
 
     hook = _create(api, receiver.url).json()
@@ -163,13 +163,13 @@ def test_test_endpoint_makes_one_signed_attempt_and_records_it(api, insecure, re
     assert len(history[0]["attempts"]) == 1 and history[0]["next_attempt_at"] is None
 
 
-def test_failed_test_event_is_recorded_once_and_never_retried(api, insecure, receiver):
+def test_failed_test_event_is_recorded_once_and_never_retried(api, insecure, receiver, eager_tasks):
     import datetime as dt
 
     import time_machine
     from django.utils import timezone
 
-    from webhooks.services import deliveries_dispatch_due
+    from webhooks.dispatch import deliveries_dispatch_due
 
     receiver.always(500, b"boom")
     hook = _create(api, receiver.url).json()
@@ -185,8 +185,8 @@ def test_failed_test_event_is_recorded_once_and_never_retried(api, insecure, rec
 def test_deliveries_filter_by_status_and_event_type_with_paging(
     api, insecure, receiver, django_assert_max_num_queries
 ):
+    from webhooks.dispatch import deliveries_dispatch_due
     from webhooks.models import Webhook
-    from webhooks.services import deliveries_dispatch_due
 
     hook_id = _create(api, receiver.url, ["*"]).json()["webhook_id"]
     for _ in range(3):

@@ -12,7 +12,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from tests.webhooks.helpers import emit, webhook
 from tests.webhooks.receiver import HANG, RESET
-from webhooks import services
+from webhooks import dispatch, services
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ T0 = dt.datetime(2026, 11, 21, 10, 0, 0, tzinfo=dt.UTC)
 
 
 def _dispatch() -> int:
-    return services.deliveries_dispatch_due()
+    return dispatch.deliveries_dispatch_due()
 
 
 def test_every_delivery_verifies_with_standardwebhooks_and_carries_the_c9_envelope(insecure, receiver):
@@ -50,10 +50,10 @@ def test_every_delivery_verifies_with_standardwebhooks_and_carries_the_c9_envelo
 
 
 def test_fan_out_one_row_per_subscribed_webhook_and_skipped_for_disabled(insecure, receiver):
-    subscribed, _ = webhook(receiver.url, ["bias.detected"])
-    star, _ = webhook(receiver.url, ["*"])
-    webhook(receiver.url, ["trust.miscalibrated"])  # not subscribed
-    disabled, _ = webhook(receiver.url, ["bias.detected"])
+    subscribed, _ = webhook(receiver.url + "/1", ["bias.detected"])
+    star, _ = webhook(receiver.url + "/2", ["*"])
+    webhook(receiver.url + "/3", ["trust.miscalibrated"])  # not subscribed
+    disabled, _ = webhook(receiver.url + "/4", ["bias.detected"])
     Webhook.objects.filter(pk=disabled.pk).update(status="disabled")
     webhook(receiver.url, ["*"], name="globex")  # another customer
     event = emit("bias.detected")
@@ -199,7 +199,7 @@ def test_first_attempts_start_in_event_order_per_webhook(insecure, receiver):
     Delivery.objects.filter(pk=first.pk).update(
         next_attempt_at=second.next_attempt_at + dt.timedelta(milliseconds=1)
     )
-    claim = services.deliveries_claim(limit=1)
+    claim = dispatch.deliveries_claim(limit=1)
     assert (
         claim.deliveries == [] and claim.held_back
     )  # only `second` was a candidate; `first` had not started
@@ -222,14 +222,14 @@ def test_an_expired_lease_is_claimed_again_and_the_stale_holder_cannot_write(ins
     settings.WEBHOOK_LEASE_SECONDS = 30
     webhook(receiver.url, ["*"])
     event = emit()
-    stale_token, claimed, _ = services.deliveries_claim(limit=10)
+    stale_token, claimed, _ = dispatch.deliveries_claim(limit=10)
     assert len(claimed) == 1
-    assert services.deliveries_claim(limit=10).deliveries == []  # leased: nobody else gets it
+    assert dispatch.deliveries_claim(limit=10).deliveries == []  # leased: nobody else gets it
     with time_machine.travel(timezone.now() + dt.timedelta(seconds=31)):
-        token, again, _ = services.deliveries_claim(limit=10)
+        token, again, _ = dispatch.deliveries_claim(limit=10)
         assert [d.pk for d in again] == [claimed[0].pk]
-        assert services.delivery_attempt(delivery=claimed[0], token=stale_token) is None  # fenced off
-        assert services.delivery_attempt(delivery=again[0], token=token) is True
+        assert dispatch.delivery_attempt(delivery=claimed[0], token=stale_token) is None  # fenced off
+        assert dispatch.delivery_attempt(delivery=again[0], token=token) is True
     delivery = Delivery.objects.get(event=event)
     assert delivery.status == "succeeded" and delivery.attempt_count == 1 and len(receiver.requests) == 1
 
@@ -254,10 +254,10 @@ def test_retrying_an_old_skipped_delivery_keeps_its_place_in_event_order(insecur
     Webhook.objects.filter(pk=hook.pk).update(status="enabled")
     newer = [emit() for _ in range(3)]
     services.delivery_retry_now(delivery=Delivery.objects.get(event=old))
-    claim = services.deliveries_claim(limit=2)
+    claim = dispatch.deliveries_claim(limit=2)
     assert [d.event_id for d in claim.deliveries] == [old.id, newer[0].id]
     for delivery in claim.deliveries:
-        services.delivery_attempt(delivery=delivery, token=claim.token)
+        dispatch.delivery_attempt(delivery=delivery, token=claim.token)
     assert _dispatch() == 2
     assert receiver.ids() == [old.id] + [e.id for e in newer]
 
@@ -270,8 +270,12 @@ def test_deliveries_created_in_the_same_microsecond_are_claimed_in_id_order_with
         for _ in range(4):
             emit()
         in_order = list(Delivery.objects.order_by("id").values_list("id", flat=True))
-        first = services.deliveries_claim(limit=2)
-        second = services.deliveries_claim(limit=2)
+        first = dispatch.deliveries_claim(limit=2)
+        # one holder per webhook: nobody else claims its later rows while it is sending
+        assert dispatch.deliveries_claim(limit=2).deliveries == []
+        for delivery in first.deliveries:
+            dispatch.delivery_attempt(delivery=delivery, token=first.token)
+        second = dispatch.deliveries_claim(limit=2)
     assert [d.id for d in first.deliveries] == in_order[:2]
     assert [d.id for d in second.deliveries] == in_order[2:]
 
@@ -284,9 +288,9 @@ def test_several_webhooks_are_sent_in_parallel_threads_each_in_event_order(
     hooks = [webhook(f"{receiver.url}/{i}", ["*"])[0] for i in range(3)]
     events = [emit() for _ in range(5)]
     try:
-        assert services.deliveries_dispatch_due() == 15
+        assert dispatch.deliveries_dispatch_due() == 15
     finally:
-        services.send_pool_close()
+        dispatch.send_pool_close()
     for i, _hook in enumerate(hooks):
         got = [r.headers["webhook-id"] for r in receiver.requests if r.path == f"/hook/{i}"]
         assert got == [e.id for e in events]

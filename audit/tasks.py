@@ -1,0 +1,11 @@
+"""Thin Celery tasks for the audit trail."""
+
+from celery import shared_task
+
+from audit import verify
+
+
+@shared_task(name="audit.tasks.verify_job_run", ignore_result=True)
+def verify_job_run(job_id: str) -> None:
+    """GET /audit-trail/verify?full=true: the whole chain, rechecked on a worker."""
+    verify.verify_job_run(job_id=job_id)

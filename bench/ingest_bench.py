@@ -1,0 +1,330 @@
+# ruff: noqa: S608 -- the only SQL here is built from this script's constants
+"""Ingestion benchmark: POST /log/batch, POST /log and POST /calibrate against the plain-psycopg
+limit of the chained insert (../shared/perf/limit_insert.py), measured in the same run and
+printed side by side as ratios.
+
+Run:  .venv/bin/python bench/ingest_bench.py                     (PostgreSQL + Redis on localhost)
+      .venv/bin/python bench/ingest_bench.py --duration 20 --big 1000000
+
+Needs the perf venv (python3 -m venv /tmp/perf-venv && /tmp/perf-venv/bin/pip install -r
+../shared/perf/requirements.txt). It creates a fresh database `tc_ingest_bench`, starts gunicorn
+(gthread, 4 workers x 2 threads) against it and Redis db 13, and, all for ONE customer:
+1. limit_insert --threads 1 and --threads 4 on the same PostgreSQL;
+2. loads --small decisions (10,000) with 1,000-item batches from one client: decisions/s;
+3. POST /calibrate at a fixed --rate (150 req/s), open loop (latency from the scheduled start);
+4. POST /log, closed loop, 16 connections;
+5. loads up to --big stored decisions with batches (4 clients), then POST /calibrate at the
+   fixed rate again;
+6. GET /audit-trail/verify?full=true as a job must say valid (the whole chain, every hash).
+The load generator is an asyncio HTTP/1.1 client in this process (no wrk needed).
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+# ../shared/perf from the main checkout, ../../shared/perf from a worktree
+PERF = next(
+    (p for p in (ROOT.parent / "shared" / "perf", ROOT.parent.parent / "shared" / "perf") if p.is_dir()),
+    Path("."),
+)
+DB = "tc_ingest_bench"
+REDIS_DB = "13"
+PORT = 8857
+CUSTOMER = "bench"
+DSN = f"postgresql://postgres@127.0.0.1:5432/{DB}"
+
+
+def sh(*args: str, env=None, check=True) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=ROOT, env=env, check=check, capture_output=True, text=True)
+
+
+def psql(sql: str) -> str:
+    return sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-d", DB, "-qAt", "-c", sql).stdout.strip()
+
+
+def limit_insert(threads: int, seconds: float, perf_python: str) -> dict:
+    out = sh(perf_python, str(PERF / "limit_insert.py"), "--dsn", DSN, "--threads", str(threads),
+             "--seconds", str(seconds)).stdout  # fmt: skip
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def decision(i: int, tag: str, rnd: random.Random) -> dict:
+    ai = rnd.choice(("approve", "deny"))
+    return {
+        "decision_id": f"{tag}-{i}",
+        "user_id": f"user-{i % 200}",
+        "model_id": f"model-{i % 5}",
+        "model_version": "1",
+        "ai_recommendation": ai,
+        "ai_confidence": round(rnd.random(), 3),
+        "user_decision": ai if rnd.random() < 0.75 else "other",
+        "context": "ingest bench",
+        "subgroups": {"gender": rnd.choice("fm"), "age_group": rnd.choice(["18-30", "31-50", "51+"])},
+    }
+
+
+# --- an HTTP/1.1 keep-alive client on asyncio ------------------------------------------------------
+
+
+async def _request(conn: list, method: str, path: str, key: str, body: bytes) -> tuple[int, bytes]:
+    for _attempt in range(2):
+        try:
+            if not conn:
+                conn.extend(await asyncio.open_connection("127.0.0.1", PORT))
+            reader, writer = conn
+            writer.write(
+                (
+                    f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                ).encode()
+                + body
+            )
+            await writer.drain()
+            status_line = await reader.readline()
+            if not status_line:
+                raise ConnectionError("closed")
+            length = 0
+            while True:
+                line = await reader.readline()
+                if line in (b"\r\n", b""):
+                    break
+                name, _, value = line.decode().partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            return int(status_line.split()[1]), await reader.readexactly(length)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            conn.clear()
+    return 0, b""
+
+
+def _summary(latencies: list[float], elapsed: float, errors: int, count: int | None = None) -> dict:
+    latencies.sort()
+    n = len(latencies)
+    return {
+        "rps": (count if count is not None else n) / elapsed,
+        "p50": latencies[n // 2] if n else 0.0,
+        "p99": latencies[max(0, int(n * 0.99) - 1)] if n else 0.0,
+        "errors": errors,
+    }
+
+
+async def _closed_loop(path: str, keys: list[str], *, connections: int, duration: float, tag: str) -> dict:
+    latencies: list[float] = []
+    errors = 0
+    stop = time.perf_counter() + duration
+    counter = iter(range(10**9))
+
+    async def worker(w: int) -> None:
+        nonlocal errors
+        conn: list = []
+        rnd = random.Random(w)
+        while time.perf_counter() < stop:
+            i = next(counter)
+            body = json.dumps(decision(i, f"{tag}{w}", rnd)).encode()
+            started = time.perf_counter()
+            status, _ = await _request(conn, "POST", path, keys[i % len(keys)], body)
+            latencies.append((time.perf_counter() - started) * 1000)
+            errors += status not in (200, 201)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(w) for w in range(connections)))
+    return _summary(latencies, time.perf_counter() - started, errors)
+
+
+async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float, tag: str) -> dict:
+    total = int(rate * duration)
+    queue: asyncio.Queue = asyncio.Queue()
+    latencies: list[float] = []
+    errors = 0
+
+    async def worker(w: int) -> None:
+        nonlocal errors
+        conn: list = []
+        rnd = random.Random(w)
+        while (item := await queue.get()) is not None:
+            i, scheduled = item
+            body = json.dumps(decision(i, tag, rnd)).encode()
+            status, _ = await _request(conn, "POST", path, keys[i % len(keys)], body)
+            latencies.append((time.perf_counter() - scheduled) * 1000)
+            errors += status not in (200, 201)
+
+    workers = [asyncio.create_task(worker(w)) for w in range(64)]
+    start = time.perf_counter() + 0.2
+    for i in range(total):
+        at = start + i / rate
+        if (delay := at - time.perf_counter()) > 0:
+            await asyncio.sleep(delay)
+        queue.put_nowait((i, at))
+    for _ in workers:
+        queue.put_nowait(None)
+    await asyncio.gather(*workers)
+    return _summary(latencies, time.perf_counter() - start, errors)
+
+
+async def _batches(keys: list[str], *, first: int, last: int, clients: int, size: int = 1000) -> dict:
+    """Decisions first..last in 1,000-item batches from `clients` clients: decisions/s."""
+    starts = list(range(first, last + 1, size))
+    latencies: list[float] = []
+    errors = 0
+
+    async def client(c: int) -> None:
+        nonlocal errors
+        conn: list = []
+        rnd = random.Random(c)
+        for n, start in enumerate(starts[c::clients]):
+            items = [decision(i, "batch", rnd) for i in range(start, min(last, start + size - 1) + 1)]
+            body = json.dumps({"decisions": items}).encode()
+            began = time.perf_counter()
+            status, answer = await _request(conn, "POST", "/v1/log/batch", keys[(c + n) % len(keys)], body)
+            latencies.append((time.perf_counter() - began) * 1000)
+            if status != 200:
+                errors += len(items)
+            else:
+                errors += json.loads(answer)["rejected"]
+
+    began = time.perf_counter()
+    await asyncio.gather(*(client(c) for c in range(clients)))
+    result = _summary(latencies, time.perf_counter() - began, errors, count=last - first + 1)
+    result["batches"] = len(starts)
+    return result
+
+
+def row(name: str, r: dict, limit: float | None = None) -> str:
+    ratio = f"{r['rps'] / limit:>8.2f}" if limit else f"{'':>8}"
+    return f"{name:<62}{r['rps']:>9.0f}{ratio}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['errors']:>8}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--duration", type=float, default=15)
+    parser.add_argument("--rate", type=float, default=150)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--small", type=int, default=10_000)
+    parser.add_argument("--big", type=int, default=1_000_000)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--perf-python", default="/tmp/perf-venv/bin/python")
+    args = parser.parse_args()
+    load_before = os.getloadavg()
+
+    data_dir = Path(tempfile.mkdtemp(prefix="tc-ingest-bench-"))
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{DB}",
+        REDIS_URL=f"redis://127.0.0.1:6379/{REDIS_DB}",
+        TRUSTCAL_DATA_DIR=str(data_dir),
+    )
+    sh(
+        "psql",
+        "-h",
+        "127.0.0.1",
+        "-U",
+        "postgres",
+        "-qc",
+        f"DROP DATABASE IF EXISTS {DB}",
+        "-c",
+        f"CREATE DATABASE {DB}",
+    )
+    sh("redis-cli", "-n", REDIS_DB, "flushdb")
+    sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
+    make_keys = (
+        "from keys.services import api_key_create\n"
+        f"for i in range(48): print(api_key_create(customer_id='{CUSTOMER}', tier='enterprise').value)\n"
+    )
+    out = sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c", make_keys, env=env).stdout
+    keys = [k for k in out.split() if k.startswith("tcal_")]
+
+    limit1 = limit_insert(1, args.duration, args.perf_python)
+    limit4 = limit_insert(4, args.duration, args.perf_python)
+    print(
+        f"limit_insert --threads 1: {limit1['tx_per_s']} tx/s; --threads 4: {limit4['tx_per_s']} tx/s",
+        flush=True,
+    )
+    l1, l4 = float(limit1["tx_per_s"]), float(limit4["tx_per_s"])
+
+    web = subprocess.Popen(
+        [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{PORT}", "--workers",
+         str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread", "--keep-alive", "30",
+         "--log-level", "warning"],
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+    results: list[str] = []
+
+    def stored() -> int:
+        return int(
+            psql(f"SELECT coalesce(max(decisions), 0) FROM audit_chainhead WHERE customer_id = '{CUSTOMER}'")
+        )
+
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{PORT}/v1/health", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        asyncio.run(_closed_loop("/v1/log", keys, connections=4, duration=2, tag="warm"))
+        batch = asyncio.run(_batches(keys, first=1, last=args.small, clients=1))
+        results.append(
+            row(f"POST /log/batch x1,000, one client: decisions/s ({batch['batches']} batches)", batch, l1)
+        )
+        print(results[-1], flush=True)
+        n = stored()
+        cal = asyncio.run(
+            _open_loop("/v1/calibrate", keys, rate=args.rate, duration=args.duration, tag="cal1")
+        )
+        results.append(row(f"POST /calibrate at {args.rate:.0f} req/s open loop ({n:,} stored)", cal))
+        print(results[-1], flush=True)
+        log = asyncio.run(
+            _closed_loop("/v1/log", keys, connections=args.connections, duration=args.duration, tag="log")
+        )
+        results.append(row(f"POST /log closed loop, {args.connections} connections", log, l4))
+        print(results[-1], flush=True)
+        n = stored()
+        if args.big > n:
+            began = time.perf_counter()
+            big = asyncio.run(_batches(keys, first=10**7, last=10**7 + args.big - n - 1, clients=4))
+            results.append(row(f"POST /log/batch x1,000, 4 clients, loading to {args.big:,}", big, l1))
+            print(results[-1], f"({time.perf_counter() - began:.0f} s)", flush=True)
+        n = stored()
+        cal = asyncio.run(
+            _open_loop("/v1/calibrate", keys, rate=args.rate, duration=args.duration, tag="cal2")
+        )
+        results.append(row(f"POST /calibrate at {args.rate:.0f} req/s open loop ({n:,} stored)", cal))
+        print(results[-1], flush=True)
+        job = json.loads(
+            sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c",
+               "import json\nfrom keys.models import Customer\nfrom audit import selectors\n"
+               f"c = Customer.objects.get(pk='{CUSTOMER}')\nprint(json.dumps(selectors.chain_verify(c).as_dict()))",
+               env=env).stdout.strip().splitlines()[-1]
+        )  # fmt: skip
+    finally:
+        web.terminate()
+        web.wait()
+    load_after = os.getloadavg()
+    print()
+    print(f"gunicorn gthread {args.workers} x {args.threads}, PostgreSQL + Redis, one customer; load average "
+          f"before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+          f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")  # fmt: skip
+    print(
+        f"limits (plain psycopg, same run): limit_insert --threads 1 {l1:.0f} tx/s, --threads 4 {l4:.0f} tx/s"
+    )
+    print(f"{'run':<62}{'/s':>9}{'ratio':>8}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
+    print("\n".join(results))
+    print("(ratio: batch decisions/s over limit_insert --threads 1; POST /log req/s over --threads 4)")
+    print(f"full chain verification: {job}")
+
+
+if __name__ == "__main__":
+    main()

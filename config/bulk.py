@@ -1,0 +1,42 @@
+"""Bulk inserts for the batch paths: COPY on PostgreSQL, bulk_create elsewhere.
+
+Django's bulk_create binds every value of a multi-row INSERT client-side; for 1,000 rows of
+20 columns psycopg splits a 20,000-placeholder query and Django prepares each value (about
+0.3 s per 1,000 decisions measured). COPY streams the rows instead."""
+
+from collections.abc import Sequence
+
+from django.db import connection, models
+
+
+def _values(fields: list[models.Field], obj: models.Model) -> list:
+    return [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in fields]
+
+
+def bulk_insert(model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool = False) -> None:
+    """Insert `objs` (all fields set except, with `with_ids`, an auto primary key, which is
+    drawn from the table's sequence first and set on each object)."""
+    if not objs:
+        return
+    if connection.vendor != "postgresql":
+        model._default_manager.bulk_create(objs, batch_size=500)
+        return
+    meta = model._meta
+    qn = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        if with_ids:
+            assert meta.pk is not None and meta.pk.column is not None
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [meta.db_table, meta.pk.column, len(objs)],
+            )
+            for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
+                obj.pk = pk
+        fields = list(meta.concrete_fields)
+        columns = ", ".join(qn(str(field.column)) for field in fields)
+        with cursor.cursor.copy(f"COPY {qn(meta.db_table)} ({columns}) FROM STDIN") as copy:
+            for obj in objs:
+                copy.write_row(_values(fields, obj))
+    for obj in objs:
+        obj._state.adding = False
+        obj._state.db = connection.alias

@@ -1,0 +1,224 @@
+"""The one input layer: every JSON body, query parameter, enumeration, free-text string and
+`from`/`to` bound that enters the service is parsed here (C1 and its time-bounds addendum).
+
+One plain module rather than django-filter FilterSets: most inputs are not filters of a
+queryset (JSON bodies, date windows over daily aggregates, camelCase parameter names of the
+bias integration), and every rule (no NUL, no unpaired surrogate, nesting limit, bounds in
+years 1..9999, `from` not after `to`) must hold for all of them alike.
+"""
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any, overload
+
+from rest_framework.exceptions import ParseError
+from rest_framework.request import Request
+
+from config.exceptions import ValidationFailed
+from config.timeutils import UTC, parse_bound, parse_day
+
+MAX_JSON_DEPTH = 64
+BOUND_HELP = "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp in years 1..9999"
+
+
+def invalid(field: str, message: str) -> ValidationFailed:
+    return ValidationFailed(f"{field}: {message}.", errors=[{"field": field, "message": message}])
+
+
+def is_clean_text(text: str) -> bool:
+    """No NUL and no unpaired surrogate: PostgreSQL text and jsonb refuse both, and a
+    surrogate cannot be encoded as UTF-8 at all."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_document(value: Any) -> None:
+    """Walk a parsed JSON document without recursion: deeper than MAX_JSON_DEPTH is
+    INVALID_JSON (ParseError); a key or string holding NUL or an unpaired surrogate is a
+    VALIDATION_ERROR naming where it is."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, str):
+            if not is_clean_text(node):
+                raise invalid(where or "body", "must not contain NUL or unpaired surrogates")
+            continue
+        if not isinstance(node, dict | list):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(node, dict):
+            for key, item in node.items():
+                name = f"{where}.{key}" if where else str(key)
+                if not is_clean_text(key):
+                    raise invalid(where or "body", "keys must not contain NUL or unpaired surrogates")
+                stack.append((item, depth + 1, name))
+        else:
+            for index, item in enumerate(node):
+                stack.append((item, depth + 1, f"{where}[{index}]"))
+
+
+def load_json(raw: bytes) -> Any:
+    """One JSON document from a request body: UTF-8, no NaN/Infinity, nesting and strings
+    checked by check_document. Malformed (or too deep to parse at all) is ParseError."""
+
+    def refuse(name: str) -> Any:
+        raise ValueError(f"{name} is not valid JSON")
+
+    try:
+        value = json.loads(raw.decode("utf-8"), parse_constant=refuse)
+    except RecursionError as exc:
+        raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ParseError(str(exc)) from exc
+    check_document(value)
+    return value
+
+
+def query_problem(query: Mapping[str, Any]) -> ValidationFailed | None:
+    """The error for a query string holding NUL or an unpaired surrogate (any parameter,
+    names included), or None. Checked once per request, before any view runs."""
+    lists = query.lists() if hasattr(query, "lists") else ((k, [v]) for k, v in query.items())
+    for name, values in lists:
+        if not is_clean_text(name):
+            return invalid("query", "parameter names must not contain NUL or unpaired surrogates")
+        for value in values:
+            if not is_clean_text(value):
+                return invalid(name, "must not contain NUL or unpaired surrogates")
+    return None
+
+
+# --- query parameters ----------------------------------------------------------------------------
+
+
+def query_text(request: Request, name: str, *, max_length: int = 256) -> str | None:
+    """A free-text query parameter; absent or empty is None; overlong is a VALIDATION_ERROR."""
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return None
+    if len(value) > max_length or not is_clean_text(value):
+        raise invalid(name, f"must be at most {max_length} characters without NUL")
+    return value
+
+
+@overload
+def query_choice(request: Request, name: str, choices: list[str], default: str) -> str: ...
+
+
+@overload
+def query_choice(request: Request, name: str, choices: list[str], default: None = None) -> str | None: ...
+
+
+def query_choice(request: Request, name: str, choices: list[str], default: str | None = None) -> str | None:
+    """A query parameter restricted to `choices`; absent or empty gives `default`."""
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return default
+    if value not in choices:
+        raise invalid(name, f"must be one of: {', '.join(choices)}")
+    return value
+
+
+# --- time bounds (C1 addendum) -------------------------------------------------------------------
+
+
+def bound(raw: Any, name: str, *, end: bool) -> dt.datetime:
+    """One `from`/`to` bound: a date covers its whole UTC day (an end bound is the start of
+    the next day, to be used exclusively), a timestamp is exact."""
+    value = parse_bound(raw, end=end) if isinstance(raw, str) else None
+    if value is None:
+        raise invalid(name, BOUND_HELP)
+    return value
+
+
+def _inclusive_end(raw: str, end: dt.datetime) -> dt.datetime:
+    """The last instant a `to` bound covers (for the `from` after `to` check)."""
+    return end - dt.timedelta(microseconds=1) if parse_day_only(raw) else end
+
+
+def parse_day_only(raw: str) -> bool:
+    return isinstance(raw, str) and len(raw.strip()) == 10 and parse_day(raw) is not None
+
+
+def time_range(
+    raw_from: Any, raw_to: Any, *, from_name: str = "from", to_name: str = "to"
+) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """A `from`/`to` pair of exact bounds: (start inclusive, end exclusive for a date `to`),
+    None where absent (the endpoint's default applies). `from` after `to` is refused."""
+    start = bound(raw_from, from_name, end=False) if raw_from not in (None, "") else None
+    end = bound(raw_to, to_name, end=True) if raw_to not in (None, "") else None
+    if start is not None and end is not None and start > _inclusive_end(raw_to, end):
+        raise invalid(from_name, f"must not be after {to_name}")
+    return start, end
+
+
+def query_time_range(
+    request: Request, *, from_name: str = "from", to_name: str = "to"
+) -> tuple[dt.datetime | None, dt.datetime | None]:
+    return time_range(
+        request.query_params.get(from_name),
+        request.query_params.get(to_name),
+        from_name=from_name,
+        to_name=to_name,
+    )
+
+
+def day(raw: Any, name: str) -> dt.date:
+    """A bound of an endpoint whose figures are daily aggregates: a date, or the UTC day
+    holding a timestamp."""
+    value = parse_day(raw) if isinstance(raw, str) else None
+    if value is None:
+        raise invalid(name, BOUND_HELP)
+    return value
+
+
+def day_range(
+    raw_from: Any, raw_to: Any, *, default_days: int, max_days: int | None = None
+) -> tuple[dt.date, dt.date]:
+    """Inclusive days for daily aggregates from raw bounds (see days_window)."""
+    start = day(raw_from, "from") if raw_from not in (None, "") else None
+    end = day(raw_to, "to") if raw_to not in (None, "") else None
+    return days_window(start, end, default_days=default_days, max_days=max_days)
+
+
+def days_window(
+    start: dt.date | None, end: dt.date | None, *, default_days: int, max_days: int | None = None
+) -> tuple[dt.date, dt.date]:
+    """A missing bound takes the endpoint's default (`to` today, or `from` when that is
+    later; `from` default_days - 1 before `to`), held at the ends of the calendar. `from` after
+    `to`, or a window longer than max_days, is refused."""
+    today = dt.datetime.now(UTC).date()
+    if end is None:
+        end = max(start or today, today)
+    if start is None:
+        start = shift_days(end, -(default_days - 1))
+    if start > end:
+        raise invalid("from", "must not be after to")
+    if max_days is not None and (end - start).days > max_days:
+        raise invalid("from", f"at most {max_days} days before to")
+    return start, end
+
+
+def query_day_range(
+    request: Request, *, default_days: int, max_days: int | None = None
+) -> tuple[dt.date, dt.date]:
+    return day_range(
+        request.query_params.get("from"),
+        request.query_params.get("to"),
+        default_days=default_days,
+        max_days=max_days,
+    )
+
+
+def shift_days(value: dt.date, days: int) -> dt.date:
+    """`value + days`, held at the ends of the calendar instead of overflowing."""
+    try:
+        return value + dt.timedelta(days=days)
+    except OverflowError:
+        return dt.date.min if days < 0 else dt.date.max

@@ -1,0 +1,14 @@
+"""Read by gunicorn when started from the repository root (`manage.py serve`, the README's
+command, CI). The access log line carries the path without its query string and no Referer:
+either may hold a secret a client put in a URL (an API key), and logs are read by more people
+than keys are."""
+
+access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s" %(L)s'
+
+
+def worker_exit(server, worker):
+    """A web process that stops cleanly writes its buffered key usage (last_used,
+    request_count_30d) instead of losing up to KEY_USAGE_FLUSH_SECONDS of it."""
+    from keys.services import key_usage_flush
+
+    key_usage_flush()

@@ -1,0 +1,63 @@
+"""manage.py import_decisions: CSV and JSON Lines through the batch service, a summary, and
+rejected rows in a side file with their error."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from audit.models import Decision
+
+pytestmark = pytest.mark.django_db
+
+CSV = """decision_id,user_id,model_id,ai_recommendation,ai_confidence,user_decision,outcome,subgroups,timestamp
+c-1,alice,credit-v1,approve,0.9,approve,,"{""gender"": ""f""}",2026-11-20T09:00:00Z
+c-2,bob,,deny,0.3,approve,deny,,
+c-3,bob,,deny,high,approve,,,
+c-1,alice,credit-v1,approve,0.9,approve,,"{""gender"": ""f""}",2026-11-20T09:00:00Z
+"""
+
+
+def run(path, *extra):
+    out = io.StringIO()
+    call_command("import_decisions", str(path), "--customer-id", "acme", "--no-progress", *extra, stdout=out)
+    return out.getvalue()
+
+
+def test_csv_import_reports_and_writes_rejected_rows(api, tmp_path):
+    path = tmp_path / "decisions.csv"
+    path.write_text(CSV)
+    out = run(path, "--batch-size", "2")
+    assert "accepted 2, replayed 1, rejected 1" in out
+    rejects = [
+        json.loads(line) for line in (tmp_path / "decisions.csv.rejected.jsonl").read_text().splitlines()
+    ]
+    assert [(r["line"], r["error"]["code"]) for r in rejects] == [(4, "VALIDATION_ERROR")]
+    assert "ai_confidence" in {e["field"] for e in rejects[0]["error"]["errors"]}
+    assert Decision.objects.get(customer_id="acme", decision_id="c-1").subgroups == {"gender": "f"}
+    verify = api.get("/v1/audit-trail/verify").json()
+    assert verify["valid"] is True and verify["entries_checked"] == 2
+
+
+def test_jsonl_import_with_outcome_updates_and_bad_lines(api, tmp_path):
+    lines = [
+        json.dumps({"decision_id": "j-1", "user_id": "u", "ai_recommendation": "a", "user_decision": "a"}),
+        "{not json",
+        json.dumps({"decision_id": "j-1", "outcome": "b"}),
+        json.dumps({"decision_id": "nope", "outcome": "b"}),
+    ]
+    path = tmp_path / "decisions.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = run(path)
+    assert "accepted 2, replayed 0, rejected 2" in out
+    codes = [json.loads(x)["error"]["code"] for x in (tmp_path / "decisions.jsonl.rejected.jsonl").open()]
+    assert codes == ["INVALID_JSON", "NOT_FOUND"]
+    assert Decision.objects.get(customer_id="acme", decision_id="j-1").outcome == "b"
+
+
+def test_unknown_customer_is_an_error(db, tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text(CSV)
+    with pytest.raises(CommandError):
+        run(path)
