@@ -72,7 +72,7 @@ FROM (
 """
 
 # The statistics rows the services would have written, keyed and digested the same way
-# (bias.services.StatKey.digest: the dimensions joined with U+001F, SHA-256 hex).
+# (bias.stats.StatKey.digest: the dimensions joined with U+001F, SHA-256 hex).
 SEED_STATS = """
 INSERT INTO bias_subgroupdailystat AS s (customer_id, key_hash, day, model_id, model_version, attribute, group_value,
     ai_value, human_value, category, human_correct, ai_correct, count, confidence_count, confidence_micros)

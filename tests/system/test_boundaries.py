@@ -40,7 +40,9 @@ def tree(tmp_path: Path) -> Path:
         ("webhooks/probe.py", "from fairness.serializers import AlertPatchInput"),
         ("calibration/probe.py", "from audit.models import Decision"),
         ("config/probe.py", "from keys import services"),
-        ("keys/probe.py", "from config.system import health_snapshot"),
+        ("keys/probe.py", "from config.health import health_snapshot"),
+        ("audit/probe.py", "from bias.stats import lock_decision"),
+        ("calibration/probe.py", "from audit.batch import decisions_log_batch"),
     ],
 )
 def test_breaking_a_boundary_fails_lint_imports(tree: Path, probe: str, broken: str):

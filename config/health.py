@@ -1,0 +1,124 @@
+"""GET /health (C13): each dependency checked and timed; the database down is `unhealthy`
+(503), anything else failing is `degraded`."""
+
+import datetime as dt
+import tempfile
+import time
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from config.redis import get_redis
+from config.timeutils import isoformat
+
+
+def _timed(check: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
+    started = time.perf_counter()
+    try:
+        extra = check() or {}
+        result = {"status": "pass", **extra}
+    except Exception as exc:
+        result = {"status": "fail", "error": type(exc).__name__}
+    result["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    return result
+
+
+def _check_database() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.fetchone()
+
+
+def _check_cache() -> dict[str, Any]:
+    token = str(time.time_ns())
+    cache.set("trustcal:health", token, 30)
+    if cache.get("trustcal:health") != token:
+        raise RuntimeError("cache read-back mismatch")
+    return {"backend": "redis" if settings.REDIS_URL else "local-memory"}
+
+
+@lru_cache(maxsize=4)
+def _broker_client(url: str):
+    import redis
+
+    return (
+        get_redis()
+        if url == settings.REDIS_URL
+        else redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+    )
+
+
+def _check_broker() -> dict[str, Any]:
+    url = settings.CELERY_BROKER_URL
+    if url.startswith(("redis://", "rediss://")):
+        _broker_client(url).ping()
+        return {"backend": "redis"}
+    if url.startswith(("trustcalfs://", "filesystem://")):
+        folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+        # A private probe name: concurrent health checks must not unlink each other's file.
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".health-", suffix=".probe"):
+            pass
+        return {"backend": "embedded-filesystem", "queued": _queued(folder)}
+    return {"backend": url.split(":", 1)[0]}
+
+
+def _queued(folder: Path) -> int:
+    return sum(1 for _ in folder.glob("*.msg"))
+
+
+def _check_workers() -> dict[str, Any]:
+    from config.models import WorkerHeartbeat
+
+    since = timezone.now() - dt.timedelta(seconds=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS)
+    figures = WorkerHeartbeat.objects.aggregate(
+        online=Count("id", filter=Q(last_seen__gte=since)), latest=Max("last_seen")
+    )
+    online, latest = figures["online"], figures["latest"]
+    if not online:
+        raise RuntimeError("no worker heartbeat in the last 60 s")
+    return {"online": online, "last_heartbeat_at": isoformat(latest)}
+
+
+def health_snapshot() -> tuple[dict[str, Any], int]:
+    checks = {"database": _timed(_check_database)}
+    if checks["database"]["status"] == "pass":
+        checks["cache"] = _timed(_check_cache)
+        checks["broker"] = _timed(_check_broker)
+        workers = _timed(_check_workers)
+        if workers["status"] == "fail":
+            workers["online"] = 0
+        checks["workers"] = workers
+        status = "healthy" if all(c["status"] == "pass" for c in checks.values()) else "degraded"
+        http_status = 200
+    else:
+        checks["cache"] = _timed(_check_cache)
+        checks["broker"] = _timed(_check_broker)
+        checks["workers"] = {"status": "fail", "error": "database unreachable", "online": 0}
+        status, http_status = "unhealthy", 503
+    body = {
+        "status": status,
+        "version": settings.SERVICE_VERSION,
+        "timestamp": isoformat(timezone.now()),
+        "checks": checks,
+    }
+    return body, http_status
+
+
+def broker_depth() -> int | None:
+    url = settings.CELERY_BROKER_URL
+    try:
+        if url.startswith(("trustcalfs://", "filesystem://")):
+            return _queued(Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]))
+        client = get_redis()
+        if client is not None and url == settings.REDIS_URL:
+            return int(client.llen("celery"))
+    except Exception:
+        return None
+    return None

@@ -1,0 +1,70 @@
+"""The Prometheus text exposition of /metrics, rendered by prometheus_client from one
+snapshot (the library escapes label values and formats the exposition)."""
+
+from typing import Any
+
+from config import metrics as request_metrics
+
+
+class _Snapshot:
+    """A prometheus_client collector over one /metrics snapshot (the library escapes label
+    values and formats the exposition)."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        self.body = body
+
+    def collect(self):
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+        body = self.body
+        requests = CounterMetricFamily(
+            "trustcal_requests", "HTTP requests served under /v1.", labels=["status_class"]
+        )
+        for status_class, count in body["requests"]["by_status"].items():
+            requests.add_metric([status_class], count)
+        yield requests
+        latency = HistogramMetricFamily(
+            "trustcal_request_duration_seconds",
+            "Request latency per resolved route (`unmatched` for paths that match none).",
+            labels=["route"],
+        )
+        for route, figures in request_metrics.histograms().items():
+            cumulative, buckets = 0, []
+            for bound, count in figures["buckets"]:
+                cumulative += count
+                if bound != float("inf"):
+                    buckets.append((repr(bound / 1000.0), cumulative))
+            buckets.append(("+Inf", figures["count"]))
+            latency.add_metric([route], buckets, figures["sum_ms"] / 1000.0)
+        yield latency
+        for name in ("decisions_logged", "signals_ingested"):
+            family = CounterMetricFamily(
+                f"trustcal_{name}", f"{name.replace('_', ' ').capitalize()} ({body['scope']} scope)."
+            )
+            family.add_metric([], body.get(name) or 0)
+            yield family
+        deliveries = GaugeMetricFamily(
+            "trustcal_deliveries", f"Webhook deliveries by status ({body['scope']} scope).", labels=["status"]
+        )
+        for status, count in (body.get("deliveries") or {}).items():
+            deliveries.add_metric([status], count)
+        yield deliveries
+        queues = GaugeMetricFamily("trustcal_queue_depth", "Queue depths.", labels=["queue"])
+        for queue, depth in (body.get("queues") or {}).items():
+            if isinstance(depth, int | float):
+                queues.add_metric([queue], depth)
+        yield queues
+        errors = CounterMetricFamily(
+            "trustcal_delivery_internal_errors",
+            "Errors of the service's own code while sending a webhook (never counted as failed attempts).",
+        )
+        errors.add_metric([], body.get("delivery_internal_errors") or 0)
+        yield errors
+
+
+def prometheus_text(body: dict[str, Any]) -> str:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Snapshot(body))  # type: ignore[arg-type]
+    return generate_latest(registry).decode("utf-8")
