@@ -14,6 +14,7 @@ from django.db import connection
 from django.db.models import F
 
 from audit.chain import canonical_template, entry_document, entry_hash
+from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from config.bulk import bulk_insert
 
@@ -31,19 +32,8 @@ def new_entry(
         decision=decision,
         type=type,
         decision_ref=decision.decision_id,
-        timestamp=decision.timestamp,
         logged_at=logged_at,
-        user_id=decision.user_id,
-        model_id=decision.model_id,
-        model_version=decision.model_version,
-        ai_recommendation=decision.ai_recommendation,
-        ai_confidence=decision.ai_confidence,
-        user_decision=decision.user_decision,
-        followed_ai=decision.followed_ai,
-        calibration_category=decision.calibration_category,
-        outcome=decision.outcome,
-        context=decision.context,
-        subgroups=decision.subgroups,
+        **{name: getattr(decision, name) for name in SNAPSHOT_FIELDS},
     )
 
 
@@ -86,15 +76,20 @@ def _append_locked_row(entry: AuditEntry, *, counts_decision: bool) -> AuditEntr
 
 
 _ENTRY_INSERT_COLUMNS = [
-    "id", "customer_id", "decision_id", "type", "decision_ref", "timestamp", "logged_at", "user_id", "model_id",
-    "model_version", "ai_recommendation", "ai_confidence", "user_decision", "followed_ai", "calibration_category",
-    "outcome", "context", "subgroups",
-]  # fmt: skip
+    "id",
+    "customer_id",
+    "decision_id",
+    "type",
+    "decision_ref",
+    "logged_at",
+    *SNAPSHOT_FIELDS,
+]
 
 # One statement is the whole critical section on PostgreSQL: the UPDATE takes the head
 # row lock (held to commit; a concurrent writer waits, then re-reads the committed head),
 # computes the new hash in SQL from the canonical JSON template, and the INSERT stores the
 # entry with the sequence and hashes the UPDATE returned. SET expressions see the old row.
+# The column names come from the fixed field list; every value is a bound parameter.
 _APPEND_SQL = """
 WITH head AS (
     UPDATE audit_chainhead
@@ -103,14 +98,14 @@ WITH head AS (
     WHERE customer_id = %s
     RETURNING sequence, head_hash, previous_head_hash
 )
-INSERT INTO audit_auditentry (id, customer_id, decision_id, type, decision_ref, timestamp, logged_at, user_id, model_id,
-    model_version, ai_recommendation, ai_confidence, user_decision, followed_ai, calibration_category, outcome, context,
-    subgroups, sequence, hash, previous_hash)
-SELECT %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb,
-    head.sequence, head.head_hash, head.previous_head_hash
+INSERT INTO audit_auditentry ({columns}, sequence, hash, previous_hash)
+SELECT {values}, head.sequence, head.head_hash, head.previous_head_hash
 FROM head
 RETURNING sequence, hash, previous_hash
-"""
+""".format(  # noqa: S608
+    columns=", ".join(_ENTRY_INSERT_COLUMNS),
+    values=", ".join("%s::jsonb" if column == "subgroups" else "%s" for column in _ENTRY_INSERT_COLUMNS),
+)
 
 
 def _append_postgresql(entry: AuditEntry, *, counts_decision: bool) -> AuditEntry:
@@ -124,7 +119,7 @@ def _append_postgresql(entry: AuditEntry, *, counts_decision: bool) -> AuditEntr
         entry.customer_id,
     ]
     for column in _ENTRY_INSERT_COLUMNS:
-        value = getattr(entry, "decision_id" if column == "decision_id" else column)
+        value = getattr(entry, column)
         params.append(json.dumps(value, ensure_ascii=False) if column == "subgroups" else value)
     with connection.cursor() as cursor:
         cursor.execute(_APPEND_SQL, params)

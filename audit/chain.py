@@ -6,30 +6,8 @@ import hashlib
 import json
 from typing import Any
 
+from audit.fields import ENTRY_FIELDS
 from config.timeutils import isoformat
-
-# The fields of an entry in GET /audit-trail, in the order shown; `hash` is last.
-ENTRY_FIELDS = [
-    "entry_id",
-    "sequence",
-    "type",
-    "decision_id",
-    "timestamp",
-    "logged_at",
-    "user_id",
-    "model_id",
-    "model_version",
-    "ai_recommendation",
-    "ai_confidence",
-    "user_decision",
-    "followed_ai",
-    "calibration_category",
-    "outcome",
-    "context",
-    "subgroups",
-    "hash",
-    "previous_hash",
-]
 
 # AuditEntry columns, in ENTRY_FIELDS order (the decision id is stored as decision_ref).
 ENTRY_COLUMNS = [{"entry_id": "id", "decision_id": "decision_ref"}.get(name, name) for name in ENTRY_FIELDS]

@@ -8,25 +8,11 @@ from typing import Any
 
 from audit.chain import canonical_json
 from audit.exceptions import DecisionConflict
+from audit.fields import DECISION_FIELDS
 from audit.models import Decision
 from calibration import rules
 from config.timeutils import isoformat
 from keys.models import Customer
-
-DECISION_FIELDS = [
-    "decision_id",
-    "user_id",
-    "model_id",
-    "model_version",
-    "ai_recommendation",
-    "ai_confidence",
-    "user_decision",
-    "initial_decision",
-    "outcome",
-    "context",
-    "subgroups",
-    "metadata",
-]
 
 
 def ms(value: dt.datetime) -> dt.datetime:

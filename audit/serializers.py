@@ -3,7 +3,7 @@ audit/inputs.py)."""
 
 from rest_framework import serializers
 
-from audit.chain import ENTRY_FIELDS
+from audit.fields import DECISION_OUTPUT_FIELDS, ENTRY_FIELDS
 from calibration.rules import RECORD_CATEGORIES
 from config.api import UTCDateTimeField
 
@@ -29,6 +29,9 @@ class DecisionOutput(serializers.Serializer):
     sequence = serializers.IntegerField()
     hash = serializers.CharField()
     previous_hash = serializers.CharField()
+
+
+assert list(DecisionOutput().fields) == DECISION_OUTPUT_FIELDS
 
 
 class AuditEntryOutput(serializers.Serializer):

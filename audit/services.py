@@ -12,9 +12,9 @@ from django.utils import timezone
 from audit.append import chain_append
 from audit.batch import BATCH_MAX, BatchItem, BatchResult, decisions_log_batch
 from audit.exceptions import DecisionNotFound
+from audit.fields import DECISION_FIELDS
 from audit.models import AuditEntry, Decision
 from audit.records import (
-    DECISION_FIELDS,
     decision_conflict,
     ms,
     new_decision,

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from audit import selectors, services
 from audit import verify as chain_verify
 from audit.chain import entry_document
+from audit.fields import DECISION_OUTPUT_FIELDS
 from audit.inputs import (
     DecisionInput,
     LateOutcomeInput,
@@ -31,31 +32,21 @@ from config.inputs import query_time_range
 from config.parsers import LargeJSONParser, NDJSONParser
 from config.timeutils import isoformat
 
+_FROM_ENTRY = {"entry_id": "id", "sequence": "sequence", "hash": "hash", "previous_hash": "previous_hash"}
+
 
 def decision_payload(result: services.LogResult) -> dict[str, Any]:
+    """The body of a logged (or replayed) decision: DecisionOutput's fields, built directly
+    (this is the hot path of POST /log)."""
     d, entry = result.decision, result.entry
-    payload = {
-        "decision_id": d.decision_id,
-        "user_id": d.user_id,
-        "model_id": d.model_id,
-        "model_version": d.model_version,
-        "ai_recommendation": d.ai_recommendation,
-        "ai_confidence": d.ai_confidence,
-        "user_decision": d.user_decision,
-        "initial_decision": d.initial_decision,
-        "outcome": d.outcome,
-        "context": d.context,
-        "subgroups": d.subgroups,
-        "metadata": d.metadata,
-        "timestamp": isoformat(d.timestamp),
-        "logged_at": isoformat(d.logged_at),
-        "followed_ai": d.followed_ai,
-        "calibration_category": d.calibration_category,
-        "entry_id": entry.id,
-        "sequence": entry.sequence,
-        "hash": entry.hash,
-        "previous_hash": entry.previous_hash,
-    }
+    payload: dict[str, Any] = {}
+    for name in DECISION_OUTPUT_FIELDS:
+        if name in _FROM_ENTRY:
+            payload[name] = getattr(entry, _FROM_ENTRY[name])
+        elif name in ("timestamp", "logged_at"):
+            payload[name] = isoformat(getattr(d, name))
+        else:
+            payload[name] = getattr(d, name)
     return payload
 
 

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from bias.domain import normalize_value, subgroups_lenient
 from bias.models import Correctness, SubgroupAttachment, SubgroupDailyStat
+from config.bulk import additive_upsert
 
 if TYPE_CHECKING:
     from audit.models import Decision
@@ -131,62 +132,51 @@ class Deltas:
                 row[2] += sign * state.confidence_micros
 
 
-def upsert_stats(customer_id: str, deltas: Deltas, *, batch: int = 500) -> None:
-    """Add the deltas to the statistics rows with one additive upsert per batch. Rows are
-    sorted so that concurrent writers lock them in the same order (no deadlocks)."""
-    rows = sorted((key, v) for key, v in deltas.rows.items() if any(v))
-    if not rows:
-        return
-    table = connection.ops.quote_name(SubgroupDailyStat._meta.db_table)
-    columns = (
-        "customer_id",
-        "key_hash",
-        "day",
-        "model_id",
-        "model_version",
-        "attribute",
-        "group_value",
-        "ai_value",
-        "human_value",
-        "category",
-        "human_correct",
-        "ai_correct",
-        "count",
-        "confidence_count",
-        "confidence_micros",
+_STAT_VALUES = (
+    "day",
+    "model_id",
+    "model_version",
+    "attribute",
+    "group_value",
+    "ai_value",
+    "human_value",
+    "category",
+    "human_correct",
+    "ai_correct",
+    "count",
+    "confidence_count",
+    "confidence_micros",
+)
+
+
+def upsert_stats(customer_id: str, deltas: Deltas) -> None:
+    """Add the deltas to the statistics rows (one additive upsert per 500 rows), keyed by the
+    digest of the dimensions so that the unique index stays small."""
+    additive_upsert(
+        SubgroupDailyStat,
+        key=("customer_id", "key_hash"),
+        values=_STAT_VALUES,
+        add=("count", "confidence_count", "confidence_micros"),
+        rows=(
+            (
+                customer_id,
+                k.digest(),
+                k.day,
+                k.model_id,
+                k.model_version,
+                k.attribute,
+                k.group_value,
+                k.ai_value,
+                k.human_value,
+                k.category,
+                k.human_correct,
+                k.ai_correct,
+                *counts,
+            )
+            for k, counts in deltas.rows.items()
+            if any(counts)
+        ),
     )
-    column_sql = ", ".join(connection.ops.quote_name(c) for c in columns)
-    placeholders = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    additive = ", ".join(
-        f"{q} = s.{q} + EXCLUDED.{q}" for q in ('"count"', '"confidence_count"', '"confidence_micros"')
-    )
-    conflict_sql = f'ON CONFLICT ("customer_id", "key_hash") DO UPDATE SET {additive}'
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), batch):
-            chunk = rows[start : start + batch]
-            params: list[Any] = []
-            for key, (count, conf_count, conf_micros) in chunk:
-                params += [
-                    customer_id,
-                    key.digest(),
-                    key.day,
-                    key.model_id,
-                    key.model_version,
-                    key.attribute,
-                    key.group_value,
-                    key.ai_value,
-                    key.human_value,
-                    key.category,
-                    key.human_correct,
-                    key.ai_correct,
-                    count,
-                    conf_count,
-                    conf_micros,
-                ]
-            values_sql = ", ".join([placeholders] * len(chunk))
-            # Identifiers come from the model's metadata; every value is a bound parameter.
-            sql = f"INSERT INTO {table} AS s ({column_sql}) VALUES {values_sql} {conflict_sql}"  # noqa: S608
-            cursor.execute(sql, params)
 
 
 def lock_decision(customer_id: str, decision_id: str) -> None:

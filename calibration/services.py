@@ -7,11 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from calibration import rules, selectors
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
+from config.bulk import additive_upsert
 from keys.models import Customer
 from webhooks.services import event_emit, events_emit
 
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("trustcal.calibration")
 
-_TABLE = UserDailyAggregate._meta.db_table
 _KEY_COLUMNS = ["customer_id", "user_id", "model_key", "day"]
 
 
@@ -48,27 +48,19 @@ def aggregates_fold_apply(*, customer_id: str, fold: AggregateFold, batch: int =
     if fold.events and fold.customer is not None:
         events_emit(customer=fold.customer, events=fold.events)
         fold.events = []
-    rows = sorted(fold.rows.items())
-    if not rows:
+    if not fold.rows:
         return
-    q = connection.ops.quote_name
-    columns = _KEY_COLUMNS + rules.SUM_FIELDS
-    row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    names = sorted({name for _, delta in rows for name in delta})
-    # Only fixed column names are interpolated (from rules.SUM_FIELDS); values are parameters.
-    updates = ", ".join(f"{q(name)} = {q(_TABLE)}.{q(name)} + excluded.{q(name)}" for name in names)
-    table, cols = q(_TABLE), ", ".join(q(c) for c in columns)
-    conflict = ", ".join(q(c) for c in _KEY_COLUMNS)
-    with connection.cursor() as cursor:
-        for start in range(0, len(rows), batch):
-            chunk = rows[start : start + batch]
-            params: list[Any] = []
-            for (user_id, key, day), delta in chunk:
-                params += [customer_id, user_id, key, day]
-                params += [delta.get(name, 0) for name in rules.SUM_FIELDS]
-            values = ", ".join([row_sql] * len(chunk))
-            sql = f"INSERT INTO {table} ({cols}) VALUES {values} ON CONFLICT ({conflict}) DO UPDATE SET {updates}"  # noqa: S608
-            cursor.execute(sql, params)
+    additive_upsert(
+        UserDailyAggregate,
+        key=_KEY_COLUMNS,
+        values=rules.SUM_FIELDS,
+        add=sorted({name for delta in fold.rows.values() for name in delta}),
+        rows=(
+            (customer_id, user_id, key, day, *(delta.get(name, 0) for name in rules.SUM_FIELDS))
+            for (user_id, key, day), delta in fold.rows.items()
+        ),
+        batch=batch,
+    )
 
 
 def _decision_day(decision: "Decision") -> dt.date:

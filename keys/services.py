@@ -12,9 +12,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
+from config.bulk import additive_upsert
 from keys.exceptions import ApiKeyNotActive
 from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer
 
@@ -213,14 +214,9 @@ def key_usage_write(*, counts: dict[tuple[str, dt.date], int], last_used: dict[s
         existing = set(
             ApiKey.objects.filter(pk__in={key_id for key_id, _ in counts}).values_list("pk", flat=True)
         )
-        rows = sorted((key_id, day, count) for (key_id, day), count in counts.items() if key_id in existing)
-        table = connection.ops.quote_name(ApiKeyUsageDay._meta.db_table)
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(
-                f'INSERT INTO {table} ("key_id", "day", "count") VALUES (%s, %s, %s) '  # noqa: S608 - fixed names
-                f'ON CONFLICT ("key_id", "day") DO UPDATE SET "count" = {table}."count" + EXCLUDED."count"',
-                rows,
-            )
+        rows = [(key_id, day, count) for (key_id, day), count in counts.items() if key_id in existing]
+        with transaction.atomic():
+            additive_upsert(ApiKeyUsageDay, key=("key_id", "day"), values=("count",), rows=rows)
             for key_id in sorted(last_used.keys() & existing):
                 at = last_used[key_id]
                 ApiKey.objects.filter(pk=key_id).exclude(last_used__gte=at).update(last_used=at)
