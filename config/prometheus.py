@@ -1,9 +1,31 @@
 """The Prometheus text exposition of /metrics, rendered by prometheus_client from one
-snapshot (the library escapes label values and formats the exposition)."""
+snapshot (the library escapes label values and formats the exposition).
+
+Request latency is a histogram per route template (`/v1/webhooks/:pk/test`, never a raw
+path; `unmatched` for paths that resolve to none), so the label set is bounded by the URL
+configuration. The counts are kept by config.metrics, not by a prometheus_client Histogram
+object: with REDIS_URL they are folded into Redis so that one scrape sees every gunicorn
+process and host (the library's own multi-process mode needs a shared directory on one host),
+and the JSON /metrics percentiles (C13) come from the same buckets."""
 
 from typing import Any
 
+from prometheus_client.utils import floatToGoString
+
 from config import metrics as request_metrics
+
+
+def _cumulative(counts: list[tuple[float, int]]) -> list[tuple[str, float]]:
+    """Prometheus buckets (upper bound in seconds, cumulative count) from the per-bucket counts
+    (upper bound in ms): every bound of BUCKETS_MS, also those no request fell in yet, so that
+    each route's series are the same from the first scrape on."""
+    per_bound = dict(counts)
+    buckets: list[tuple[str, float]] = []
+    cumulative = 0
+    for bound in [*request_metrics.BUCKETS_MS, float("inf")]:
+        cumulative += per_bound.get(float(bound), 0)
+        buckets.append(("+Inf" if bound == float("inf") else floatToGoString(bound / 1000.0), cumulative))
+    return buckets
 
 
 class _Snapshot:
@@ -29,13 +51,7 @@ class _Snapshot:
             labels=["route"],
         )
         for route, figures in request_metrics.histograms().items():
-            cumulative, buckets = 0, []
-            for bound, count in figures["buckets"]:
-                cumulative += count
-                if bound != float("inf"):
-                    buckets.append((repr(bound / 1000.0), cumulative))
-            buckets.append(("+Inf", figures["count"]))
-            latency.add_metric([route], buckets, figures["sum_ms"] / 1000.0)
+            latency.add_metric([route], _cumulative(figures["buckets"]), figures["sum_ms"] / 1000.0)
         yield latency
         for name in ("decisions_logged", "signals_ingested"):
             family = CounterMetricFamily(
