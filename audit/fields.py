@@ -69,3 +69,20 @@ DECISION_OUTPUT_FIELDS = [
     "hash",
     "previous_hash",
 ]
+
+# A compliance report's decision log (C12's CSV columns, in the contract's order).
+DECISION_LOG_COLUMNS = [
+    "decision_id",
+    "timestamp",
+    "user_id",
+    "model_id",
+    "model_version",
+    "ai_recommendation",
+    "ai_confidence",
+    "user_decision",
+    "initial_decision",
+    "followed_ai",
+    "calibration_category",
+    "outcome",
+    "context",
+]

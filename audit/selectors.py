@@ -1,12 +1,16 @@
 """Reads for the audit trail: the filtered list and the streaming chain verification."""
 
 import datetime as dt
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Max, QuerySet
+from django.db import connection
+from django.db.models import CharField, F, Func, Max, QuerySet
+from django.db.models.functions import Cast
 
 from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
+from audit.fields import DECISION_LOG_COLUMNS
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
 from config.timeutils import isoformat
 from keys.models import Customer
@@ -153,3 +157,66 @@ def _decision_matches(doc: dict[str, Any], decision_values: tuple) -> bool:
     if isoformat(timestamp) != doc["timestamp"]:
         return False
     return all(value == doc[name] for name, value in zip(_IMMUTABLE, immutable, strict=True))
+
+
+# --- reports (compliance exports read decisions only through these) ---------------------------
+
+
+def decision_set(
+    customer: Customer,
+    *,
+    since: dt.datetime,
+    until: dt.datetime,
+    user_ids: list[str] | None = None,
+    model_ids: list[str] | None = None,
+    categories: list[str] | None = None,
+) -> QuerySet[Decision]:
+    """The customer's decisions made in [since, until), narrowed by the report filters
+    (an empty or None list does not narrow), in the order they were made."""
+    qs = Decision.objects.filter(customer=customer, timestamp__gte=since, timestamp__lt=until)
+    if user_ids:
+        qs = qs.filter(user_id__in=user_ids)
+    if model_ids:
+        qs = qs.filter(model_id__in=model_ids)
+    if categories:
+        qs = qs.filter(calibration_category__in=categories)
+    return qs.order_by("timestamp", "decision_id")
+
+
+def decision_log_rows(decisions: QuerySet[Decision], *, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """The decision log as dicts of DECISION_LOG_COLUMNS (timestamps in the API's format),
+    streamed in chunks (a server-side cursor on PostgreSQL): constant memory at any size."""
+    qs = decisions.values_list(*DECISION_LOG_COLUMNS)
+    if limit is not None:
+        qs = qs[:limit]
+    ts = DECISION_LOG_COLUMNS.index("timestamp")
+    for row in qs.iterator(chunk_size=2000):
+        values = list(row)
+        values[ts] = isoformat(values[ts])
+        yield dict(zip(DECISION_LOG_COLUMNS, values, strict=True))
+
+
+def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], Any]) -> bool:
+    """On PostgreSQL, the decision log as CSV (header first, C12's columns, the API's
+    timestamp format) straight from COPY ... TO STDOUT into `write`; False elsewhere (the
+    caller writes decision_log_rows itself)."""
+    if connection.vendor != "postgresql":
+        return False
+    columns: dict[str, Any] = {name: F(name) for name in DECISION_LOG_COLUMNS}
+    columns["timestamp"] = Func(
+        F("timestamp"),
+        template="to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
+    )
+    columns["followed_ai"] = Cast(F("followed_ai"), CharField())
+    qs = decisions.annotate(**{f"c_{name}": expr for name, expr in columns.items()}).values_list(
+        *(f"c_{name}" for name in DECISION_LOG_COLUMNS)
+    )
+    sql, params = qs.query.sql_with_params()
+    with (
+        connection.cursor() as cursor,
+        cursor.cursor.copy(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)", params) as copy,
+    ):
+        write((",".join(DECISION_LOG_COLUMNS) + "\n").encode())
+        for block in copy:
+            write(bytes(block))
+    return True

@@ -280,3 +280,13 @@ def bias_last_activity() -> dt.datetime | None:
     ]
     present = [t for t in latest if t is not None]
     return max(present) if present else None
+
+
+def bias_alerts_for_report(
+    *, customer: Customer, since: dt.datetime, until: dt.datetime, model_ids: list[str] | None = None
+) -> QuerySet[BiasAlert]:
+    """The bias alerts raised in [since, until), newest first (a compliance report's period)."""
+    qs = BiasAlert.objects.filter(customer=customer, created_at__gte=since, created_at__lt=until)
+    if model_ids:
+        qs = qs.filter(model_id__in=model_ids)
+    return qs.order_by("-created_at", "-id")

@@ -111,7 +111,7 @@ def user_profile(
     }
 
 
-def _weighted_user_means(sums: Mapping[str, float], ts_num: float, scored_total: float) -> dict[str, Any]:
+def weighted_user_means(sums: Mapping[str, float], ts_num: float, scored_total: float) -> dict[str, Any]:
     """Organization figures: rates over all decisions; trust_score and calibration_gap are
     the users' figures weighted by their scored decisions (sum of numerators over the sum
     of scored decisions, so one user's over-trust never cancels another's under-trust)."""
@@ -132,7 +132,7 @@ def organization_figures(
     sums = _unprefix(qs.aggregate(**_sum_annotations()))
     # The per-user numerators are grouped in SQL; adding one number per user happens here.
     weighted = sum(row["ts_num"] or 0.0 for row in _per_user(qs))
-    return _weighted_user_means(sums, weighted, rules.scored(sums))
+    return weighted_user_means(sums, weighted, rules.scored(sums))
 
 
 def risk_users(
@@ -235,7 +235,7 @@ def trend(
             )
             continue
         sums = rules.add_sums(rows)
-        figures = _weighted_user_means(sums, weighted[start], rules.scored(sums))
+        figures = weighted_user_means(sums, weighted[start], rules.scored(sums))
         points.append(
             {
                 "period_start": start.isoformat(),

@@ -45,3 +45,9 @@ TEMPLATES: list[dict[str, Any]] = [
         ],
     },
 ]
+
+TEMPLATE_IDS = [t["id"] for t in TEMPLATES]
+
+
+def template_info(template_id: str) -> dict[str, Any]:
+    return next(t for t in TEMPLATES if t["id"] == template_id)

@@ -1,8 +1,18 @@
-from drf_spectacular.utils import extend_schema
+from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
+from compliance import selectors, services
 from compliance.catalogue import TEMPLATES
-from config.api import TenantAPIView
+from compliance.exceptions import ExportNotReady
+from compliance.inputs import export_request_parse
+from compliance.models import ExportJob
+from compliance.report import CONTENT_TYPES
+from compliance.serializers import ExportOutput
+from config.api import PagePagination, TenantAPIView, TenantViewSet, require_object
 
 
 class ExportTemplatesView(TenantAPIView):
@@ -11,3 +21,71 @@ class ExportTemplatesView(TenantAPIView):
     @extend_schema(operation_id="export_templates")
     def get(self, request):
         return Response({"data": TEMPLATES})
+
+
+class AnyMediaJSONRenderer(JSONRenderer):
+    """Lets a client that asks for the file's type (Accept: application/pdf) reach the
+    download; the file itself is a FileResponse, and problems are still JSON."""
+
+    media_type = "*/*"
+
+
+class ExportViewSet(TenantViewSet):
+    """Compliance exports of the caller's customer (C12); another customer's id is a 404."""
+
+    queryset = ExportJob.objects.all()
+    pagination_class = PagePagination
+    serializer_class = ExportOutput
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: ExportOutput}, operation_id="export_create")
+    def create(self, request):
+        data = export_request_parse(require_object(request.data))
+        job = services.export_request(
+            customer=self.customer,
+            template=data.template,
+            format=data.format,
+            start=data.start,
+            end=data.end,
+            time_period=data.time_period,
+            filters=data.filters,
+            requested_by=f"api:{request.auth.pk}" if request.auth is not None else "",
+        )
+        return Response(ExportOutput(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses=ExportOutput, operation_id="export_retrieve")
+    def retrieve(self, request, pk=None):
+        return Response(ExportOutput(self.get_object()).data)
+
+    @extend_schema(responses=ExportOutput(many=True), operation_id="exports_list")
+    def list(self, request):
+        page = self.paginate_queryset(selectors.export_list(customer=self.customer))
+        return self.get_paginated_response(ExportOutput(page, many=True).data)
+
+    @extend_schema(
+        operation_id="export_download",
+        responses={
+            (200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.BINARY),
+            (200, "application/json"): OpenApiResponse(OpenApiTypes.OBJECT),
+        },
+    )
+    def download(self, request, pk=None):
+        job = self.get_object()
+        if job.status != ExportJob.Status.COMPLETED:
+            raise ExportNotReady(f"Export {job.pk} is {job.status}; download it once it is completed.")
+        handle = services.exports_storage().open(job.file_name, "rb")
+        response = FileResponse(
+            handle,
+            as_attachment=True,
+            filename=f"trustcal-{job.template}-{job.pk}.{job.format}",
+            content_type=CONTENT_TYPES[job.format],
+        )
+        response["Content-Length"] = str(job.size_bytes)
+        response["ETag"] = f'"{job.sha256}"'
+        response["X-Content-SHA256"] = job.sha256
+        return response
+
+    def get_renderers(self):
+        if self.action == "download":
+            return [JSONRenderer(), AnyMediaJSONRenderer()]
+        return super().get_renderers()

@@ -19,6 +19,11 @@ app.conf.beat_schedule = {
     "broker-prune-processed": {"task": "config.tasks.broker_prune_processed", "schedule": 300.0},
     # Claims due webhook delivery rows (retries live in the database, never in the broker).
     "webhook-deliveries-dispatch": {"task": "webhooks.tasks.deliveries_dispatch_due", "schedule": 2.0},
+    # Export jobs whose worker died mid-render, or whose message was lost (the row is the truth).
+    "compliance-exports-recover": {
+        "task": "compliance.tasks.exports_recover",
+        "schedule": float(os.environ.get("TRUSTCAL_EXPORT_RECOVER_SECONDS", "30")),
+    },
     # Staff-defined thresholds (threshold.breached) and risk users.
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
 }

@@ -98,3 +98,14 @@ def signals_ingested_total() -> int:
 def alerts_by_status() -> dict[str, int]:
     rows = AmplificationAlert.objects.values("status").annotate(n=Count("id")).order_by()
     return {row["status"]: row["n"] for row in rows}
+
+
+def alerts_for_report(
+    customer: Customer, *, until: dt.datetime, model_ids: list[str] | None = None
+) -> QuerySet[AmplificationAlert]:
+    """The amplification alerts raised before `until` (a report's period end), newest first,
+    with their signal and status history loaded (a compliance report lists both)."""
+    qs = AmplificationAlert.objects.filter(customer=customer, created_at__lt=until)
+    if model_ids:
+        qs = qs.filter(model_id__in=model_ids)
+    return qs.select_related("signal").prefetch_related("status_changes").order_by("-created_at", "-id")

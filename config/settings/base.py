@@ -243,6 +243,31 @@ KEY_ROTATION_GRACE_HOURS = 24
 # How often a process writes its buffered key usage (last_used, request counts).
 KEY_USAGE_FLUSH_SECONDS = env.float("TRUSTCAL_KEY_USAGE_FLUSH_SECONDS", default=30.0)
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = 60
+# Compliance exports (C12): a worker holds a job for EXPORT_LEASE_SECONDS at a time (renewed
+# while it renders); a job whose lease ran out is queued again, at most EXPORT_MAX_ATTEMPTS times.
+EXPORT_LEASE_SECONDS = env.float("TRUSTCAL_EXPORT_LEASE_SECONDS", default=300.0)
+EXPORT_MAX_ATTEMPTS = env.int("TRUSTCAL_EXPORT_MAX_ATTEMPTS", default=3)
+EXPORTS_PER_CUSTOMER_ACTIVE = env.int("TRUSTCAL_EXPORTS_PER_CUSTOMER_ACTIVE", default=5)
+# Report files go through Django's storage API: a folder under the data folder by default (every
+# process of one host serves it); any django-storages backend (S3, GCS, Azure) at scale, e.g.
+# TRUSTCAL_EXPORT_STORAGE_BACKEND=storages.backends.s3.S3Storage with its own settings.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "exports": {
+        "BACKEND": env.str(
+            "TRUSTCAL_EXPORT_STORAGE_BACKEND", default="django.core.files.storage.FileSystemStorage"
+        ),
+        "OPTIONS": env.json(
+            "TRUSTCAL_EXPORT_STORAGE_OPTIONS",
+            default={
+                "location": str(DATA_DIR / "exports"),
+                "directory_permissions_mode": 0o700,
+                "file_permissions_mode": 0o600,
+            },
+        ),
+    },
+}
 
 LOGGING = {
     "version": 1,
@@ -256,5 +281,8 @@ LOGGING = {
     "loggers": {
         "django.request": {"level": "ERROR"},
         "django.server": {"level": "WARNING"},
+        # WeasyPrint logs every layout step at INFO while a report renders.
+        "weasyprint": {"level": "WARNING"},
+        "fontTools": {"level": "WARNING"},
     },
 }

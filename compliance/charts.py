@@ -1,0 +1,89 @@
+"""The report's charts as SVG, drawn from the report data with matplotlib's SVG backend (no
+display, no fonts fetched): the trust-score trend and the subgroup comparison."""
+
+import io
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("svg")
+
+import matplotlib.pyplot as plt
+
+BLUE = "#1f4e79"
+ORANGE = "#c55a11"
+GREY = "#a6a6a6"
+plt.rcParams.update(
+    {
+        "font.size": 9,
+        "font.family": "DejaVu Sans",
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "svg.fonttype": "path",
+        "svg.hashsalt": "trustcal",  # stable ids: the same data draws the same bytes
+    }
+)
+
+
+def _svg(fig: Any) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def trust_trend(trend: dict[str, Any]) -> str:
+    points = trend["points"]
+    labels = [p["period_start"][5:] if trend["interval"] == "day" else p["period_start"] for p in points]
+    x = list(range(len(points)))
+    fig, ax = plt.subplots(figsize=(7.2, 2.8))
+    bars = ax.twinx()
+    bars.bar(x, [p["decisions"] for p in points], color=GREY, alpha=0.35, width=0.8, label="decisions")
+    bars.set_ylabel("decisions", color="#595959")
+    bars.spines["top"].set_visible(False)
+    ax.set_zorder(bars.get_zorder() + 1)
+    ax.patch.set_visible(False)
+    scored = [(i, p["trust_score"]) for i, p in enumerate(points) if p["trust_score"] is not None]
+    if scored:
+        ax.plot(
+            [i for i, _ in scored],
+            [s for _, s in scored],
+            color=BLUE,
+            marker="o",
+            markersize=3,
+            linewidth=1.6,
+            label="trust score",
+        )
+    ax.axhline(0.6, color=ORANGE, linestyle="--", linewidth=0.9, label="risk threshold 0.6")
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("trust score (0-1)")
+    step = max(1, len(points) // 10)
+    ax.set_xticks(x[::step])
+    ax.set_xticklabels(labels[::step], rotation=0)
+    ax.set_title(f"Trust score per {trend['interval']} ({trend['trend']['direction']})", loc="left")
+    ax.legend(loc="lower left", frameon=False, fontsize=8)
+    return _svg(fig)
+
+
+def subgroups(attributes: dict[str, Any], *, max_attributes: int = 3, max_groups: int = 6) -> str | None:
+    """Per attribute, the favourable rate of the AI's recommendations and of the humans'
+    decisions per group, side by side: where the bars of one group part, review changed it."""
+    names = list(attributes)[:max_attributes]
+    if not names:
+        return None
+    fig, axes = plt.subplots(1, len(names), figsize=(7.2, 2.8), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=False):
+        groups = attributes[name]["groups"][:max_groups]
+        x = list(range(len(groups)))
+        ai = [g["ai_favorable_rate"] or 0 for g in groups]
+        human = [g["favorable_rate"] or 0 for g in groups]
+        ax.bar([i - 0.2 for i in x], ai, width=0.4, color=GREY, label="AI")
+        ax.bar([i + 0.2 for i in x], human, width=0.4, color=BLUE, label="human")
+        ax.set_xticks(x)
+        ax.set_xticklabels([str(g["group"])[:12] for g in groups], rotation=30, ha="right")
+        ax.set_ylim(0, 1)
+        ax.set_title(name, loc="left")
+    axes[0][0].set_ylabel("favourable rate")
+    axes[0][0].legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return _svg(fig)

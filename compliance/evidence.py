@@ -1,0 +1,170 @@
+"""What a report says, gathered once from the other apps' selectors: the filtered decisions'
+calibration figures, subgroups, alerts and the audit chain. Both templates organise this
+same evidence; every figure is computed in SQL (grouped), none per decision in Python."""
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import QuerySet
+
+from audit import selectors as audit_selectors
+from audit import verify as audit_verify
+from bias import selectors as bias_selectors
+from calibration import reporting
+from config.timeutils import isoformat
+from fairness import selectors as fairness_selectors
+from keys.models import Customer
+
+ALERT_ITEMS_MAX = 200  # alerts listed one by one; the counts always cover all of them
+UNRESOLVED = ("open", "acknowledged")
+SERIOUS = ("high", "critical")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A report's customer, period [start, end) and filters (C12)."""
+
+    customer: Customer
+    start: dt.datetime
+    end: dt.datetime
+    time_period: dict[str, str]
+    filters: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def first_day(self) -> dt.date:
+        return self.start.astimezone(dt.UTC).date()
+
+    @property
+    def last_day(self) -> dt.date:
+        return (self.end - dt.timedelta(microseconds=1)).astimezone(dt.UTC).date()
+
+    def decisions(self) -> QuerySet:
+        return audit_selectors.decision_set(
+            self.customer,
+            since=self.start,
+            until=self.end,
+            user_ids=self.filters.get("user_ids"),
+            model_ids=self.filters.get("model_ids"),
+            categories=self.filters.get("calibration"),
+        )
+
+
+def _amplification_item(alert: Any) -> dict[str, Any]:
+    analysis = alert.analysis or {}
+    return {
+        "alert_id": alert.id,
+        "signal_id": alert.signal_id,
+        "external_tool": alert.signal.external_tool_id,
+        "model_id": alert.model_id,
+        "protected_attribute": alert.protected_attribute,
+        "severity": alert.severity,
+        "status": alert.status,
+        "amplification_score": alert.amplification_score,
+        "direction": analysis.get("direction"),
+        "model_disparity_observed": analysis.get("modelDisparityObserved"),
+        "human_disparity": analysis.get("humanDisparity"),
+        "groups": analysis.get("groups"),
+        "created_at": isoformat(alert.created_at),
+        "resolution_notes": alert.resolution_notes,
+        "status_history": [
+            {
+                "from": change.from_status,
+                "to": change.to_status,
+                "by": change.by,
+                "notes": change.notes,
+                "at": isoformat(change.at),
+            }
+            for change in alert.status_changes.all()
+        ],
+    }
+
+
+def _bias_item(alert: Any) -> dict[str, Any]:
+    return {
+        "alert_id": alert.id,
+        "decision_id": alert.decision_id,
+        "model_id": alert.model_id,
+        "severity": alert.severity,
+        "bias_types": alert.bias_types,
+        "attributes": alert.attributes,
+        "created_at": isoformat(alert.created_at),
+    }
+
+
+def _amplification(scope: Scope) -> dict[str, Any]:
+    qs = fairness_selectors.alerts_for_report(
+        scope.customer, until=scope.end, model_ids=scope.filters.get("model_ids")
+    )
+    by_status: Counter[str] = Counter()
+    by_severity: Counter[str] = Counter()
+    unresolved_serious: list[dict[str, Any]] = []
+    items: list[dict[str, Any]] = []
+    for alert in qs.iterator(chunk_size=500):
+        by_status[alert.status] += 1
+        by_severity[alert.severity] += 1
+        if len(items) < ALERT_ITEMS_MAX or (alert.status in UNRESOLVED and alert.severity in SERIOUS):
+            item = _amplification_item(alert)
+            items.append(item)
+            if alert.status in UNRESOLVED and alert.severity in SERIOUS:
+                unresolved_serious.append(item)
+    return {
+        "total": sum(by_status.values()),
+        "by_status": dict(by_status),
+        "by_severity": dict(by_severity),
+        "unresolved_high_or_critical": [
+            {"alert_id": i["alert_id"], "severity": i["severity"]} for i in unresolved_serious
+        ],
+        "items": items,
+    }
+
+
+def _bias_alerts(scope: Scope) -> dict[str, Any]:
+    qs = bias_selectors.bias_alerts_for_report(
+        customer=scope.customer, since=scope.start, until=scope.end, model_ids=scope.filters.get("model_ids")
+    )
+    by_severity: Counter[str] = Counter()
+    items: list[dict[str, Any]] = []
+    for alert in qs.iterator(chunk_size=500):
+        by_severity[alert.severity] += 1
+        if len(items) < ALERT_ITEMS_MAX:
+            items.append(_bias_item(alert))
+    return {"total": sum(by_severity.values()), "by_severity": dict(by_severity), "items": items}
+
+
+def _subgroups(scope: Scope) -> dict[str, Any]:
+    model_ids = scope.filters.get("model_ids") or []
+    report = bias_selectors.subgroup_report(
+        customer=scope.customer,
+        attribute=None,
+        model_id=model_ids[0] if len(model_ids) == 1 else None,
+        from_day=scope.first_day,
+        to_day=scope.last_day,
+    )
+    return {
+        "scope": (
+            "Daily subgroup statistics of the period's whole days"
+            + (f", model {model_ids[0]}" if len(model_ids) == 1 else ", all models")
+            + "; reviewer and calibration filters do not apply to them."
+        ),
+        "attributes": report["attributes"],
+    }
+
+
+def gather(scope: Scope) -> dict[str, Any]:
+    """Every figure both templates draw on."""
+    decisions = scope.decisions()
+    organisation, users = reporting.user_figures(decisions)
+    verification, _ = audit_verify.chain_verify_incremental(scope.customer)
+    return {
+        "organisation": organisation,
+        "users": users,
+        "confidence_bands": reporting.confidence_bands(decisions),
+        "trend": reporting.trust_trend(decisions, start=scope.first_day, end=scope.last_day),
+        "models": reporting.models_seen(decisions),
+        "subgroups": _subgroups(scope),
+        "bias_alerts": _bias_alerts(scope),
+        "amplification": _amplification(scope),
+        "chain": {**verification.as_dict(), "verified_at": isoformat(dt.datetime.now(dt.UTC))},
+    }

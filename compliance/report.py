@@ -1,0 +1,138 @@
+"""A report's content, computed once into the json structure of C12, then rendered to each
+format: json (the data, its decision log streamed), csv (the filtered decision log, streamed
+from a server-side cursor or COPY) and pdf (compliance/pdf.py)."""
+
+import csv
+import datetime as dt
+import hashlib
+import io
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+from audit import selectors as audit_selectors
+from compliance import eu_ai_act, texas_traiga
+from compliance.evidence import Scope, gather
+from config.timeutils import isoformat
+
+LOG_PREVIEW_MAX = 500  # decisions printed in a PDF; beyond, the whole log is attached as CSV
+SECTION_BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
+    "eu_ai_act": eu_ai_act.sections,
+    "texas_traiga": texas_traiga.sections,
+}
+LOG_SECTION = {"eu_ai_act": "audit_trail", "texas_traiga": "monitoring_and_safeguards"}
+CONTENT_TYPES = {"pdf": "application/pdf", "csv": "text/csv; charset=utf-8", "json": "application/json"}
+_LOG_MARK = "\u0000decision-log\u0000"
+
+
+@dataclass
+class Report:
+    template: str
+    scope: Scope
+    data: dict[str, Any]  # C12's json structure; its decision log holds the first rows only
+    digest: str  # sha256 of the data, the decision log stood for by its size and chain head
+
+    @property
+    def log_section(self) -> dict[str, Any]:
+        return self.data["sections"][LOG_SECTION[self.template]]
+
+    @property
+    def decisions(self) -> int:
+        return int(self.data["summary"]["total_decisions"])
+
+    @property
+    def compliance_status(self) -> str | None:
+        return self.data["summary"].get("compliance_status") if self.template == "eu_ai_act" else None
+
+    def log_rows(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
+        return audit_selectors.decision_log_rows(self.scope.decisions(), limit=limit)
+
+
+def report_build(*, scope: Scope, template: str, generated_at: dt.datetime | None = None) -> Report:
+    evidence = gather(scope)
+    preview = list(audit_selectors.decision_log_rows(scope.decisions(), limit=LOG_PREVIEW_MAX))
+    sections = SECTION_BUILDERS[template](evidence, preview)
+    summary = eu_ai_act.executive_summary(evidence)
+    data = {
+        "template": template,
+        "generated_at": isoformat(generated_at or dt.datetime.now(dt.UTC)),
+        "customer_id": scope.customer.pk,
+        "time_period": scope.time_period,
+        "filters": scope.filters,
+        "summary": {
+            "total_decisions": summary["total_decisions"],
+            "chain_head_hash": evidence["chain"]["head_hash"],
+            **({"compliance_status": summary["compliance_status"]} if template == "eu_ai_act" else {}),
+        },
+        "sections": sections,
+    }
+    stand_in = json.loads(json.dumps(data, default=str))
+    stand_in["sections"][LOG_SECTION[template]]["decision_log"] = {
+        "decisions": summary["total_decisions"],
+        "chain_head_hash": evidence["chain"]["head_hash"],
+    }
+    canonical = json.dumps(stand_in, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()
+    return Report(template=template, scope=scope, data=data, digest=digest)
+
+
+class HashingWriter:
+    """Writes bytes to a file while counting them and hashing them (sha256)."""
+
+    def __init__(self, target: IO[bytes]) -> None:
+        self.target = target
+        self.sha256 = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.sha256.update(data)
+        self.size += len(data)
+        self.target.write(data)
+        return len(data)
+
+
+def render_json(report: Report, out: HashingWriter) -> None:
+    """The data with its whole decision log, streamed row by row (constant memory)."""
+    data = json.loads(json.dumps(report.data, default=str))
+    data["sections"][LOG_SECTION[report.template]]["decision_log"] = _LOG_MARK
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    head, tail = text.split(json.dumps(_LOG_MARK), 1)
+    out.write(head.encode() + b"[")
+    first = True
+    buffer: list[str] = []
+    for row in report.log_rows():
+        buffer.append(("\n" if first else ",\n") + json.dumps(row, ensure_ascii=False))
+        first = False
+        if len(buffer) >= 1000:
+            out.write("".join(buffer).encode())
+            buffer.clear()
+    out.write("".join(buffer).encode() + b"]" + tail.encode())
+
+
+def _csv_value(value: Any) -> Any:
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return value
+
+
+def write_decision_log_csv(report: Report, out: Any) -> None:
+    """C12's CSV: the filtered decision log, header first; COPY on PostgreSQL."""
+    if audit_selectors.decision_log_copy(report.scope.decisions(), out.write):
+        return
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(audit_selectors.DECISION_LOG_COLUMNS)
+    for count, row in enumerate(report.log_rows(), start=1):
+        writer.writerow([_csv_value(v) for v in row.values()])
+        if count % 2000 == 0:
+            out.write(text.getvalue().encode())
+            text.seek(0)
+            text.truncate()
+    out.write(text.getvalue().encode())
+
+
+def render_csv(report: Report, out: HashingWriter) -> None:
+    write_decision_log_csv(report, out)

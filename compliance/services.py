@@ -1,0 +1,256 @@
+"""Export jobs (C12): request, render on a worker, recover. The job row is the truth: a worker
+claims a queued job with a lease and renews it while it renders; only the holder of the
+current claim (its attempt number) may complete or fail the job; a job whose lease ran out
+(its worker died) or whose broker message was lost is queued again by the recovery task."""
+
+import datetime as dt
+import logging
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import storages
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from compliance import eu_ai_act
+from compliance.evidence import Scope
+from compliance.exceptions import ExportNotFound
+from compliance.models import ExportJob
+from compliance.report import HashingWriter, Report, render_csv, render_json, report_build
+from config.exceptions import RateLimited
+from keys.models import Customer
+from webhooks.services import event_emit
+
+logger = logging.getLogger("trustcal.compliance")
+
+QUEUED_RESEND_SECONDS = 60  # a queued job nobody claimed for this long lost its message
+ACTIVE = [ExportJob.Status.QUEUED, ExportJob.Status.PROCESSING]
+
+
+def exports_storage() -> Any:
+    return storages["exports"]
+
+
+def export_request(
+    *,
+    customer: Customer,
+    template: str,
+    format: str,
+    start: dt.datetime,
+    end: dt.datetime,
+    time_period: dict[str, str],
+    filters: dict[str, list[str]],
+    requested_by: str = "",
+) -> ExportJob:
+    """Store a queued job and ask a worker to render it once the transaction commits. A
+    customer has at most EXPORTS_PER_CUSTOMER_ACTIVE jobs queued or rendering at a time."""
+    with transaction.atomic():
+        Customer.objects.select_for_update().filter(pk=customer.pk).exists()
+        active = ExportJob.objects.filter(customer=customer, status__in=ACTIVE).count()
+        if active >= settings.EXPORTS_PER_CUSTOMER_ACTIVE:
+            raise RateLimited(
+                f"{active} exports are already queued or rendering; wait for one to finish.",
+                retry_after=10,
+                code="EXPORT_LIMIT_EXCEEDED",
+            )
+        job = ExportJob.objects.create(
+            customer=customer,
+            template=template,
+            format=format,
+            time_period=time_period,
+            period_start=start,
+            period_end=end,
+            filters=filters,
+            requested_by=requested_by[:255],
+            lease_until=timezone.now() + dt.timedelta(seconds=QUEUED_RESEND_SECONDS),
+        )
+        transaction.on_commit(lambda: _enqueue(job.pk), robust=True)
+    return job
+
+
+def _enqueue(export_id: str) -> None:
+    from compliance.tasks import export_render
+
+    export_render.delay(export_id)
+
+
+def _lease_end() -> dt.datetime:
+    return timezone.now() + dt.timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
+
+
+def _claim(export_id: str) -> int | None:
+    """Take the job if it is queued, or processing with an expired lease: the new attempt
+    number, or None when someone else holds it or it is finished."""
+    now = timezone.now()
+    with transaction.atomic():
+        job = (
+            ExportJob.objects.select_for_update()
+            .filter(pk=export_id)
+            .filter(
+                Q(status=ExportJob.Status.QUEUED) | Q(status=ExportJob.Status.PROCESSING, lease_until__lt=now)
+            )
+            .first()
+        )
+        if job is None:
+            return None
+        if job.attempts >= settings.EXPORT_MAX_ATTEMPTS:
+            job.status = ExportJob.Status.FAILED
+            job.error = f"The render was interrupted {job.attempts} times (worker lost); giving up."
+            job.completed_at = now
+            job.lease_until = None
+            job.save(update_fields=["status", "error", "completed_at", "lease_until"])
+            return None
+        job.status = ExportJob.Status.PROCESSING
+        job.attempts = F("attempts") + 1
+        job.lease_until = _lease_end()
+        job.started_at = now
+        job.save(update_fields=["status", "attempts", "lease_until", "started_at"])
+        job.refresh_from_db(fields=["attempts"])
+        return job.attempts
+
+
+class _Lease:
+    """Renews the claim while a long render runs (called between steps)."""
+
+    def __init__(self, export_id: str, attempt: int) -> None:
+        self.export_id = export_id
+        self.attempt = attempt
+        self.renewed = time.monotonic()
+
+    def renew(self) -> None:
+        if time.monotonic() - self.renewed < settings.EXPORT_LEASE_SECONDS / 3:
+            return
+        ExportJob.objects.filter(
+            pk=self.export_id, status=ExportJob.Status.PROCESSING, attempts=self.attempt
+        ).update(lease_until=_lease_end())
+        self.renewed = time.monotonic()
+
+
+def _renderer(format: str) -> Callable[[Report, HashingWriter], None]:
+    if format == "pdf":
+        from compliance.pdf import render_pdf  # WeasyPrint and matplotlib load on first use
+
+        return render_pdf
+    return {"json": render_json, "csv": render_csv}[format]
+
+
+def _file_name(job: ExportJob) -> str:
+    return f"{job.customer_id}/{job.id}.{job.format}"
+
+
+def export_run(*, export_id: str) -> None:
+    """Render a job: claim it, build the report data once, render the format to a temporary
+    file while hashing it, store it, complete the job and fire the events. Safe to run twice."""
+    attempt = _claim(export_id)
+    if attempt is None:
+        return
+    lease = _Lease(export_id, attempt)
+    job = ExportJob.objects.select_related("customer").get(pk=export_id)
+    scope = Scope(
+        customer=job.customer,
+        start=job.period_start,
+        end=job.period_end,
+        time_period=job.time_period,
+        filters=job.filters,
+    )
+    try:
+        report = report_build(scope=scope, template=job.template)
+        lease.renew()
+        storage = exports_storage()
+        with tempfile.TemporaryFile(prefix="trustcal-export-") as tmp:
+            writer = HashingWriter(tmp)
+            _renderer(job.format)(report, writer)
+            lease.renew()
+            tmp.seek(0)
+            name = storage.save(_file_name(job), File(tmp))
+    except Exception as exc:
+        logger.exception("export %s failed", export_id)
+        ExportJob.objects.filter(pk=export_id, status=ExportJob.Status.PROCESSING, attempts=attempt).update(
+            status=ExportJob.Status.FAILED,
+            error=f"{type(exc).__name__}: {str(exc)[:500]}",
+            completed_at=timezone.now(),
+            lease_until=None,
+        )
+        return
+    _complete(job, attempt=attempt, name=name, writer=writer, report=report)
+
+
+def _complete(job: ExportJob, *, attempt: int, name: str, writer: HashingWriter, report: Report) -> None:
+    status = report.compliance_status or ""
+    sha256 = writer.sha256.hexdigest()
+    with transaction.atomic():
+        done = ExportJob.objects.filter(
+            pk=job.pk, status=ExportJob.Status.PROCESSING, attempts=attempt
+        ).update(
+            status=ExportJob.Status.COMPLETED,
+            file_name=name,
+            size_bytes=writer.size,
+            sha256=sha256,
+            compliance_status=status,
+            completed_at=timezone.now(),
+            lease_until=None,
+            error="",
+        )
+        if not done:  # our claim expired and another attempt holds the job: it completes it
+            transaction.on_commit(lambda: exports_storage().delete(name))
+            return
+        download_url = f"/v1/export/{job.pk}/download"
+        event_emit(
+            customer=job.customer,
+            type="compliance.report_ready",
+            data={
+                "export_id": job.pk,
+                "template": job.template,
+                "format": job.format,
+                "download_url": download_url,
+                "sha256": sha256,
+            },
+        )
+        if status == eu_ai_act.NON_COMPLIANT:
+            event_emit(
+                customer=job.customer,
+                type="audit.required",
+                data={
+                    "export_id": job.pk,
+                    "template": job.template,
+                    "compliance_status": status,
+                    "time_period": job.time_period,
+                    "total_decisions": report.decisions,
+                    "download_url": download_url,
+                },
+            )
+
+
+def exports_recover() -> int:
+    """Beat: queue again the jobs whose worker died (processing, lease expired) and send again
+    the queued jobs whose message was lost (unclaimed a minute after they were last sent). The
+    claim decides who renders; a duplicate message finds the job taken and does nothing."""
+    now = timezone.now()
+    resend_at = now + dt.timedelta(seconds=QUEUED_RESEND_SECONDS)
+    ids = list(
+        ExportJob.objects.filter(status__in=ACTIVE, lease_until__lt=now)
+        .order_by("created_at")
+        .values_list("pk", flat=True)[:100]
+    )
+    if not ids:
+        return 0
+    # A job whose worker died is queued again; the attempt count stays, so the claim gives up
+    # after EXPORT_MAX_ATTEMPTS; lease_until of a queued job is when to send it again.
+    ExportJob.objects.filter(pk__in=ids, status__in=ACTIVE, lease_until__lt=now).update(
+        status=ExportJob.Status.QUEUED, lease_until=resend_at
+    )
+    for export_id in ids:
+        _enqueue(export_id)
+    return len(ids)
+
+
+def export_get(*, customer: Customer, export_id: str) -> ExportJob:
+    job = ExportJob.objects.filter(customer=customer, pk=export_id).first()
+    if job is None:
+        raise ExportNotFound(f"No export {export_id}.")
+    return job
