@@ -6,14 +6,14 @@ current claim (its attempt number) may complete or fail the job; a job whose lea
 import datetime as dt
 import logging
 import tempfile
-import time
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import storages
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -115,20 +115,33 @@ def _claim(export_id: str) -> int | None:
 
 
 class _Lease:
-    """Renews the claim while a long render runs (called between steps)."""
+    """Holds the claim while a render runs: a thread renews the lease every third of its
+    length, so a long render keeps its job and a killed worker (thread and all) loses it."""
 
     def __init__(self, export_id: str, attempt: int) -> None:
         self.export_id = export_id
         self.attempt = attempt
-        self.renewed = time.monotonic()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"lease-{export_id}", daemon=True)
 
-    def renew(self) -> None:
-        if time.monotonic() - self.renewed < settings.EXPORT_LEASE_SECONDS / 3:
-            return
-        ExportJob.objects.filter(
-            pk=self.export_id, status=ExportJob.Status.PROCESSING, attempts=self.attempt
-        ).update(lease_until=_lease_end())
-        self.renewed = time.monotonic()
+    def __enter__(self) -> "_Lease":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(settings.EXPORT_LEASE_SECONDS / 3):
+                ExportJob.objects.filter(
+                    pk=self.export_id, status=ExportJob.Status.PROCESSING, attempts=self.attempt
+                ).update(lease_until=_lease_end())
+        except Exception:
+            logger.exception("export %s: lease renewal failed", self.export_id)
+        finally:
+            connection.close()
 
 
 def _renderer(format: str) -> Callable[[Report, HashingWriter], None]:
@@ -149,7 +162,6 @@ def export_run(*, export_id: str) -> None:
     attempt = _claim(export_id)
     if attempt is None:
         return
-    lease = _Lease(export_id, attempt)
     job = ExportJob.objects.select_related("customer").get(pk=export_id)
     scope = Scope(
         customer=job.customer,
@@ -159,15 +171,12 @@ def export_run(*, export_id: str) -> None:
         filters=job.filters,
     )
     try:
-        report = report_build(scope=scope, template=job.template)
-        lease.renew()
-        storage = exports_storage()
-        with tempfile.TemporaryFile(prefix="trustcal-export-") as tmp:
+        with _Lease(export_id, attempt), tempfile.TemporaryFile(prefix="trustcal-export-") as tmp:
+            report = report_build(scope=scope, template=job.template)
             writer = HashingWriter(tmp)
             _renderer(job.format)(report, writer)
-            lease.renew()
             tmp.seek(0)
-            name = storage.save(_file_name(job), File(tmp))
+            name = exports_storage().save(_file_name(job), File(tmp))
     except Exception as exc:
         logger.exception("export %s failed", export_id)
         ExportJob.objects.filter(pk=export_id, status=ExportJob.Status.PROCESSING, attempts=attempt).update(

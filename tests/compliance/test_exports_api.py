@@ -333,3 +333,17 @@ def test_users_table_matches_the_trust_score_endpoint(api):
         api_figures = api.post("/v1/trust-score", {"user_id": user_id}, format="json").json()
         for key in ("trust_score", "agreement_rate", "overtrust_rate", "calibration_gap", "category"):
             assert users[user_id][key] == api_figures[key], (user_id, key)
+
+
+# --- system endpoints ----------------------------------------------------------------------------
+
+
+def test_engine_status_and_metrics_count_the_callers_exports(api, other_api):
+    request_export(api, template="eu_ai_act", format="csv")
+    request_export(api, template="texas_traiga", format="json")
+    request_export(other_api, template="eu_ai_act", format="csv")
+    engines = {e["name"]: e for e in api.get("/v1/engines/status").json()["engines"]}
+    assert engines["report_generation"]["queued_exports"] == 2
+    assert engines["report_generation"]["failed_exports_24h"] == 0
+    assert api.get("/v1/metrics").json()["exports"]["queued"] == 2
+    assert other_api.get("/v1/metrics").json()["exports"]["queued"] == 1

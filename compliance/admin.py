@@ -1,0 +1,150 @@
+"""Reports in the staff console: the exports with status, size and a download link, and a
+"request a report" form that calls the same service as POST /export (an auditor can fetch
+a report without the API)."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, HttpRequest, HttpResponseBase
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from compliance import services
+from compliance.catalogue import FORMATS, TEMPLATES
+from compliance.inputs import CATEGORIES, export_request_parse
+from compliance.models import ExportJob
+from compliance.report import CONTENT_TYPES
+from config.admin import ReadOnlyAdmin
+from config.exceptions import DomainError
+from keys.models import Customer
+
+
+def _ids(text: str) -> list[str]:
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
+
+
+class ExportRequestForm(forms.Form):
+    customer = forms.ModelChoiceField(queryset=Customer.objects.order_by("pk"))
+    template = forms.ChoiceField(choices=[(t["id"], t["name"]) for t in TEMPLATES])
+    format = forms.ChoiceField(choices=[(f, f.upper()) for f in FORMATS], initial="pdf")
+    period_from = forms.DateField(label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    period_to = forms.DateField(label="To (inclusive)", widget=forms.DateInput(attrs={"type": "date"}))
+    user_ids = forms.CharField(
+        required=False, label="Reviewers", help_text="User ids, comma-separated; empty: all."
+    )
+    model_ids = forms.CharField(
+        required=False, label="Models", help_text="Model ids, comma-separated; empty: all."
+    )
+    calibration = forms.MultipleChoiceField(
+        required=False,
+        choices=[(c, c) for c in CATEGORIES],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Only decisions of these calibration categories; none ticked: all.",
+    )
+
+
+@admin.register(ExportJob)
+class ExportJobAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "customer",
+        "template",
+        "format",
+        "status",
+        "compliance_status",
+        "size",
+        "created_at",
+        "completed_at",
+        "download",
+    ]
+    list_filter = ["status", "template", "format", "compliance_status"]
+    search_fields = ["=id", "=customer__id"]
+    date_hierarchy = "created_at"
+    ordering = ["-created_at"]
+    readonly_fields = [f.name for f in ExportJob._meta.fields] + ["download"]
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.has_perm("compliance.add_exportjob")
+
+    @admin.display(description="size")
+    def size(self, job: ExportJob) -> str:
+        if job.size_bytes is None:
+            return "-"
+        return f"{job.size_bytes / 1024:.0f} KiB" if job.size_bytes >= 1024 else f"{job.size_bytes} B"
+
+    @admin.display(description="file")
+    def download(self, job: ExportJob) -> str:
+        if job.status != ExportJob.Status.COMPLETED:
+            return job.error[:80] if job.error else "-"
+        url = reverse("admin:compliance_exportjob_download", args=[job.pk])
+        return format_html('<a href="{}">Download {}</a>', url, job.format.upper())
+
+    def get_urls(self):
+        extra = [
+            path(
+                "<str:export_id>/download/",
+                self.admin_site.admin_view(self.download_view),
+                name="compliance_exportjob_download",
+            ),
+        ]
+        return extra + super().get_urls()
+
+    def download_view(self, request: HttpRequest, export_id: str) -> HttpResponseBase:
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        job = get_object_or_404(ExportJob, pk=export_id, status=ExportJob.Status.COMPLETED)
+        return FileResponse(
+            services.exports_storage().open(job.file_name, "rb"),
+            as_attachment=True,
+            filename=f"trustcal-{job.template}-{job.pk}.{job.format}",
+            content_type=CONTENT_TYPES[job.format],
+        )
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """Request a report: the same validation and service as POST /export."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = ExportRequestForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            filters = {
+                "user_ids": _ids(data["user_ids"]),
+                "model_ids": _ids(data["model_ids"]),
+                "calibration": data["calibration"],
+            }
+            body = {
+                "template": data["template"],
+                "format": data["format"],
+                "time_period": {"from": data["period_from"].isoformat(), "to": data["period_to"].isoformat()},
+                "filters": {k: v for k, v in filters.items() if v},
+            }
+            try:
+                parsed = export_request_parse(body)
+                job = services.export_request(
+                    customer=data["customer"],
+                    template=parsed.template,
+                    format=parsed.format,
+                    start=parsed.start,
+                    end=parsed.end,
+                    time_period=parsed.time_period,
+                    filters=parsed.filters,
+                    requested_by=f"staff:{request.user.get_username()}",
+                )
+            except DomainError as exc:
+                form.add_error(None, exc.detail)
+            else:
+                self.log_addition(request, job, [{"added": {}}])
+                messages.success(
+                    request, f"Report {job.pk} requested; it appears here when a worker has rendered it."
+                )
+                return redirect("admin:compliance_exportjob_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Request a report",
+            "form": form,
+            "opts": self.model._meta,
+            "has_view_permission": self.has_view_permission(request),
+        }
+        return TemplateResponse(request, "admin/compliance/exportjob/request.html", context)
