@@ -1,4 +1,5 @@
-"""Staff administration: bias alerts (read-only evidence) and per-model favourable values."""
+"""Staff administration: bias alerts (read-only evidence: a detection result has no triage state in
+the API, C7) and per-model favourable values."""
 
 from django import forms
 from django.contrib import admin
@@ -6,6 +7,7 @@ from django.utils import timezone
 
 from bias.domain import normalize_value
 from bias.models import BiasAlert, BiasAlertFinding, ModelFavorableValues
+from config.admin import badge
 
 
 class BiasTypeFilter(admin.SimpleListFilter):
@@ -67,15 +69,15 @@ class BiasAlertFindingInline(admin.TabularInline):
 class BiasAlertAdmin(admin.ModelAdmin):
     list_display = [
         "id",
+        "severity_badge",
         "customer",
         "model_id",
-        "severity",
         "bias_types",
         "attributes",
         "decision_id",
         "created_at",
     ]
-    list_filter = ["severity", BiasTypeFilter, AttributeFilter, "model_id"]
+    list_filter = ["severity", BiasTypeFilter, AttributeFilter, "model_id", "customer", "created_at"]
     search_fields = ["id", "decision_id", "model_id", "customer__id"]
     date_hierarchy = "created_at"
     inlines = [BiasAlertFindingInline]
@@ -91,10 +93,17 @@ class BiasAlertAdmin(admin.ModelAdmin):
         "created_at",
     ]
 
+    @admin.display(description="severity", ordering="severity")
+    def severity_badge(self, obj: BiasAlert) -> str:
+        return badge(obj.severity)
+
     def has_add_permission(self, request):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False
 
 

@@ -19,6 +19,7 @@ from django.db.models.functions import Coalesce
 
 from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value
 from bias.models import BiasAlert, BiasAlertFinding, Correctness, ModelFavorableValues, SubgroupDailyStat
+from config.counts import counts_by
 from keys.models import Customer
 
 
@@ -290,3 +291,12 @@ def bias_alerts_for_report(
     if model_ids:
         qs = qs.filter(model_id__in=model_ids)
     return qs.order_by("-created_at", "-id")
+
+
+def bias_alerts_by_severity(*, since: dt.datetime, customer: Customer | None = None) -> dict[str, int]:
+    """Bias alerts stored since `since`, per severity (every severity present). All customers when
+    `customer` is None (the staff console)."""
+    qs = BiasAlert.objects.filter(created_at__gte=since)
+    if customer is not None:
+        qs = qs.filter(customer=customer)
+    return counts_by(qs, "severity", ("critical", "high", "medium", "low"))

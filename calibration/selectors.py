@@ -249,3 +249,25 @@ def trend(
     series = [(i, p["trust_score"]) for i, p in enumerate(points) if p["trust_score"] is not None]
     slope = rules.least_squares_slope(series)
     return {"points": points, "trend": {"direction": rules.trend_direction(slope), "slope": round(slope, 6)}}
+
+
+def user_calibration_list(
+    customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 500
+) -> list[dict[str, Any]]:
+    """Every user's C6 figures over `days`, risk users first (at least the risk minimum of decisions
+    and a trust score under the high-risk bound), then by trust score, lowest first; users without a
+    score last."""
+    out = []
+    for row in _per_user(aggregate_rows(customer, days=days, model_id=model_id)):
+        figures = rules.figures(_unprefix(row))
+        score = figures["trust_score"]
+        at_risk = (
+            score is not None
+            and figures["decisions"] >= rules.risk_user_min_decisions()
+            and score < rules.risk_high_below()
+        )
+        out.append({"user_id": row["user_id"], "at_risk": at_risk, **figures})
+    out.sort(
+        key=lambda u: (not u["at_risk"], u["trust_score"] is None, u["trust_score"] or 0.0, u["user_id"])
+    )
+    return out[:limit]

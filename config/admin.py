@@ -1,6 +1,7 @@
 """Admin building blocks shared by the apps."""
 
 from django.contrib import admin
+from django.utils.html import format_html
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -14,3 +15,53 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+# Colours of severity and status badges (styles in templates/admin/base_site.html).
+BADGE_KINDS = {
+    "critical": "critical",
+    "high": "high",
+    "medium": "medium",
+    "low": "low",
+    "none": "none",
+    "open": "open",
+    "acknowledged": "acknowledged",
+    "resolved": "done",
+    "false_positive": "done",
+}
+
+
+def badge(value: str | None, label: str | None = None) -> str:
+    """A coloured label for a severity or status, readable without colour too (the text is the value)."""
+    if not value:
+        return "-"
+    text = label or value.replace("_", " ")
+    return format_html('<span class="tc-badge tc-{}">{}</span>', BADGE_KINDS.get(value, "none"), text)
+
+
+class InputFilter(admin.SimpleListFilter):
+    """A list filter typed into a box (for fields with too many values to list, e.g. user ids):
+    exact match on `parameter_name`, which is also the field."""
+
+    template = "admin/console/input_filter.html"
+
+    def lookups(self, request, model_admin):
+        return [("", "")]  # the filter is shown only when it has lookups
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        return queryset.filter(**{str(self.parameter_name): value}) if value else queryset
+
+    def choices(self, changelist):
+        # The other filters' parameters, kept as hidden fields of the box's form.
+        yield {
+            "value": self.value() or "",
+            "other": [
+                (k, v) for k, values in changelist.get_filters_params().items() if k != self.parameter_name
+                for v in (values if isinstance(values, list) else [values])
+            ],
+        }  # fmt: skip
+
+
+def input_filter(field: str, title: str) -> type[InputFilter]:
+    return type(f"{field.title()}InputFilter", (InputFilter,), {"parameter_name": field, "title": title})

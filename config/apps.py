@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin.apps import AdminConfig
 
 
 class CoreConfig(AppConfig):
@@ -6,3 +7,9 @@ class CoreConfig(AppConfig):
     label = "core"
     verbose_name = "Trustcal core"
     default_auto_field = "django.db.models.BigAutoField"
+
+
+class TrustcalAdminConfig(AdminConfig):
+    """django.contrib.admin with the staff console (config.admin_site) as the default site."""
+
+    default_site = "config.admin_site.TrustcalAdminSite"

@@ -56,3 +56,10 @@ def workers_online() -> int:
 
     since = timezone.now() - dt.timedelta(seconds=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS)
     return WorkerHeartbeat.objects.filter(last_seen__gte=since).count()
+
+
+def workers_recent(*, limit: int = 10) -> list:
+    """The latest heartbeats, freshest first (for the staff console's worker panel)."""
+    from config.models import WorkerHeartbeat
+
+    return list(WorkerHeartbeat.objects.order_by("-last_seen")[:limit])

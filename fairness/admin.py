@@ -5,12 +5,15 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import ActionLocation
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.html import format_html
 
-from fairness import services
+from config.admin import badge
+from fairness import admin_display, services
 from fairness.models import AlertStatus, AlertStatusChange, AmplificationAlert, FairnessSignal
 
 
@@ -26,7 +29,7 @@ def _pretty(value) -> str:
 class FairnessSignalAdmin(admin.ModelAdmin):
     list_display = ["id", "customer", "external_tool_id", "model_id", "metric_name", "metric_value",
                     "protected_attribute", "signal_timestamp", "ingested_at"]  # fmt: skip
-    list_filter = ["external_tool_id", "metric_name", "passes_threshold", "protected_attribute"]
+    list_filter = ["external_tool_id", "metric_name", "passes_threshold", "protected_attribute", "customer"]
     search_fields = ["id", "model_id", "customer__id"]
     date_hierarchy = "signal_timestamp"
     ordering = ["-ingested_at"]
@@ -58,6 +61,8 @@ class FairnessSignalAdmin(admin.ModelAdmin):
 
 class StatusChangeInline(admin.TabularInline):
     model = AlertStatusChange
+    verbose_name = "status change"
+    verbose_name_plural = "status history"
     fields = ["at", "from_status", "to_status", "by", "notes"]
     readonly_fields = ["at", "from_status", "to_status", "by", "notes"]
     extra = 0
@@ -66,28 +71,70 @@ class StatusChangeInline(admin.TabularInline):
     def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
 
-class ResolveForm(forms.Form):
-    resolution_notes = forms.CharField(widget=forms.Textarea, required=False, max_length=10000)
+
+class NotesForm(forms.Form):
+    resolution_notes = forms.CharField(
+        label="Resolution notes",
+        widget=forms.Textarea(attrs={"rows": 5, "cols": 80}),
+        max_length=10000,
+        help_text="What was checked and what was done; kept in the alert's status history.",
+    )
+
+
+ACTION_FIELD_FORM = f"{ActionLocation.CHANGE_FORM.value}-action"  # the action field on an object's page
+# Triage actions are offered on the list and on each alert's page.
+ON_LIST_AND_PAGE = [ActionLocation.CHANGE_LIST, ActionLocation.CHANGE_FORM]
 
 
 @admin.register(AmplificationAlert)
 class AmplificationAlertAdmin(admin.ModelAdmin):
-    list_display = ["id", "customer", "model_id", "protected_attribute", "amplification_score", "severity", "status",
-                    "created_at", "resolved_by"]  # fmt: skip
-    list_filter = ["status", "severity", "protected_attribute", "created_at"]
-    search_fields = ["id", "signal__id", "model_id", "customer__id"]
+    list_display = ["id", "severity_badge", "status_badge", "customer", "model_id", "protected_attribute",
+                    "amplification_score", "created_at", "resolved_by"]  # fmt: skip
+    list_display_links = ["id"]
+    list_filter = ["status", "severity", "protected_attribute", "model_id", "customer", "created_at"]
+    search_fields = ["id", "signal__id", "model_id", "customer__id", "resolution_notes"]
     ordering = ["-created_at"]
+    list_select_related = ["customer"]
     inlines = [StatusChangeInline]
     actions = ["acknowledge_alerts", "resolve_alerts", "mark_false_positive"]
-    exclude = ["analysis"]
+    fieldsets = [
+        ("Triage", {"fields": ["severity_badge", "status_badge", "customer", "model_id", "protected_attribute",
+                               "resolution_notes", "resolved_by", "resolved_at", "acknowledged_at"]}),
+        ("Analysis", {"fields": ["analysis_figures", "group_rates"]}),
+        ("Signal", {"fields": ["signal_summary"]}),
+        ("Record", {"classes": ["collapse"], "fields": ["id", "risk_level", "created_at", "updated_at",
+                                                        "analysis_pretty"]}),
+    ]  # fmt: skip
     readonly_fields = [
-        "id", "customer", "signal", "model_id", "protected_attribute", "amplification_score", "risk_level",
-        "severity", "status", "resolution_notes", "resolved_by", "resolved_at", "acknowledged_at", "created_at",
-        "updated_at", "analysis_pretty",
+        "id", "customer", "model_id", "protected_attribute", "risk_level", "resolution_notes", "resolved_by",
+        "resolved_at", "acknowledged_at", "created_at", "updated_at", "analysis_pretty", "severity_badge",
+        "status_badge", "analysis_figures", "group_rates", "signal_summary",
     ]  # fmt: skip
 
-    @admin.display(description="analysis")
+    @admin.display(description="severity", ordering="severity")
+    def severity_badge(self, obj: AmplificationAlert) -> str:
+        return badge(obj.severity)
+
+    @admin.display(description="status", ordering="status")
+    def status_badge(self, obj: AmplificationAlert) -> str:
+        return badge(obj.status)
+
+    @admin.display(description="figures")
+    def analysis_figures(self, obj: AmplificationAlert) -> str:
+        return admin_display.analysis_figures(obj)
+
+    @admin.display(description="AI and human rates")
+    def group_rates(self, obj: AmplificationAlert) -> str:
+        return admin_display.group_rates(obj)
+
+    @admin.display(description="related signal")
+    def signal_summary(self, obj: AmplificationAlert) -> str:
+        return admin_display.signal_summary(obj)
+
+    @admin.display(description="analysis (raw)")
     def analysis_pretty(self, obj: AmplificationAlert) -> str:
         return _pretty(obj.analysis)
 
@@ -97,6 +144,16 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return super().get_queryset(request).select_related("signal")
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        # The page is for reading and triage: every change goes through the actions at its top
+        # (the alert service), so there is nothing to save here.
+        extra = {"show_save": False, "show_save_and_continue": False, "show_save_and_add_another": False,
+                 "show_delete": False}  # fmt: skip
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
+
     def _apply(self, request: HttpRequest, queryset: QuerySet, status: str, notes: str | None = None) -> None:
         count = 0
         for alert in queryset:
@@ -104,28 +161,30 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
                 alert=alert, status=status, actor=_staff(request), resolution_notes=notes,
                 resolved_by=_staff(request) if status != AlertStatus.ACKNOWLEDGED else None,
             )  # fmt: skip
+            self.log_change(request, alert, f"Status set to {status}" + (f": {notes}" if notes else ""))
             count += 1
-        self.message_user(request, f"{count} alert(s) set to {status}.", messages.SUCCESS)
+        label = status.replace("_", " ")
+        self.message_user(request, f"{count} alert(s) set to {label}.", messages.SUCCESS)
 
-    @admin.action(description="Acknowledge selected alerts")
+    @admin.action(description="Acknowledge", permissions=["change"], location=ON_LIST_AND_PAGE)
     def acknowledge_alerts(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._apply(request, queryset, AlertStatus.ACKNOWLEDGED)
 
-    @admin.action(description="Resolve selected alerts (with notes)")
+    @admin.action(description="Resolve (with notes)", permissions=["change"], location=ON_LIST_AND_PAGE)
     def resolve_alerts(self, request: HttpRequest, queryset: QuerySet):
         if "apply" in request.POST:
-            form = ResolveForm(request.POST)
+            form = NotesForm(request.POST)
             if form.is_valid():
-                self._apply(
-                    request, queryset, AlertStatus.RESOLVED, form.cleaned_data["resolution_notes"] or None
-                )
+                self._apply(request, queryset, AlertStatus.RESOLVED, form.cleaned_data["resolution_notes"])
                 return None
         else:
-            form = ResolveForm()
+            form = NotesForm()
         context = {**self.admin_site.each_context(request), "title": "Resolve amplification alerts",
-                   "alerts": list(queryset), "form": form, "opts": self.model._meta}  # fmt: skip
+                   "alerts": list(queryset.select_related("customer")), "form": form, "opts": self.model._meta,
+                   "action_field": ACTION_FIELD_FORM if ACTION_FIELD_FORM in request.POST else "action",
+                   "changelist_url": reverse("admin:fairness_amplificationalert_changelist")}  # fmt: skip
         return TemplateResponse(request, "fairness/admin/resolve_alerts.html", context)
 
-    @admin.action(description="Mark selected alerts as false positives")
+    @admin.action(description="Mark as false positive", permissions=["change"], location=ON_LIST_AND_PAGE)
     def mark_false_positive(self, request: HttpRequest, queryset: QuerySet) -> None:
         self._apply(request, queryset, AlertStatus.FALSE_POSITIVE)

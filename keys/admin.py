@@ -1,19 +1,42 @@
-"""Staff administration of API keys. Actions call the same services as the API, and a
-new key value is shown once, in the admin message, never stored."""
+"""Staff administration of API keys. Create, rotate and revoke call the same services as the API
+(recorded in the admin audit log with the staff user); a new key value is shown once, on the page
+that answers the request, and is stored nowhere (not in a message, not in the session)."""
 
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path
 from django.utils import timezone
 
 from config.models import WorkerHeartbeat
 from keys import services
 from keys.exceptions import ApiKeyNotActive
-from keys.models import AdminAuditLog, ApiKey, Customer
+from keys.models import AdminAuditLog, ApiKey, Customer, Tier
 
 
 def _actor(request: HttpRequest) -> services.AdminActor:
     return services.AdminActor(key_id=None, user=f"staff:{request.user.get_username()}")
+
+
+class CreateKeyForm(forms.Form):
+    customer_id = forms.RegexField(
+        regex=r"^[A-Za-z0-9._:-]{1,128}$",
+        max_length=128,
+        help_text="The organisation the key acts for (created if new). Letters, digits and . _ : -",
+    )
+    tier = forms.ChoiceField(choices=Tier.choices, help_text="Sets the rate limits.")
+    description = forms.CharField(required=False, max_length=255, help_text="Who uses it, for what.")
+    is_admin = forms.BooleanField(
+        required=False, label="Admin key", help_text="May create, rotate and revoke keys through the API."
+    )
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(max_length=1000, help_text="Recorded in the admin audit log.")
 
 
 class EffectiveStatusFilter(admin.SimpleListFilter):
@@ -73,37 +96,67 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def effective_status(self, obj: ApiKey) -> str:
         return obj.effective_status()
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        # Keys are created through the API or `manage.py create_api_key` so the value can be shown once.
-        return False
-
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
 
-    @admin.action(description="Revoke selected keys (immediately)")
-    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+    def get_urls(self):
+        return [
+            path("new/", self.admin_site.admin_view(self.create_view), name="keys_apikey_create"),
+            *super().get_urls(),
+        ]
+
+    def add_view(self, request: HttpRequest, form_url="", extra_context=None):
+        return redirect("admin:keys_apikey_create")
+
+    def create_view(self, request: HttpRequest) -> HttpResponse:
+        """Create a key through the keys service; its value is on this response only (never in
+        a message, the session or the database)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = CreateKeyForm(request.POST or None)
+        issued = None
+        if request.method == "POST" and form.is_valid():
+            issued = services.api_key_create(**form.cleaned_data, actor=_actor(request))
+            self.log_addition(request, issued.key, "Created through the staff console")
+        context = {**self.admin_site.each_context(request), "title": "Create an API key", "form": form,
+                   "issued": [issued] if issued else [], "opts": self.model._meta}  # fmt: skip
+        return TemplateResponse(request, "keys/admin/create_key.html", context)
+
+    @admin.action(description="Revoke selected keys (with a reason)", permissions=["change"])
+    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]):
+        form = ReasonForm(request.POST if "apply" in request.POST else None)
+        if not form.is_valid():
+            context = {**self.admin_site.each_context(request), "title": "Revoke API keys", "form": form,
+                       "keys": list(queryset), "opts": self.model._meta}  # fmt: skip
+            return TemplateResponse(request, "keys/admin/revoke_keys.html", context)
         done = 0
         for key in queryset:
             try:
-                services.api_key_revoke(key=key, reason="revoked in the admin", actor=_actor(request))
-                done += 1
-            except ApiKeyNotActive as exc:
-                self.message_user(request, exc.detail, messages.WARNING)
-        self.message_user(request, f"Revoked {done} key(s).", messages.SUCCESS)
-
-    @admin.action(description="Rotate selected keys (old key valid 24 h)")
-    def rotate_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        for key in queryset:
-            try:
-                issued = services.api_key_rotate(key=key, actor=_actor(request))
+                services.api_key_revoke(key=key, reason=form.cleaned_data["reason"], actor=_actor(request))
             except ApiKeyNotActive as exc:
                 self.message_user(request, exc.detail, messages.WARNING)
                 continue
-            self.message_user(
-                request,
-                f"{key.id} rotated; new key {issued.key.id} (shown once, copy it now): {issued.value}",
-                messages.SUCCESS,
-            )
+            self.log_change(request, key, f"Revoked: {form.cleaned_data['reason']}")
+            done += 1
+        self.message_user(request, f"Revoked {done} key(s).", messages.SUCCESS)
+        return None
+
+    @admin.action(description="Rotate selected keys (old key valid 24 h)", permissions=["change"])
+    def rotate_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]):
+        issued = []
+        for key in queryset:
+            try:
+                issued.append(services.api_key_rotate(key=key, actor=_actor(request)))
+            except ApiKeyNotActive as exc:
+                self.message_user(request, exc.detail, messages.WARNING)
+                continue
+            self.log_change(request, key, f"Rotated; replaced by {issued[-1].key.id}")
+        if not issued:
+            return None
+        # The new values are shown on this response only, never in a message or the session.
+        context = {**self.admin_site.each_context(request), "title": "Rotated API keys", "issued": issued,
+                   "opts": self.model._meta}  # fmt: skip
+        return TemplateResponse(request, "keys/admin/create_key.html", context)
 
 
 @admin.register(AdminAuditLog)

@@ -111,3 +111,12 @@ def webhook_test_wait(*, delivery_id: str) -> TestResult:
     finally:
         _test_waiters.release()
     return result
+
+
+def webhooks_disabled_by_failures(*, limit: int = 10) -> list[Webhook]:
+    """Webhooks the delivery worker turned off after repeated failures, latest first (all customers)."""
+    return list(
+        Webhook.objects.filter(status=Webhook.Status.DISABLED, disabled_reason=conf.DISABLED_REASON_FAILURES)
+        .select_related("customer")
+        .order_by("-disabled_at", "-id")[:limit]
+    )

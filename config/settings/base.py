@@ -36,7 +36,7 @@ DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.apps.TrustcalAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "fairness",
     "webhooks",
     "compliance",
+    "console",
 ]
 
 MIDDLEWARE = [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["config", "audit", "bias", "calibration", "compliance", "fairness", "keys", "webhooks"]
+PACKAGES = ["config", "audit", "bias", "calibration", "compliance", "console", "fairness", "keys", "webhooks"]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
@@ -43,6 +43,8 @@ def tree(tmp_path: Path) -> Path:
         ("keys/probe.py", "from config.health import health_snapshot"),
         ("audit/probe.py", "from bias.stats import lock_decision"),
         ("calibration/probe.py", "from audit.batch import decisions_log_batch"),
+        ("fairness/probe.py", "from console import overview"),
+        ("console/probe.py", "from fairness.models import AmplificationAlert"),
     ],
 )
 def test_breaking_a_boundary_fails_lint_imports(tree: Path, probe: str, broken: str):

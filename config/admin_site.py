@@ -1,0 +1,249 @@
+"""The staff console: the Django admin as the default site, its index grouped by task rather than by
+app, and an overview page as its home.
+
+`config` imports no app, so both the grouping and the overview are data: the groups name models by
+"app_label.model_name" strings (a "app_label.*" entry takes every model an app registers, so an app
+that registers models later appears without a change here), and the apps contribute overview panels
+and extra pages through `console_panel` / `console_page`, called from their own admin modules.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, URLPattern, path, reverse
+
+
+@dataclass(frozen=True)
+class TaskGroup:
+    slug: str
+    name: str
+    members: tuple[str, ...]  # "app_label.model_name", "app_label.*" or "page:<page name>"
+    description: str = ""
+
+
+# The index, in the order a compliance officer works. A model that no group names lands in "Other".
+TASK_GROUPS: tuple[TaskGroup, ...] = (
+    TaskGroup(
+        "alerts",
+        "Alerts",
+        ("fairness.amplificationalert", "bias.biasalert", "fairness.fairnesssignal"),
+        "Amplification alerts to triage, bias detection findings and the fairness signals behind them.",
+    ),
+    TaskGroup(
+        "decisions",
+        "Decisions and calibration",
+        (
+            "page:user-calibration",
+            "audit.decision",
+            "audit.auditentry",
+            "audit.chainhead",
+            "calibration.riskuserstate",
+            "calibration.userdailyaggregate",
+            "calibration.threshold",
+            "bias.modelfavorablevalues",
+        ),
+        "The decision log and its tamper-evident audit trail; who over- or under-trusts the AI.",
+    ),
+    TaskGroup("reports", "Reports", ("compliance.*",), "Regulatory reports and their exports."),
+    TaskGroup(
+        "integrations",
+        "Integrations",
+        ("webhooks.webhook", "webhooks.delivery"),
+        "Webhook subscriptions and their deliveries.",
+    ),
+    TaskGroup(
+        "access",
+        "Access",
+        (
+            "keys.apikey",
+            "keys.adminauditlog",
+            "keys.customer",
+            "auth.user",
+            "auth.group",
+            "admin.logentry",
+            "core.workerheartbeat",
+        ),
+        "API keys, staff accounts and what every staff user did in this console.",
+    ),
+)
+OTHER = TaskGroup("other", "Other", (), "")
+
+PanelFn = Callable[[HttpRequest], dict[str, Any] | None]
+ViewFn = Callable[[HttpRequest], HttpResponse]
+
+
+@dataclass(frozen=True)
+class Panel:
+    order: int
+    template: str
+    build: PanelFn
+    permission: str | None  # "app_label.codename"; None: every staff user
+
+
+@dataclass(frozen=True)
+class Page:
+    name: str  # URL name (admin:console-<name>) and the key TASK_GROUPS uses ("page:<name>")
+    title: str
+    view: ViewFn
+    permission: str | None
+
+
+@dataclass
+class _Registry:
+    panels: list[Panel] = field(default_factory=list)
+    pages: dict[str, Page] = field(default_factory=dict)
+
+
+_registry = _Registry()
+
+
+def console_panel(
+    *, order: int, template: str, permission: str | None = None
+) -> Callable[[PanelFn], PanelFn]:
+    """Register an overview panel: a function of the request returning its template context (or
+    None to leave the panel out). Panels are shown in `order`, to users holding `permission`."""
+
+    def register(build: PanelFn) -> PanelFn:
+        if not any(p.build is build for p in _registry.panels):
+            _registry.panels.append(Panel(order, template, build, permission))
+            _registry.panels.sort(key=lambda p: p.order)
+        return build
+
+    return register
+
+
+def console_page(*, name: str, title: str, permission: str | None = None) -> Callable[[ViewFn], ViewFn]:
+    """Register an extra admin page at /admin/console/<name>, listed in the group that names it."""
+
+    def register(view: ViewFn) -> ViewFn:
+        _registry.pages[name] = Page(name, title, view, permission)
+        return view
+
+    return register
+
+
+def _allowed(request: HttpRequest, permission: str | None) -> bool:
+    return permission is None or request.user.has_perm(permission)
+
+
+class TrustcalAdminSite(admin.AdminSite):
+    site_header = "Trustcal staff console"
+    site_title = "Trustcal console"
+    index_title = "Overview"
+    index_template = "admin/console/overview.html"
+    enable_nav_sidebar = True
+
+    def get_urls(self) -> list[Any]:
+        extra: list[URLPattern] = [
+            path("group/<slug:slug>/", self.admin_view(self.group_index), name="console-group"),
+            path("console/<slug:name>/", self.admin_view(self.page_view), name="console-page"),
+        ]
+        return extra + super().get_urls()
+
+    # --- the grouped index ------------------------------------------------------------------
+
+    def _page_entries(self, request: HttpRequest) -> dict[str, dict[str, Any]]:
+        entries = {}
+        for page in _registry.pages.values():
+            if _allowed(request, page.permission):
+                url = reverse("admin:console-page", kwargs={"name": page.name}, current_app=self.name)
+                entries[f"page:{page.name}"] = {
+                    "name": page.title,
+                    "object_name": page.name.replace("-", ""),
+                    "perms": {"view": True},
+                    "admin_url": url,
+                    "add_url": None,
+                    "view_only": True,
+                }
+        return entries
+
+    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
+        if app_label is not None:
+            return super().get_app_list(request, app_label)
+        models: dict[str, dict[str, Any]] = {}
+        for app in self._build_app_dict(request).values():
+            for entry in app["models"]:
+                models[f"{app['app_label']}.{entry['object_name'].lower()}"] = entry
+        models.update(self._page_entries(request))
+        groups = []
+        for group in (*TASK_GROUPS, OTHER):
+            members = []
+            for member in group.members:
+                if member.endswith(".*"):
+                    prefix = member[:-1]
+                    members += [models.pop(k) for k in sorted(models) if k.startswith(prefix)]
+                elif member in models:
+                    members.append(models.pop(member))
+            if group is OTHER:
+                members = [models.pop(k) for k in sorted(models)]
+            if members:
+                groups.append(
+                    {
+                        "name": group.name,
+                        "app_label": group.slug,
+                        "description": group.description,
+                        "app_url": reverse(
+                            "admin:console-group", kwargs={"slug": group.slug}, current_app=self.name
+                        ),
+                        "has_module_perms": True,
+                        "models": members,
+                    }
+                )
+        return groups
+
+    def group_index(self, request: HttpRequest, slug: str) -> HttpResponse:
+        groups = [g for g in self.get_app_list(request) if g["app_label"] == slug]
+        if not groups:
+            raise Http404("No such group, or nothing in it you may see.")
+        context = {
+            **self.each_context(request),
+            "title": groups[0]["name"],
+            "subtitle": None,
+            "app_list": groups,
+            "app_label": slug,
+        }
+        request.current_app = self.name
+        return TemplateResponse(request, "admin/app_index.html", context)
+
+    # --- the overview and extra pages ----------------------------------------------------
+
+    def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> TemplateResponse:
+        panels = []
+        for panel in _registry.panels:
+            if not _allowed(request, panel.permission):
+                continue
+            context = panel.build(request)
+            if context is not None:
+                panels.append({"template": panel.template, **context})
+        return super().index(request, {"panels": panels, **(extra_context or {})})
+
+    def page_view(self, request: HttpRequest, name: str) -> HttpResponse:
+        page = _registry.pages.get(name)
+        if page is None:
+            raise Http404("No such page.")
+        if not _allowed(request, page.permission):
+            raise PermissionDenied
+        return page.view(request)
+
+    def page_context(self, request: HttpRequest, title: str) -> dict[str, Any]:
+        """The context every console page extends (sidebar, header, title)."""
+        return {**self.each_context(request), "title": title, "subtitle": None}
+
+
+def changelist_url(model_label: str, **query: str) -> str | None:
+    """The admin list of "app_label.model_name" with a query string, or None when not registered."""
+    app_label, model_name = model_label.split(".")
+    try:
+        url = reverse(f"admin:{app_label}_{model_name}_changelist")
+    except NoReverseMatch:
+        return None
+    if query:
+        from urllib.parse import urlencode
+
+        url += "?" + urlencode(query)
+    return url

@@ -1,0 +1,116 @@
+"""The overview panels of the staff console's home page. Each reads through the owning app's
+selectors; none writes."""
+
+import datetime as dt
+import importlib
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+
+from audit import selectors as audit_selectors
+from bias import selectors as bias_selectors
+from calibration import selectors as calibration_selectors
+from config import heartbeat
+from config.admin_site import changelist_url, console_panel
+from console.charts import Point, line_chart_svg
+from fairness import selectors as fairness_selectors
+from keys.models import Customer
+from webhooks import selectors as webhook_selectors
+
+SEVERITIES = ("critical", "high", "medium", "low")
+TREND_DAYS = 30
+BIAS_ALERT_DAYS = 7
+
+
+@console_panel(order=10, template="console/panels/alerts.html", permission="fairness.view_amplificationalert")
+def open_alerts(request: HttpRequest) -> dict[str, Any]:
+    amplification = fairness_selectors.open_alerts_by_severity()
+    since = timezone.now() - dt.timedelta(days=BIAS_ALERT_DAYS)
+    bias = bias_selectors.bias_alerts_by_severity(since=since)
+    rows = [
+        {
+            "severity": s,
+            "open": amplification[s],
+            "open_url": changelist_url(
+                "fairness.amplificationalert", status__exact="open", severity__exact=s
+            ),
+            "acknowledged_url": changelist_url(
+                "fairness.amplificationalert", status__exact="acknowledged", severity__exact=s
+            ),
+            "bias": bias[s],
+            "bias_url": changelist_url(
+                "bias.biasalert", severity__exact=s, created_at__gte=since.date().isoformat()
+            ),
+        }
+        for s in SEVERITIES
+    ]
+    return {
+        "rows": rows,
+        "total_open": sum(amplification.values()),
+        "bias_days": BIAS_ALERT_DAYS,
+        "all_open_url": changelist_url("fairness.amplificationalert", status__exact="open"),
+    }
+
+
+def _selected_customer(request: HttpRequest) -> tuple[Customer | None, list[tuple[str, int]]]:
+    busiest = audit_selectors.customers_by_decisions(limit=50)
+    wanted = request.GET.get("customer") or (busiest[0][0] if busiest else None)
+    customer = Customer.objects.filter(pk=wanted).first() if wanted else None
+    return customer, busiest
+
+
+@console_panel(
+    order=20, template="console/panels/trend.html", permission="calibration.view_userdailyaggregate"
+)
+def trust_trend(request: HttpRequest) -> dict[str, Any] | None:
+    customer, customers = _selected_customer(request)
+    if customer is None:
+        return {"customer": None, "customers": customers}
+    days = calibration_selectors.DayRange.last_days(TREND_DAYS)
+    result = calibration_selectors.trend(customer, days=days, interval="day")
+    points = [Point(p["period_start"], p["trust_score"]) for p in result["points"]]
+    figures = calibration_selectors.organization_figures(customer, days=days)
+    chart = line_chart_svg(points, title=f"Trust score of {customer.pk}, last {TREND_DAYS} days")
+    return {
+        "customer": customer,
+        "customers": customers,
+        "chart": mark_safe(chart),  # noqa: S308 (built from numbers and escaped labels)
+        "direction": result["trend"]["direction"],
+        "figures": figures,
+        "days": TREND_DAYS,
+        "risk_users": len(calibration_selectors.risk_users(customer, days=days)),
+    }
+
+
+@console_panel(order=30, template="console/panels/exports.html")
+def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
+    """Shown once the compliance app offers `export_list_recent(limit=...)` in its selectors."""
+    try:
+        module = importlib.import_module("compliance.selectors")
+    except ImportError:
+        return None
+    recent = getattr(module, "export_list_recent", None)
+    if recent is None:
+        return None
+    return {"exports": list(recent(limit=5))}
+
+
+@console_panel(order=40, template="console/panels/webhooks.html", permission="webhooks.view_webhook")
+def disabled_webhooks(request: HttpRequest) -> dict[str, Any]:
+    return {
+        "webhooks": webhook_selectors.webhooks_disabled_by_failures(limit=10),
+        "list_url": changelist_url("webhooks.webhook", status__exact="disabled"),
+    }
+
+
+@console_panel(order=50, template="console/panels/workers.html")
+def worker_health(request: HttpRequest) -> dict[str, Any]:
+    online = heartbeat.workers_online()
+    return {
+        "online": online,
+        "max_age": settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS,
+        "workers": heartbeat.workers_recent(limit=10),
+    }

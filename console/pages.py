@@ -1,0 +1,47 @@
+"""Pages of the staff console that no single model list can show."""
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+
+from audit import selectors as audit_selectors
+from calibration import selectors as calibration_selectors
+from config.admin_site import console_page
+from keys.models import Customer
+
+WINDOWS = (30, 90)
+
+
+@console_page(
+    name="user-calibration",
+    title="User calibration (risk users first)",
+    permission="calibration.view_userdailyaggregate",
+)
+def user_calibration(request: HttpRequest) -> HttpResponse:
+    customers = audit_selectors.customers_by_decisions(limit=200)
+    wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
+    customer = Customer.objects.filter(pk=wanted).first()
+    try:
+        window = int(request.GET.get("days", WINDOWS[0]))
+    except ValueError:
+        window = WINDOWS[0]
+    window = window if window in WINDOWS else WINDOWS[0]
+    model_id = request.GET.get("model") or None
+    users = []
+    if customer is not None:
+        days = calibration_selectors.DayRange.last_days(window)
+        users = calibration_selectors.user_calibration_list(customer, days=days, model_id=model_id)
+    context = {
+        **admin.site.each_context(request),
+        "title": "User calibration",
+        "subtitle": None,
+        "customers": customers,
+        "customer": customer,
+        "window": window,
+        "windows": WINDOWS,
+        "model_id": model_id or "",
+        "users": users,
+        "at_risk": sum(1 for u in users if u["at_risk"]),
+    }
+    request.current_app = admin.site.name
+    return TemplateResponse(request, "console/admin/user_calibration.html", context)

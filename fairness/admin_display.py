@@ -1,0 +1,89 @@
+"""HTML pieces of the amplification alert page: the analysis figures and both groups' AI and human
+rates side by side. Everything is escaped through format_html."""
+
+from typing import Any
+
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from fairness.models import AmplificationAlert
+
+FIGURES = (
+    ("amplificationScore", "Amplification score", "How much of the room left by the model the humans used to widen the gap (0 to 1)."),
+    ("direction", "Direction", "amplifying: people widen the model's gap; mitigating: they narrow it."),
+    ("modelDisparityReported", "Model disparity reported", "The metric value the fairness tool sent."),
+    ("modelDisparityObserved", "Model disparity observed", "The AI recommendations' gap between the groups in the logged decisions."),
+    ("humanDisparity", "Human disparity", "The final human decisions' gap between the same groups."),
+    ("decisionsAnalyzed", "Decisions analysed", "Logged decisions of this model carrying the attribute."),
+    ("analyzedAt", "Analysed at", ""),
+)  # fmt: skip
+
+
+def _pct(value: Any) -> str:
+    return f"{float(value) * 100:.1f}%" if isinstance(value, int | float) else "-"
+
+
+def analysis_figures(alert: AmplificationAlert) -> SafeString:
+    analysis = alert.analysis or {}
+    rows = format_html_join(
+        "",
+        "<tr><th>{}</th><td class='tc-num'>{}</td><td class='tc-help'>{}</td></tr>",
+        ((label, analysis.get(key, "-") if analysis.get(key) is not None else "-", help_text)
+         for key, label, help_text in FIGURES),
+    )  # fmt: skip
+    return format_html("<table class='tc-rates'><tbody>{}</tbody></table>", rows)
+
+
+def group_rates(alert: AmplificationAlert) -> SafeString:
+    """One row per outcome value: AI and human rate of the privileged group, then of the
+    unprivileged group; a human rate further from the other group's than the AI's is marked."""
+    groups = (alert.analysis or {}).get("groups") or {}
+    priv, unpriv = groups.get("privileged") or {}, groups.get("unprivileged") or {}
+    if not priv or not unpriv:
+        return format_html("<p>{}</p>", "Not enough decisions in both groups for rates.")
+    values = sorted(
+        {*priv.get("aiRates", {}), *priv.get("humanRates", {}), *unpriv.get("aiRates", {}), *unpriv.get("humanRates", {})}
+    )  # fmt: skip
+    rows = []
+    for value in values:
+        pa, ph = priv.get("aiRates", {}).get(value, 0), priv.get("humanRates", {}).get(value, 0)
+        ua, uh = unpriv.get("aiRates", {}).get(value, 0), unpriv.get("humanRates", {}).get(value, 0)
+        wider = abs(ph - uh) > abs(pa - ua)
+        rows.append(
+            (
+                value,
+                _pct(pa),
+                _pct(ph),
+                _pct(ua),
+                _pct(uh),
+                _pct(pa - ua),
+                "tc-up" if wider else "",
+                _pct(ph - uh),
+            )
+        )
+    body = format_html_join(
+        "",
+        "<tr><th>{}</th><td class='tc-num'>{}</td><td class='tc-num'>{}</td><td class='tc-num'>{}</td>"
+        "<td class='tc-num'>{}</td><td class='tc-num'>{}</td><td class='tc-num {}'>{}</td></tr>",
+        rows,
+    )
+    return format_html(
+        "<table class='tc-rates'><thead><tr><th rowspan='2'>Decision</th>"
+        "<th colspan='2'>Privileged: {} ({} decisions)</th><th colspan='2'>Unprivileged: {} ({} decisions)</th>"
+        "<th colspan='2'>Gap between the groups</th></tr>"
+        "<tr><th>AI</th><th>Human</th><th>AI</th><th>Human</th><th>AI</th><th>Human</th></tr></thead>"
+        "<tbody>{}</tbody></table><p class='tc-help'>Red: the humans' gap is wider than the AI's.</p>",
+        priv.get("name") or "-", priv.get("decisions", 0), unpriv.get("name") or "-", unpriv.get("decisions", 0), body,
+    )  # fmt: skip
+
+
+def signal_summary(alert: AmplificationAlert) -> SafeString:
+    signal = alert.signal
+    url = reverse("admin:fairness_fairnesssignal_change", args=[signal.pk])
+    return format_html(
+        "<a href='{}'>{}</a>: {} {} = {} on {} ({} vs {}), reported {}",
+        url, signal.pk, signal.external_tool_id, signal.metric_name, signal.metric_value,
+        signal.protected_attribute, signal.privileged_group or "auto", signal.unprivileged_group or "auto",
+        signal.signal_timestamp.strftime("%Y-%m-%d %H:%M UTC"),
+    )  # fmt: skip
