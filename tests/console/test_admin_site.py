@@ -186,3 +186,10 @@ def test_revoke_asks_for_a_reason_and_records_it(root):
     )
     assert ApiKey.objects.get(pk=key.pk).status == "revoked"
     assert AdminAuditLog.objects.get(key_id=key.pk, action="api_key.revoked").reason == "laptop lost"
+
+
+def test_overview_lists_the_latest_exports(root, api):
+    requested = api.post("/v1/export", {"template": "eu_ai_act", "format": "json"}, format="json")
+    assert requested.status_code == 202
+    html = root.get("/admin/").content.decode()
+    assert "panel-exports" in html and "eu_ai_act (json)" in html
