@@ -39,6 +39,14 @@ def _open_serious(evidence: dict[str, Any]) -> list[str]:
     return severities
 
 
+def status_of(*, counts: dict[str, int], alerts: dict[str, Any]) -> str:
+    """The compliance status alone, from the category counts and the alerts (the CSV format,
+    which holds only the decision log, is judged by the same rule)."""
+    return compliance_status(
+        incidents=counts["OVERTRUSTING"], total=counts["total"], open_serious=_open_serious(alerts)
+    )[0]
+
+
 def _ratio(num: int, den: int) -> float | None:
     return round(num / den, 6) if den else None
 

@@ -152,6 +152,11 @@ def _subgroups(scope: Scope) -> dict[str, Any]:
     }
 
 
+def alerts(scope: Scope) -> dict[str, Any]:
+    """The period's bias alerts and the amplification alerts raised before its end."""
+    return {"bias_alerts": _bias_alerts(scope), "amplification": _amplification(scope)}
+
+
 def gather(scope: Scope) -> dict[str, Any]:
     """Every figure both templates draw on."""
     decisions = scope.decisions()
@@ -164,7 +169,6 @@ def gather(scope: Scope) -> dict[str, Any]:
         "trend": reporting.trust_trend(decisions, start=scope.first_day, end=scope.last_day),
         "models": reporting.models_seen(decisions),
         "subgroups": _subgroups(scope),
-        "bias_alerts": _bias_alerts(scope),
-        "amplification": _amplification(scope),
+        **alerts(scope),
         "chain": {**verification.as_dict(), "verified_at": isoformat(dt.datetime.now(dt.UTC))},
     }

@@ -84,6 +84,7 @@ TABLE_WIDTHS = {
 LABELS = {"items": "Alerts", "unresolved_high_or_critical": "Unresolved high or critical alerts"}
 TABLE_ROWS_MAX = 200
 CELL_MAX = 160
+FACT_MAX = 1000  # prose (notes, limitations) is printed whole
 CHART_SECTIONS = {
     "eu_ai_act": {"trust_calibration_analysis": "trend", "bias_detection_summary": "subgroups"},
     "texas_traiga": {"monitoring_and_safeguards": "trend", "discrimination_screening": "subgroups"},
@@ -156,7 +157,7 @@ def _blocks(value: dict[str, Any], *, depth: int = 0) -> Iterable[dict[str, Any]
         if not isinstance(v, dict | list) or _is_scalar_list(v)
     ]
     if facts:
-        yield {"kind": "facts", "rows": [(_label(k), _cell(v)) for k, v in facts]}
+        yield {"kind": "facts", "rows": [(_label(k), _cell(v, FACT_MAX)) for k, v in facts]}
     for key, item in value.items():
         if isinstance(item, list) and item and isinstance(item[0], dict):
             yield _table(key, item, _label(key))

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from audit import selectors as audit_selectors
+from calibration import reporting
 from compliance import eu_ai_act, texas_traiga
 from compliance.evidence import Scope, gather
+from compliance.evidence import alerts as evidence_alerts
 from config.timeutils import isoformat
 
 LOG_PREVIEW_MAX = 500  # decisions printed in a PDF; beyond, the whole log is attached as CSV
@@ -47,6 +49,22 @@ class Report:
 
     def log_rows(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
         return audit_selectors.decision_log_rows(self.scope.decisions(), limit=limit)
+
+
+def log_report_build(*, scope: Scope, template: str) -> Report:
+    """For the csv format, which is the decision log alone: no figures and no chain
+    verification, only the compliance status (a few grouped counts and the alerts)."""
+    counts = reporting.category_counts(scope.decisions())
+    summary: dict[str, Any] = {"total_decisions": counts["total"]}
+    if template == "eu_ai_act":
+        summary["compliance_status"] = eu_ai_act.status_of(counts=counts, alerts=evidence_alerts(scope))
+    data = {
+        "template": template,
+        "time_period": scope.time_period,
+        "filters": scope.filters,
+        "summary": summary,
+    }
+    return Report(template=template, scope=scope, data=data, digest="")
 
 
 def report_build(*, scope: Scope, template: str, generated_at: dt.datetime | None = None) -> Report:

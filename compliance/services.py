@@ -21,7 +21,7 @@ from compliance import eu_ai_act
 from compliance.evidence import Scope
 from compliance.exceptions import ExportNotFound
 from compliance.models import ExportJob
-from compliance.report import HashingWriter, Report, render_csv, render_json, report_build
+from compliance.report import HashingWriter, Report, log_report_build, render_csv, render_json, report_build
 from config.exceptions import RateLimited
 from keys.models import Customer
 from webhooks.services import event_emit
@@ -172,7 +172,8 @@ def export_run(*, export_id: str) -> None:
     )
     try:
         with _Lease(export_id, attempt), tempfile.TemporaryFile(prefix="trustcal-export-") as tmp:
-            report = report_build(scope=scope, template=job.template)
+            build = log_report_build if job.format == "csv" else report_build
+            report = build(scope=scope, template=job.template)
             writer = HashingWriter(tmp)
             _renderer(job.format)(report, writer)
             tmp.seek(0)
