@@ -11,7 +11,7 @@ from compliance.exceptions import ExportNotReady
 from compliance.inputs import export_request_parse
 from compliance.models import ExportJob
 from compliance.report import CONTENT_TYPES
-from compliance.serializers import ExportOutput
+from compliance.serializers import ExportOutput, ExportRequestDoc
 from config.api import PagePagination, TenantAPIView, TenantViewSet, require_object
 
 
@@ -37,7 +37,7 @@ class ExportViewSet(TenantViewSet):
     pagination_class = PagePagination
     serializer_class = ExportOutput
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={202: ExportOutput}, operation_id="export_create")
+    @extend_schema(request=ExportRequestDoc, responses={202: ExportOutput}, operation_id="export_create")
     def create(self, request):
         data = export_request_parse(require_object(request.data))
         job = services.export_request(

@@ -97,6 +97,10 @@ _LINKS: dict[tuple[str, str], list[tuple[str, str, str]]] = {
     ],
     ("log_decision", "201"): [("audit_trail_retrieve", "id", "$response.body#/entry_id")],
     ("detect_bias_create", "200"): [("bias_feed_retrieve", "id", "$response.body#/alert_id")],
+    ("export_create", "202"): [
+        ("export_retrieve", "id", "$response.body#/export_id"),
+        ("export_download", "id", "$response.body#/export_id"),
+    ],
 }
 
 
