@@ -10,24 +10,12 @@ from django.db.models import CharField, F, Func, Max, QuerySet
 from django.db.models.functions import Cast
 
 from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
-from audit.fields import DECISION_LOG_COLUMNS
+from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
 from config.timeutils import isoformat
 from keys.models import Customer
 
 VERIFY_CHUNK = 2000
-
-# Fields a decision row shares with its `decision` entry and that never change after
-# logging: verify also compares them, so editing the decision row itself is caught too.
-_IMMUTABLE = [
-    "user_id",
-    "model_id",
-    "model_version",
-    "ai_recommendation",
-    "ai_confidence",
-    "user_decision",
-    "context",
-]
 
 
 def audit_trail_size(customer: Customer) -> int:
@@ -106,7 +94,7 @@ def chain_verify(
     `entries_checked` then counts only the entries read here."""
     columns = [
         *ENTRY_COLUMNS,
-        *(f"decision__{name}" for name in _IMMUTABLE),
+        *(f"decision__{name}" for name in IMMUTABLE_FIELDS),
         "decision__decision_id",
         "decision__timestamp",
     ]
@@ -156,7 +144,7 @@ def _decision_matches(doc: dict[str, Any], decision_values: tuple) -> bool:
         return False
     if isoformat(timestamp) != doc["timestamp"]:
         return False
-    return all(value == doc[name] for name, value in zip(_IMMUTABLE, immutable, strict=True))
+    return all(value == doc[name] for name, value in zip(IMMUTABLE_FIELDS, immutable, strict=True))
 
 
 # --- reports (compliance exports read decisions only through these) ---------------------------
