@@ -17,6 +17,7 @@ from calibration import services as calibration_services
 from config.api import require_object
 from config.bulk import bulk_insert
 from config.exceptions import DomainError
+from config.inputs import check_document, is_clean_text
 from keys.models import Customer
 
 BATCH_MAX = 1000
@@ -56,6 +57,7 @@ class BatchResult:
 
 def _item_validated(body: Any) -> tuple[str, dict[str, Any]]:
     """("outcome" | "decision", validated data) exactly as POST /log validates its body."""
+    check_document(body)  # the parser left the strings to the item (one bad item, one rejection)
     body = require_object(body)
     if is_late_outcome(body):
         return "outcome", late_outcome_validated(body)
@@ -84,8 +86,10 @@ def decisions_log_batch(*, customer: Customer, items: list[Any], source: str = "
 
 
 def _raw_decision_id(body: Any) -> str | None:
+    """A rejected item's decision_id as sent, when it can be shown (a string that can be
+    encoded: an unpaired surrogate could not be written into the answer)."""
     value = body.get("decision_id") if isinstance(body, dict) else None
-    return value if isinstance(value, str) else None
+    return value if isinstance(value, str) and is_clean_text(value) else None
 
 
 def _batch_once(

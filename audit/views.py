@@ -28,7 +28,7 @@ from audit.serializers import (
 from calibration.rules import RECORD_CATEGORIES
 from config.api import PagePagination, TenantAPIView, TenantViewSet, choice_param, require_object, text_param
 from config.exceptions import ValidationFailed
-from config.inputs import query_time_range
+from config.inputs import check_document, query_time_range
 from config.parsers import LargeJSONParser, NDJSONParser
 from config.timeutils import isoformat
 
@@ -120,8 +120,11 @@ class LogBatchOutput(serializers.Serializer):
 
 
 def batch_items(body: Any) -> list[Any]:
-    """The `decisions` array of a batch, or VALIDATION_ERROR for the whole request."""
-    items = require_object(body).get("decisions")
+    """The `decisions` array of a batch, or VALIDATION_ERROR for the whole request. The items'
+    strings are checked item by item by the service; the rest of the envelope here."""
+    body = require_object(body)
+    check_document({key: value for key, value in body.items() if key != "decisions"})
+    items = body.get("decisions")
     if not isinstance(items, list) or not 1 <= len(items) <= services.BATCH_MAX:
         raise ValidationFailed(
             f"The body must be an object with a `decisions` array of 1 to {services.BATCH_MAX} items.",

@@ -38,15 +38,17 @@ def is_clean_text(text: str) -> bool:
     return True
 
 
-def check_document(value: Any) -> None:
+def check_document(value: Any, *, strings: bool = True) -> None:
     """Walk a parsed JSON document without recursion: deeper than MAX_JSON_DEPTH is
     INVALID_JSON (ParseError); a key or string holding NUL or an unpaired surrogate is a
-    VALIDATION_ERROR naming where it is."""
+    VALIDATION_ERROR naming where it is (with `strings=False` only the nesting is checked:
+    a batch checks each item's strings with the item, so that one bad item is rejected
+    alone)."""
     stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
         node, depth, where = stack.pop()
         if isinstance(node, str):
-            if not is_clean_text(node):
+            if strings and not is_clean_text(node):
                 raise invalid(where or "body", "must not contain NUL or unpaired surrogates")
             continue
         if not isinstance(node, dict | list):
@@ -56,7 +58,7 @@ def check_document(value: Any) -> None:
         if isinstance(node, dict):
             for key, item in node.items():
                 name = f"{where}.{key}" if where else str(key)
-                if not is_clean_text(key):
+                if strings and not is_clean_text(key):
                     raise invalid(where or "body", "keys must not contain NUL or unpaired surrogates")
                 stack.append((item, depth + 1, name))
         else:
@@ -64,9 +66,10 @@ def check_document(value: Any) -> None:
                 stack.append((item, depth + 1, f"{where}[{index}]"))
 
 
-def load_json(raw: bytes) -> Any:
-    """One JSON document from a request body: UTF-8, no NaN/Infinity, nesting and strings
-    checked by check_document. Malformed (or too deep to parse at all) is ParseError."""
+def load_json(raw: bytes, *, strings: bool = True) -> Any:
+    """One JSON document from a request body: UTF-8, no NaN/Infinity, nesting and (unless
+    `strings=False`) strings checked by check_document. Malformed (or too deep to parse at
+    all) is ParseError."""
 
     def refuse(name: str) -> Any:
         raise ValueError(f"{name} is not valid JSON")
@@ -77,7 +80,7 @@ def load_json(raw: bytes) -> Any:
         raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
     except (UnicodeDecodeError, ValueError) as exc:
         raise ParseError(str(exc)) from exc
-    check_document(value)
+    check_document(value, strings=strings)
     return value
 
 
@@ -104,6 +107,22 @@ def query_text(request: Request, name: str, *, max_length: int = 256) -> str | N
         return None
     if len(value) > max_length or not is_clean_text(value):
         raise invalid(name, f"must be at most {max_length} characters without NUL")
+    return value
+
+
+def header_text(request: Request, name: str, *, max_length: int = 256) -> str | None:
+    """A free-text request header the service reads (surrounding white space dropped); absent
+    or blank is None; overlong, or holding NUL or another control character, is a
+    VALIDATION_ERROR (C1 addendum: headers the service reads are checked like any string)."""
+    value = request.headers.get(name, "").strip()
+    if not value:
+        return None
+    if (
+        len(value) > max_length
+        or not is_clean_text(value)
+        or any(ord(c) < 32 or ord(c) == 127 for c in value)
+    ):
+        raise invalid(name, f"must be at most {max_length} characters without control characters")
     return value
 
 

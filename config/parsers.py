@@ -19,14 +19,18 @@ class StrictJSONParser(BaseParser):
 
 
 class LargeJSONParser(StrictJSONParser):
-    """JSON for the bulk endpoints (up to 8 MiB): the same parser, named for the views that
-    raise the body limit."""
+    """JSON for the bulk endpoints (up to 8 MiB). The nesting is checked here; the strings are
+    checked by the view, the envelope's at once and each item's with that item, so that a NUL
+    or an unpaired surrogate in one item rejects that item alone (C15)."""
+
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+        return load_json(stream.read() if stream is not None else b"", strings=False)
 
 
 class NDJSONParser(BaseParser):
     """`application/x-ndjson`: one JSON document per line (blank lines skipped), parsed into
     `{"decisions": [...]}`, the JSON form of a batch. A line that is not JSON is INVALID_JSON
-    for the whole body."""
+    for the whole body; strings are checked with each item, as for LargeJSONParser."""
 
     media_type = "application/x-ndjson"
 
@@ -36,7 +40,7 @@ class NDJSONParser(BaseParser):
             if not raw.strip():
                 continue
             try:
-                items.append(load_json(raw))
+                items.append(load_json(raw, strings=False))
             except ParseError as exc:
                 raise ParseError(f"line {number}: {exc.detail}") from exc
         return {"decisions": items}
