@@ -17,8 +17,8 @@ ATTRIBUTE_HELP = "gender, age_group, ethnicity or custom.<key>"
 
 
 def _attribute(request) -> str | None:
-    value = request.query_params.get("attribute")
-    if value in (None, ""):
+    value = query_text(request, "attribute")
+    if value is None:
         return None
     if not is_valid_attribute_name(value):
         raise invalid("attribute", f"must be {ATTRIBUTE_HELP}")

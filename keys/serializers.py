@@ -11,8 +11,11 @@ class ApiKeyCreateInput(serializers.Serializer):
     is_admin = serializers.BooleanField(required=False, default=False)
 
 
+REASON_MAX = 500
+
+
 class ApiKeyRevokeInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+    reason = serializers.CharField(max_length=REASON_MAX, required=False, allow_blank=True, default="")
 
 
 def _limits(key: ApiKey) -> tuple[int, int]:

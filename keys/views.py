@@ -4,11 +4,13 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import PagePagination, choice_param, require_object
+from config.api import PagePagination, choice_param, require_object, text_param
+from config.inputs import header_text
 from keys import selectors, services
 from keys.authentication import IsAdminKey
-from keys.models import ApiKey, Tier
+from keys.models import ApiKey, Customer, Tier
 from keys.serializers import (
+    REASON_MAX,
     AdminAuditLogOutput,
     ApiKeyCreatedOutput,
     ApiKeyCreateInput,
@@ -19,11 +21,13 @@ from keys.serializers import (
 )
 
 KEY_STATUSES = ["active", "rotated", "revoked", "expired"]
+CUSTOMER_ID_MAX = Customer._meta.get_field("id").max_length or 128
 
 
 def _actor(request) -> services.AdminActor:
-    user = request.headers.get("X-Admin-User", "").strip()[:255] or None
-    return services.AdminActor(key_id=request.auth.id, user=user)
+    return services.AdminActor(
+        key_id=request.auth.id, user=header_text(request, "X-Admin-User", max_length=255)
+    )
 
 
 class ApiKeyAdminViewSet(viewsets.GenericViewSet):
@@ -48,7 +52,7 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
     )
     def list(self, request):
         qs = selectors.api_key_list(
-            customer_id=request.query_params.get("customer_id") or None,
+            customer_id=text_param(request, "customer_id", max_length=CUSTOMER_ID_MAX),
             tier=choice_param(request, "tier", [t.value for t in Tier]),
             status=choice_param(request, "status", KEY_STATUSES),
         )
@@ -69,7 +73,11 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         request=ApiKeyRevokeInput,
-        parameters=[OpenApiParameter("reason", str)],
+        parameters=[
+            OpenApiParameter(
+                "reason", str, description="Used when the body gives none; at most 500 characters"
+            )
+        ],
         responses={200: ApiKeyRevokedOutput},
     )
     def destroy(self, request, pk=None):
@@ -77,7 +85,7 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
         body = request.data if request.data else {}
         data = ApiKeyRevokeInput(data=require_object(body))
         data.is_valid(raise_exception=True)
-        reason = data.validated_data["reason"] or request.query_params.get("reason", "")[:500]
+        reason = data.validated_data["reason"] or text_param(request, "reason", max_length=REASON_MAX) or ""
         key = services.api_key_revoke(key=key, reason=reason, actor=_actor(request))
         return Response(ApiKeyRevokedOutput(key).data, status=status.HTTP_200_OK)
 
