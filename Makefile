@@ -5,8 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUN_STAMP := $(VENV)/.installed-run
+DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: install run test lint bench clean
+.PHONY: install run demo test lint bench clean
 
 # `make run` installs what running needs; `make test` (and lint) add the test and lint tools.
 $(VENV)/bin/python:
@@ -18,14 +19,23 @@ $(RUN_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -c constraints.txt -e .
 	touch $(RUN_STAMP)
 
+$(DEMO_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[demo]"
+	touch $(RUN_STAMP) $(DEMO_STAMP)
+
 $(STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev]"
-	touch $(RUN_STAMP) $(STAMP)
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[dev,demo]"
+	touch $(RUN_STAMP) $(DEMO_STAMP) $(STAMP)
 
 install: $(STAMP)
 
 run: $(RUN_STAMP)
 	$(BIN)/python manage.py serve
+
+# The demo organisation (seed_demo), for a newcomer to look around the console and the API.
+demo: $(DEMO_STAMP)
+	$(BIN)/python manage.py migrate -v0
+	$(BIN)/python manage.py seed_demo
 
 test: $(STAMP)
 	$(BIN)/pytest -n 2 --dist loadgroup

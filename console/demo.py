@@ -1,0 +1,167 @@
+"""`seed_demo`: the demo organisation, written through the same services as the API (batch decision
+logging, bias detection, fairness signal ingest, alert triage, webhooks, keys), so every figure,
+aggregate, hash and alert is what the service itself would have produced."""
+
+import datetime as dt
+import secrets
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import Group, User
+from django.db import transaction
+from django.utils import timezone
+
+from audit import selectors as audit_selectors
+from audit import services as audit_services
+from bias import services as bias_services
+from config.exceptions import DomainError
+from console import demo_data, demo_signals
+from console.permissions import COMPLIANCE_STAFF
+from fairness import services as fairness_services
+from fairness.inputs import signal_input_parse
+from keys import services as key_services
+from keys.models import Customer
+from webhooks import services as webhook_services
+
+BATCH = 1000
+OFFICER, ADMIN = "demo-officer", "demo-admin"
+WEBHOOK_URL = "http://127.0.0.1:9009/trustcal"
+WEBHOOK_EVENTS = ["bias.amplification", "bias.detected", "audit.required", "risk_user.identified"]
+ACTOR = f"staff:{OFFICER}"
+# Bias detection runs for one decision per attribute, as a screening tool would after logging.
+DETECTIONS = ("gender", "ethnicity", "age_group")
+
+
+@dataclass
+class Report:
+    lines: list[str] = field(default_factory=list)
+    secrets: list[str] = field(default_factory=list)  # printed once, right now, never stored
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def _users(report: Report, *, create_users: bool) -> None:
+    if not create_users:
+        report.add("Staff users: none created (--no-users); use `python manage.py createsuperuser`.")
+        return
+    for username, superuser in ((ADMIN, True), (OFFICER, False)):
+        if User.objects.filter(username=username).exists():
+            report.add(f"Staff user {username}: exists, password unchanged "
+                       f"(reset it with `python manage.py changepassword {username}`).")  # fmt: skip
+            continue
+        password = secrets.token_urlsafe(12)
+        if superuser:
+            User.objects.create_superuser(username, f"{username}@demo-bank.example", password)
+        else:
+            user = User.objects.create_user(
+                username, f"{username}@demo-bank.example", password, is_staff=True
+            )
+            user.groups.add(Group.objects.get(name=COMPLIANCE_STAFF))
+        role = "superuser" if superuser else "compliance staff"
+        report.secrets.append(f"{username} ({role}) password: {password}")
+
+
+def _decisions(customer: Customer, rows: list[dict], report: Report) -> None:
+    accepted = rejected = 0
+    for start in range(0, len(rows), BATCH):
+        result = audit_services.decisions_log_batch(customer=customer, items=rows[start : start + BATCH])
+        accepted += result.accepted
+        rejected += result.rejected
+    if rejected:
+        raise RuntimeError(f"{rejected} demo decisions were refused; the demo generator is out of date.")
+    reviewers = demo_data.reviewers()
+    profile_counts = {p: sum(1 for r in reviewers if r.profile == p) for p, _ in demo_data.REVIEWERS}
+    report.add(
+        f"Decisions: {accepted} of model {demo_data.MODEL} over {demo_data.DAYS} days by {len(reviewers)} "
+        f"reviewers ({', '.join(f'{n} {p}' for p, n in profile_counts.items())}), each in the audit trail."
+    )
+
+
+def _period_incidents(rows: list[dict], version: str) -> str:
+    from calibration.rules import OVERTRUSTING, record_category
+
+    own = [r for r in rows if r["model_version"] == version]
+    incidents = sum(
+        1
+        for r in own
+        if record_category(ai_recommendation=r["ai_recommendation"], user_decision=r["user_decision"],
+                           confidence=r["ai_confidence"], outcome=r.get("outcome")) == OVERTRUSTING
+    )  # fmt: skip
+    return f"{incidents / len(own):.0%} automation-bias incidents ({incidents} of {len(own)})"
+
+
+def _bias_alerts(customer: Customer, rows: list[dict], report: Report) -> None:
+    recent = [r for r in rows if r["model_version"] == "2.3"]
+    found = []
+    for attribute in DETECTIONS:
+        row = next(r for r in reversed(recent) if r["subgroups"][attribute] not in ("male", "white", "35-54"))
+        result = bias_services.bias_detect(
+            customer=customer,
+            decision_id=row["decision_id"],
+            attributes={attribute: row["subgroups"][attribute]},
+        )
+        found.append(f"{attribute}: {result['severity']}")
+    report.add(f"Bias detection (POST /detect-bias) on three attributes: {', '.join(found)}.")
+
+
+def _signals(customer: Customer, rows: list[dict], report: Report, now: dt.datetime) -> None:
+    for plan in demo_signals.PLANS:
+        body = demo_signals.signal_body(rows, plan, now=now)
+        result = fairness_services.signal_ingest(customer=customer, data=signal_input_parse(body))
+        alert = result.alert
+        line = (f"Fairlearn {plan.metric} on {plan.attribute} ({plan.privileged} vs {plan.unprivileged}, "
+                f"v{plan.version}) = {body['metricValue']:.3f}")  # fmt: skip
+        if alert is None:
+            report.add(f"{line}: no amplification alert ({result.analysis['status']}).")
+            continue
+        if plan.triage != "open":
+            fairness_services.alert_status_update(
+                alert=alert, status=plan.triage, actor=ACTOR, resolution_notes=plan.notes,
+                resolved_by=ACTOR if plan.triage != "acknowledged" else None,
+            )  # fmt: skip
+        report.add(
+            f"{line}: alert {alert.id}, {alert.severity}, score {alert.amplification_score}, {plan.triage}."
+        )
+
+
+def _webhook(customer: Customer, report: Report) -> None:
+    try:
+        issued = webhook_services.webhook_create(
+            customer=customer, url=WEBHOOK_URL, events=WEBHOOK_EVENTS, description="demo: risk team receiver"
+        )
+    except DomainError as exc:
+        report.add(f"Webhook: not created ({exc.detail}). Set WEBHOOK_ALLOW_INSECURE_URLS=true for a receiver "
+                   "on this machine, as in the README's quickstart.")  # fmt: skip
+        return
+    report.add(f"Webhook {issued.webhook.id} -> {WEBHOOK_URL} for {', '.join(WEBHOOK_EVENTS)}.")
+
+
+def seed(*, create_users: bool = True) -> Report:
+    """Create the demo organisation once; on a second run, report what exists and change nothing."""
+    report = Report()
+    existing = dict(audit_selectors.customers_by_decisions(limit=1000)).get(demo_data.CUSTOMER, 0)
+    if existing:
+        report.add(
+            f"Demo organisation {demo_data.CUSTOMER} exists already ({existing} decisions): left as it is."
+        )
+        _users(report, create_users=create_users)
+        return report
+    now = timezone.now()
+    rows = demo_data.decisions(now=now)
+    with transaction.atomic():
+        customer, _ = Customer.objects.get_or_create(id=demo_data.CUSTOMER)
+        _decisions(customer, rows, report)
+        report.add(f"Model v2.2 (days 60-31, outcomes known): {_period_incidents(rows, '2.2')}, over the "
+                   "15% an EU AI Act report calls NON_COMPLIANT.")  # fmt: skip
+        report.add(f"Model v2.3 (last 30 days): {_period_incidents(rows, '2.3')}; an open critical alert "
+                   "makes this period NON_COMPLIANT too.")  # fmt: skip
+        _bias_alerts(customer, rows, report)
+        _signals(customer, rows, report, now)
+        _webhook(customer, report)
+        issued = key_services.api_key_create(
+            customer_id=customer.pk, tier="growth", description="demo key",
+            actor=key_services.AdminActor(key_id=None, user="seed_demo"),
+        )  # fmt: skip
+        report.secrets.append(f"API key of {customer.pk}: {issued.value}")
+        _users(report, create_users=create_users)
+    return report

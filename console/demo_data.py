@@ -1,0 +1,128 @@
+"""The demo dataset of `seed_demo`, generated (deterministically) as the POST /log bodies a loan
+desk would send: a loan-approval model, 36 reviewers of whom some over-trust and some under-trust it,
+three subgroup attributes, and reviewers who widen the model's gender gap (a human-amplified
+disparity), more mildly on ethnicity and age.
+
+Two model versions tell a story over 60 days: 2.2 (days 60 to 31 ago) was unsure and often wrong,
+and those loans' outcomes are known, so following it when it was wrong made that period's automation
+bias rate high (an EU AI Act report calls it NON_COMPLIANT); 2.3 (the last 30 days) is better and
+its loans have no outcome yet."""
+
+import datetime as dt
+import random
+from dataclasses import dataclass
+from typing import Any
+
+CUSTOMER = "demo-bank"
+MODEL = "loan-approval"
+DAYS = 60
+PER_DAY = 55
+SEED = 2026
+GENDERS = (("male", 0.5), ("female", 0.5))
+AGE_GROUPS = (("18-34", 0.35), ("35-54", 0.4), ("55+", 0.25))
+ETHNICITIES = (("white", 0.6), ("black", 0.2), ("hispanic", 0.2))
+# Reviewer profiles: how often they follow the AI when it is confident (>= 0.6) and when it is not.
+PROFILES = {
+    "over-trusting": (0.98, 0.95),  # follows whatever the AI says (automation bias)
+    "under-trusting": (0.45, 0.40),  # overrides even a confident AI (algorithm aversion)
+    "calibrated": (0.93, 0.45),
+}
+REVIEWERS = [("over-trusting", 8), ("under-trusting", 6), ("calibrated", 22)]
+# The reviewers' own lean per group, applied for each of an applicant's groups in turn: a negative
+# lean turns an approval into a denial with that probability, a positive one a denial into an approval.
+HUMAN_LEAN = {
+    # The desk of the last 30 days widens the model's gender gap sharply (critical amplification).
+    "2.3": {("gender", "male"): 0.9, ("gender", "female"): -0.9},
+    # The desk before favoured white applicants and was harsh on older ones (high), more mildly on
+    # young ones.
+    "2.2": {
+        ("ethnicity", "white"): 0.5,
+        ("ethnicity", "black"): -0.9,
+        ("age_group", "55+"): -1.0,
+        ("age_group", "18-34"): -0.38,
+    },
+}
+LEAN_ORDER = ("ethnicity", "age_group", "gender")
+# The model's own lean: how much more often it is right in the applicant's favour, per group. The
+# disparity the fairness tool reports.
+MODEL_LEAN = {("gender", "male"): 0.06, ("gender", "female"): -0.06, ("ethnicity", "white"): 0.04,
+              ("ethnicity", "black"): -0.04, ("age_group", "35-54"): 0.03, ("age_group", "55+"): -0.03,
+              ("age_group", "18-34"): -0.03}  # fmt: skip
+CONTEXTS = ("personal loan", "car loan", "small business loan", "mortgage top-up", "credit line increase")
+
+
+@dataclass(frozen=True)
+class Reviewer:
+    user_id: str
+    profile: str
+
+
+def reviewers() -> list[Reviewer]:
+    out, n = [], 0
+    for profile, count in REVIEWERS:
+        for _ in range(count):
+            n += 1
+            out.append(Reviewer(f"officer-{n:02d}", profile))
+    return out
+
+
+def _pick(rng: random.Random, options: tuple[tuple[str, float], ...]) -> str:
+    return rng.choices([o for o, _ in options], weights=[w for _, w in options])[0]
+
+
+def _lean(rng: random.Random, decision: str, subgroups: dict[str, str], version: str) -> str:
+    for attribute in LEAN_ORDER:
+        lean = HUMAN_LEAN[version].get((attribute, subgroups[attribute]), 0.0)
+        if decision == "approve" and rng.random() < -lean:
+            decision = "deny"
+        elif decision == "deny" and rng.random() < lean:
+            decision = "approve"
+    return decision
+
+
+def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
+    """The POST /log bodies, oldest first, with deterministic decision ids (a replay is harmless)."""
+    rng = random.Random(SEED)
+    staff = reviewers()
+    bodies = []
+    for day in range(DAYS, 0, -1):
+        old = day > 30
+        version = "2.2" if old else "2.3"
+        for i in range(PER_DAY):
+            at = now - dt.timedelta(days=day, seconds=rng.randint(0, 86_000))
+            subgroups = {
+                "gender": _pick(rng, GENDERS),
+                "age_group": _pick(rng, AGE_GROUPS),
+                "ethnicity": _pick(rng, ETHNICITIES),
+            }
+            repays = rng.random() < 0.62
+            lean = sum(MODEL_LEAN.get(item, 0.0) for item in subgroups.items())
+            right = rng.random() < (0.70 if old else 0.84) + lean * (1 if repays else -1)
+            ai = ("approve" if repays else "deny") if right else ("deny" if repays else "approve")
+            confidence = rng.uniform(0.55, 0.97) if right else rng.uniform(0.3, 0.75)
+            if old:
+                confidence -= 0.12
+            confidence = round(min(max(confidence, 0.05), 0.99), 2)
+            reviewer = rng.choice(staff)
+            confident, unsure = PROFILES[reviewer.profile]
+            follow = rng.random() < (confident if confidence >= 0.6 else unsure)
+            human = _lean(
+                rng, ai if follow else ("deny" if ai == "approve" else "approve"), subgroups, version
+            )
+            body = {
+                "decision_id": f"demo-{version}-{DAYS - day + 1:02d}-{i:03d}",
+                "user_id": reviewer.user_id,
+                "model_id": MODEL,
+                "model_version": version,
+                "ai_recommendation": ai,
+                "ai_confidence": confidence,
+                "user_decision": human,
+                "context": rng.choice(CONTEXTS),
+                "subgroups": subgroups,
+                "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+            }
+            if old:  # loans decided more than a month ago: repaid or not is known
+                body["outcome"] = "approve" if repays else "deny"
+            bodies.append(body)
+    bodies.sort(key=lambda b: str(b["timestamp"]))
+    return bodies

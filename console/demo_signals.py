@@ -1,0 +1,90 @@
+"""Fairness signals of the demo, computed with Fairlearn from the decisions `seed_demo` logs (so their
+figures are real), shaped as the POST /model-fairness-signals bodies Fairlearn users send."""
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from console.demo_data import MODEL
+
+
+@dataclass(frozen=True)
+class SignalPlan:
+    attribute: str
+    privileged: str
+    unprivileged: str
+    metric: str  # a key of FUNCTIONS
+    version: str  # the model version whose decisions are measured
+    age_days: float  # how long ago the tool ran
+    triage: str  # the status the demo leaves the alert in
+    notes: str | None = None
+
+
+PLANS = (
+    SignalPlan("gender", "male", "female", "demographic_parity", "2.3", 0.1, "open"),
+    SignalPlan("gender", "male", "female", "disparate_impact", "2.3", 0.2, "acknowledged"),
+    SignalPlan("age_group", "35-54", "55+", "demographic_parity", "2.2", 31, "open"),
+    SignalPlan("ethnicity", "white", "black", "equalized_odds", "2.2", 31, "resolved",
+               "Reviewed 40 declined files of black applicants with the desk lead: 11 lacked a recorded reason. "
+               "Overrides now require a reason code; re-check next quarter."),
+    SignalPlan("age_group", "35-54", "18-34", "demographic_parity", "2.2", 31, "false_positive",
+               "The gap comes from a promotion aimed at first-time borrowers that month, not from the reviewers."),
+)  # fmt: skip
+
+
+def _as_arrays(
+    rows: list[dict], plan: SignalPlan, *, with_outcome: bool
+) -> tuple[list[int], list[int], list[str]]:
+    y_true, y_pred, groups = [], [], []
+    for row in rows:
+        group = row["subgroups"][plan.attribute]
+        if row["model_version"] != plan.version or group not in (plan.privileged, plan.unprivileged):
+            continue
+        if with_outcome and "outcome" not in row:
+            continue
+        y_pred.append(1 if row["ai_recommendation"] == "approve" else 0)
+        y_true.append(1 if row.get("outcome", row["ai_recommendation"]) == "approve" else 0)
+        groups.append(group)
+    return y_true, y_pred, groups
+
+
+def signal_body(rows: list[dict], plan: SignalPlan, *, now: dt.datetime) -> dict[str, Any]:
+    """One signal: Fairlearn's metric over the AI's recommendations for the two groups, with its
+    per-group breakdown as the raw payload."""
+    import fairlearn
+    from fairlearn import metrics
+
+    functions = {  # the signal's metricName -> Fairlearn's function
+        "demographic_parity": metrics.demographic_parity_difference,
+        "disparate_impact": metrics.demographic_parity_ratio,
+        "equalized_odds": metrics.equalized_odds_difference,  # needs the outcomes
+    }
+    function = functions[plan.metric]
+    y_true, y_pred, groups = _as_arrays(rows, plan, with_outcome=plan.metric == "equalized_odds")
+    value = float(function(y_true, y_pred, sensitive_features=groups))
+    frame = metrics.MetricFrame(
+        metrics=metrics.selection_rate, y_true=y_true, y_pred=y_pred, sensitive_features=groups
+    )
+    by_group = {str(k): round(float(v), 6) for k, v in frame.by_group.items()}
+    return {
+        "externalToolId": "fairlearn",
+        "externalToolVersion": fairlearn.__version__,
+        "modelId": MODEL,
+        "modelVersion": plan.version,
+        "metricName": plan.metric,
+        "metricValue": round(value, 6),
+        "threshold": 0.8 if plan.metric == "disparate_impact" else 0.1,
+        "passesThreshold": value >= 0.8 if plan.metric == "disparate_impact" else value <= 0.1,
+        "protectedAttribute": plan.attribute,
+        "privilegedGroup": plan.privileged,
+        "unprivilegedGroup": plan.unprivileged,
+        "sampleSize": len(y_pred),
+        "rawPayload": {
+            "library": "fairlearn",
+            "function": f"fairlearn.metrics.{function.__name__}",
+            "value": value,
+            "selection_rate_by_group": by_group,
+            "n_samples": len(y_pred),
+        },
+        "signalTimestamp": (now - dt.timedelta(days=plan.age_days)).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+    }
