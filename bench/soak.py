@@ -1,0 +1,314 @@
+"""A black-box soak of the embedded default: `manage.py serve` (SQLite, the embedded broker,
+web and worker together) under concurrent mixed traffic from several customers, with the
+worker SIGKILLed halfway, then the books checked: no 5xx, every event delivered to the
+receivers (no duplicate), every export completed, every audit chain verifying.
+
+    .venv/bin/python bench/soak.py --minutes 10 --clients 8
+
+Everything goes over HTTP on loopback; nothing reads the database directly.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Receiver(BaseHTTPRequestHandler):
+    ids: Counter = Counter()
+    lock = threading.Lock()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with self.lock:
+            Receiver.ids[self.headers.get("webhook-id", "")] += 1
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+class Client:
+    """One keep-alive connection; (status, body, seconds) per call."""
+
+    def __init__(self, port: int, key: str | None) -> None:
+        self.port = port
+        self.key = key
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict, float]:
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        data = json.dumps(body).encode() if body is not None else None
+        t0 = time.perf_counter()
+        for attempt in range(2):
+            try:
+                self.conn.request(method, "/v1" + path, body=data, headers=headers)
+                response = self.conn.getresponse()
+                raw = response.read()
+                break
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                if attempt:
+                    return 0, {}, time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
+        try:
+            parsed = (
+                json.loads(raw) if raw and response.getheader("Content-Type", "").endswith("json") else {}
+            )
+        except ValueError:
+            parsed = {}
+        return response.status, parsed, seconds
+
+
+def worker_pids(serve_pid: int) -> list[int]:
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == serve_pid and b"celery" in cmdline:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def decision(rnd: random.Random, n: int) -> dict:
+    ai = rnd.choice(["approve", "deny"])
+    follow = rnd.random() < 0.8
+    body = {
+        "decision_id": f"soak-{n}-{rnd.getrandbits(40):x}",
+        "user_id": f"reviewer-{rnd.randrange(30)}",
+        "model_id": rnd.choice(["loan-v1", "loan-v2"]),
+        "ai_recommendation": ai,
+        "ai_confidence": round(rnd.random(), 3),
+        "user_decision": ai if follow else ("deny" if ai == "approve" else "approve"),
+        "context": "soak",
+        "subgroups": {
+            "gender": rnd.choice(["female", "male"]),
+            "age_group": rnd.choice(["18-30", "31-50", "51+"]),
+        },
+    }
+    if rnd.random() < 0.5:
+        body["outcome"] = rnd.choice(["approve", "deny"])
+    return body
+
+
+def traffic(port: int, key: str, stop: threading.Event, seed: int, stats: dict, lock: threading.Lock) -> None:
+    rnd = random.Random(seed)
+    client = Client(port, key)
+    n = 0
+    while not stop.is_set():
+        n += 1
+        roll = rnd.random()
+        if roll < 0.45:
+            op, (status, _, seconds) = (
+                "POST /log",
+                client.call("POST", "/log", decision(rnd, seed * 10**7 + n)),
+            )
+        elif roll < 0.65:
+            body = decision(rnd, seed * 10**7 + n)
+            body["confidence"] = body.pop("ai_confidence")
+            op, (status, _, seconds) = "POST /calibrate", client.call("POST", "/calibrate", body)
+        elif roll < 0.72:
+            items = [decision(rnd, seed * 10**7 + n * 100 + i) for i in range(50)]
+            op, (status, _, seconds) = (
+                "POST /log/batch",
+                client.call("POST", "/log/batch", {"decisions": items}),
+            )
+        elif roll < 0.80:
+            op, (status, _, seconds) = "POST /trust-score", client.call("POST", "/trust-score", {})
+        elif roll < 0.86:
+            op, (status, _, seconds) = "GET /trust-score/trend", client.call("GET", "/trust-score/trend")
+        elif roll < 0.91:
+            op, (status, _, seconds) = "GET /audit-trail", client.call("GET", "/audit-trail?limit=20")
+        elif roll < 0.95:
+            op, (status, _, seconds) = "GET /bias/subgroups", client.call("GET", "/bias/subgroups")
+        elif roll < 0.975:
+            op, (status, _, seconds) = "GET /health", client.call("GET", "/health")
+        elif roll < 0.99:
+            op, (status, _, seconds) = "GET /audit-trail/verify", client.call("GET", "/audit-trail/verify")
+        else:
+            body = {
+                "template": rnd.choice(["eu_ai_act", "texas_traiga"]),
+                "format": rnd.choice(["csv", "json", "pdf"]),
+            }
+            op, (status, _, seconds) = "POST /export", client.call("POST", "/export", body)
+        with lock:
+            stats["status"][status] += 1
+            stats["latency"].setdefault(op, []).append(seconds)
+            if status >= 500 or status == 0:
+                stats["errors"].append((op, status))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--customers", type=int, default=3)
+    args = parser.parse_args()
+    data_dir = Path(tempfile.mkdtemp(prefix="trustcal-soak-"))
+    port = free_port()
+    admin_key = "tcal_" + "".join(
+        random.SystemRandom().choice("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+        for _ in range(40)
+    )
+    keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")}
+    env = {
+        **keep,
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "TRUSTCAL_DATA_DIR": str(data_dir),
+        "TRUSTCAL_BOOTSTRAP_ADMIN_KEY": admin_key,
+        "TRUSTCAL_RATE_LIMITS_ENABLED": "false",
+        "WEBHOOK_ALLOW_INSECURE_URLS": "true",
+        "PYTHONUNBUFFERED": "1",
+    }
+    log = (data_dir / "serve.log").open("w")
+    serve = subprocess.Popen(
+        [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    receiver_url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+    report: dict = {"data_dir": str(data_dir)}
+    try:
+        admin = Client(port, admin_key)
+        deadline = time.time() + 120
+        while time.time() < deadline and admin.call("GET", "/health")[1].get("status") != "healthy":
+            time.sleep(0.5)
+        keys, hooks = [], []
+        for c in range(args.customers):
+            status, body, _ = admin.call(
+                "POST", "/admin/api-keys", {"customer_id": f"soak-{c}", "tier": "enterprise"}
+            )
+            assert status == 201, body
+            keys.append(body["api_key"])
+            status, hook, _ = Client(port, body["api_key"]).call(
+                "POST", "/webhooks", {"url": receiver_url, "events": ["*"]}
+            )
+            assert status == 201, hook
+            hooks.append(hook["webhook_id"])
+        stats: dict = {"status": Counter(), "latency": {}, "errors": []}
+        lock = threading.Lock()
+        stop = threading.Event()
+        threads = [
+            threading.Thread(target=traffic, args=(port, keys[i % len(keys)], stop, i + 1, stats, lock))
+            for i in range(args.clients)
+        ]
+        started = time.time()
+        for t in threads:
+            t.start()
+        time.sleep(args.minutes * 30)
+        victims = worker_pids(serve.pid)
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        report["worker_killed_at_s"] = round(time.time() - started)
+        time.sleep(args.minutes * 30)
+        stop.set()
+        for t in threads:
+            t.join()
+        elapsed = time.time() - started
+        report["new_worker"] = [p for p in worker_pids(serve.pid) if p not in victims]
+        # The books: every delivery succeeded once, every export completed, every chain verifies.
+        settle = time.time() + 300
+        while time.time() < settle:
+            pending = 0
+            for key, hook in zip(keys, hooks, strict=True):
+                client = Client(port, key)
+                for state in ("pending", "failed"):
+                    pending += (
+                        client.call("GET", f"/webhooks/{hook}/deliveries?status={state}&limit=1")[1]
+                        .get("pagination", {})
+                        .get("total", 0)
+                    )
+                exports = client.call("GET", "/exports?limit=100")[1].get("data", [])
+                pending += sum(1 for e in exports if e["status"] in ("queued", "processing"))
+            if not pending:
+                break
+            time.sleep(2)
+        delivered, exports_done, exports_failed, chains = 0, 0, 0, []
+        for key, hook in zip(keys, hooks, strict=True):
+            client = Client(port, key)
+            delivered += client.call("GET", f"/webhooks/{hook}/deliveries?status=succeeded&limit=1")[1][
+                "pagination"
+            ]["total"]
+            for page in range(1, 50):
+                data = client.call("GET", f"/exports?limit=100&page={page}")[1].get("data", [])
+                exports_done += sum(1 for e in data if e["status"] == "completed")
+                exports_failed += sum(1 for e in data if e["status"] == "failed")
+                if len(data) < 100:
+                    break
+            chains.append(client.call("GET", "/audit-trail/verify")[1])
+        requests = sum(stats["status"].values())
+        report.update(
+            {
+                "minutes": round(elapsed / 60, 1),
+                "clients": args.clients,
+                "requests": requests,
+                "requests_per_s": round(requests / elapsed, 1),
+                "status_codes": dict(stats["status"]),
+                "server_errors": stats["errors"][:20],
+                "latency_ms": {
+                    op: {
+                        "n": len(v),
+                        "p50": round(statistics.median(v) * 1000, 1),
+                        "p99": round(sorted(v)[int(len(v) * 0.99) - 1] * 1000, 1),
+                    }
+                    for op, v in sorted(stats["latency"].items())
+                },
+                "deliveries_succeeded": delivered,
+                "webhook_ids_received": len(Receiver.ids),
+                "duplicates_received": sum(n - 1 for n in Receiver.ids.values() if n > 1),
+                "still_pending_after_settle": pending,
+                "exports_completed": exports_done,
+                "exports_failed": exports_failed,
+                "chains": [
+                    {"valid": c.get("valid"), "entries_checked": c.get("entries_checked")} for c in chains
+                ],
+                "serve_log_tracebacks": (data_dir / "serve.log").read_text().count("Traceback"),
+            }
+        )
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        try:
+            serve.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(serve.pid, signal.SIGKILL)
+        receiver.shutdown()
+        log.close()
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()
