@@ -185,10 +185,9 @@ def _svg_uri(svg: str | None) -> str | None:
 
 
 def _charts(report: Report) -> dict[str, dict[str, Any]]:
-    evidence_trend = report.data["sections"]
     out: dict[str, dict[str, Any]] = {}
     for section_id, kind in CHART_SECTIONS[report.template].items():
-        section = evidence_trend[section_id]
+        section = report.data["sections"][section_id]
         if kind == "trend":
             out[section_id] = {
                 "uri": _svg_uri(charts.trust_trend(section["trend"])),

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 
 from compliance import selectors, services
 from compliance.catalogue import TEMPLATES
-from compliance.exceptions import ExportNotReady
+from compliance.exceptions import ExportNotFound, ExportNotReady
 from compliance.inputs import export_request_parse
 from compliance.models import ExportJob
 from compliance.report import CONTENT_TYPES
@@ -73,7 +73,12 @@ class ExportViewSet(TenantViewSet):
         job = self.get_object()
         if job.status != ExportJob.Status.COMPLETED:
             raise ExportNotReady(f"Export {job.pk} is {job.status}; download it once it is completed.")
-        handle = services.exports_storage().open(job.file_name, "rb")
+        try:
+            handle = services.exports_storage().open(job.file_name, "rb")
+        except FileNotFoundError as exc:
+            raise ExportNotFound(
+                f"The file of export {job.pk} is no longer stored; request the report again."
+            ) from exc
         response = FileResponse(
             handle,
             as_attachment=True,

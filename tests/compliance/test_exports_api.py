@@ -347,3 +347,14 @@ def test_engine_status_and_metrics_count_the_callers_exports(api, other_api):
     assert engines["report_generation"]["failed_exports_24h"] == 0
     assert api.get("/v1/metrics").json()["exports"]["queued"] == 2
     assert other_api.get("/v1/metrics").json()["exports"]["queued"] == 1
+
+
+def test_a_report_file_that_is_gone_is_a_404_problem_not_a_500(api):
+    from compliance.models import ExportJob
+    from compliance.services import exports_storage
+
+    seed(api, 3)
+    job, _ = export_file(api, template="eu_ai_act", format="csv")
+    exports_storage().delete(ExportJob.objects.get(pk=job["export_id"]).file_name)
+    r = api.get(job["download_url"])
+    assert r.status_code == 404 and r.json()["code"] == "NOT_FOUND"
