@@ -87,9 +87,7 @@ class Handler(BaseHTTPRequestHandler):
         received.release()
         self.send_response(200)
         self.send_header("Content-Length", "0")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
+        self.end_headers()  # keeps the connection open, as the plain loop's receiver does
 
 
 class Server(ThreadingHTTPServer):

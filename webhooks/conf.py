@@ -84,6 +84,12 @@ def max_connections_per_host() -> int:
     return int(getattr(settings, "WEBHOOK_MAX_CONNECTIONS_PER_HOST", 8))
 
 
+def keepalive_seconds() -> float:
+    """How long an idle connection to a webhook is kept for its next delivery; 0 sends every
+    attempt over a connection of its own (`Connection: close`)."""
+    return _setting("WEBHOOK_KEEPALIVE_SECONDS", 2.0)
+
+
 def test_per_minute() -> int:
     return int(getattr(settings, "WEBHOOK_TEST_PER_MINUTE", 10))
 

@@ -34,7 +34,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from config.timeutils import isoformat
-from webhooks import conf, signing, transport
+from webhooks import conf, connections, signing, transport
 from webhooks.claims import Claim, claim_release, deliveries_claim
 from webhooks.events import TEST_EVENT_TYPE
 from webhooks.models import Delivery, DispatchCounter, Event, Webhook
@@ -89,11 +89,14 @@ def _host_semaphore(host: str) -> threading.BoundedSemaphore:
 
 
 def send(webhook: Webhook, event: Event, now: dt.datetime) -> transport.SendResult:
-    """One attempt: C10 checks again (DNS rebinding), sign, POST to the checked address.
+    """One attempt: C10 checks again (DNS rebinding), sign, POST to the checked address, over
+    the webhook's kept-alive connection when it goes to that same address.
     Transport failures come back as a failed SendResult; anything raised is a bug of ours."""
+    keep_alive = conf.keepalive_seconds() > 0
     try:
         target = transport.resolve(webhook.url, allow_insecure=conf.allow_insecure_urls())
     except transport.UnsafeUrl as exc:
+        connections.pool().drop(webhook.pk)
         return transport.SendResult(
             ok=False, status=None, duration_ms=0, error=f"url_refused: {exc}", body=""
         )
@@ -107,10 +110,18 @@ def send(webhook: Webhook, event: Event, now: dt.datetime) -> transport.SendResu
         "webhook-signature": signing.signature_header(
             secrets_in_order=signing_secrets(webhook, now), msg_id=event.id, timestamp=timestamp, body=body
         ),
-        "Connection": "close",
     }
+    if not keep_alive:
+        headers["Connection"] = "close"
     with _host_semaphore(target.host):
-        return transport.post(target, body=body, headers=headers, timeout=conf.timeout_seconds())
+        return transport.post(
+            target,
+            body=body,
+            headers=headers,
+            timeout=conf.timeout_seconds(),
+            pool=connections.pool() if keep_alive else None,
+            owner=webhook.pk,
+        )
 
 
 def internal_error_count(*, delivery_id: str, token: str | None) -> None:

@@ -3,12 +3,15 @@
 The URL's host is resolved once per attempt, every address is checked, and the connection
 is made to the checked address (pinned), with the hostname kept for the Host header and for
 TLS SNI and certificate verification: a DNS answer that changes between the check and the
-connect (rebinding) cannot redirect the request. Redirects are never followed.
+connect (rebinding) cannot redirect the request. Redirects are never followed. A connection
+kept alive (webhooks/connections.py) is used again only for the same webhook and the same
+address the check of this attempt returned.
 
 Built on the stdlib's http.client rather than urllib3/requests: pinning the address needs a
 custom connect(), which http.client exposes as one small override, while urllib3 would need
-a pool subclass; we want one request per connection, no pooling, no retries, no redirects,
-and a bounded read of the response, which is simplest to guarantee with the bare client."""
+a pool subclass; we want our own keep-alive rules (per webhook and checked address), at most
+one resend (a kept connection closed before any response byte), no redirects, and a bounded
+read of the response, which is simplest to guarantee with the bare client."""
 
 import http.client
 import ipaddress
@@ -18,6 +21,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from webhooks import connections
 from webhooks.conf import RESPONSE_BODY_LIMIT
 
 
@@ -126,7 +130,32 @@ def resolve(url: str, *, allow_insecure: bool) -> Target:
     return Target(scheme=scheme, host=host, port=port, path=path, address=addresses[0])
 
 
+class _Response(http.client.HTTPResponse):
+    """Knows whether any byte of the response arrived: a keep-alive connection that the
+    receiver closed before answering may be retried, one that started answering may not."""
+
+    def begin(self) -> None:
+        if self.headers is None:
+            try:
+                first = self.fp.peek(1)
+            except ConnectionError as exc:
+                raise _NothingReceived(reset=True) from exc
+            if not first:
+                raise _NothingReceived(reset=False)
+        super().begin()
+
+
+class _NothingReceived(Exception):
+    """The connection broke before any byte of the response: closed (EOF) or reset."""
+
+    def __init__(self, *, reset: bool) -> None:
+        super().__init__("reset" if reset else "closed")
+        self.reset = reset
+
+
 class _PinnedHTTPConnection(http.client.HTTPConnection):
+    response_class = _Response
+
     def __init__(self, *args, address: str, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self._address = address
@@ -137,6 +166,8 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
 
 
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    response_class = _Response
+
     def __init__(self, *args, address: str, ssl_context: ssl.SSLContext, **kwargs) -> None:
         super().__init__(*args, context=ssl_context, **kwargs)
         self._address = address
@@ -152,54 +183,119 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
 _SSL_CONTEXT = ssl.create_default_context()
 
 
-def post(target: Target, *, body: bytes, headers: dict[str, str], timeout: float) -> SendResult:
-    """One POST; success is a 2xx status line plus headers within `timeout` seconds. Reads at
-    most RESPONSE_BODY_LIMIT bytes of the body (what we store), never follows a redirect."""
-    started = time.monotonic()
-    deadline = started + timeout
-    conn: http.client.HTTPConnection
+def _connection(target: Target, timeout: float) -> http.client.HTTPConnection:
     if target.scheme == "https":
-        conn = _PinnedHTTPSConnection(
+        return _PinnedHTTPSConnection(
             target.host, target.port, timeout=timeout, address=target.address, ssl_context=_SSL_CONTEXT
         )
-    else:
-        conn = _PinnedHTTPConnection(target.host, target.port, timeout=timeout, address=target.address)
+    return _PinnedHTTPConnection(target.host, target.port, timeout=timeout, address=target.address)
+
+
+@dataclass
+class _Exchange:
     status: int | None = None
-    text = ""
+    text: str = ""
     error: str | None = None
+    reusable: bool = False  # the whole response was read and the receiver keeps the connection
+    nothing_received: bool = False  # broke before any response byte: safe to send again
+
+
+def _exchange(
+    conn: http.client.HTTPConnection,
+    target: Target,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    deadline: float,
+) -> _Exchange:
+    """One request and its response on `conn` (new or kept alive), bounded by `deadline`."""
+    out = _Exchange()
+    conn.timeout = max(0.001, deadline - time.monotonic())
+    if conn.sock is not None:
+        conn.sock.settimeout(conn.timeout)
     try:
-        conn.request("POST", target.path, body=body, headers=headers)
+        try:
+            conn.request("POST", target.path, body=body, headers=headers)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError, ssl.SSLEOFError):
+            # the request did not get through whole, so the receiver cannot have acted on it
+            out.nothing_received = True
+            raise
         if conn.sock is not None:
             conn.sock.settimeout(max(0.001, deadline - time.monotonic()))
         response = conn.getresponse()
-        status = response.status
+        out.status = response.status
         try:
             if conn.sock is not None:
                 conn.sock.settimeout(max(0.001, min(1.0, deadline - time.monotonic())))
-            text = response.read(RESPONSE_BODY_LIMIT).decode("utf-8", errors="replace")
+            out.text = response.read(RESPONSE_BODY_LIMIT).decode("utf-8", errors="replace")
+            out.reusable = response.isclosed() and not response.will_close
         except (TimeoutError, OSError, http.client.HTTPException):
-            text = ""  # the status decides; a slow or broken body is not held against it
-        if time.monotonic() - started > timeout:
-            error = f"timeout: no complete response within {timeout:g} s"
-        elif 300 <= status < 400:
+            out.text = ""  # the status decides; a slow or broken body is not held against it
+        if time.monotonic() > deadline:
+            out.error = f"timeout: no complete response within {timeout:g} s"
+        elif 300 <= out.status < 400:
             location = response.getheader("Location") or ""
-            error = f"redirect {status} not followed" + (f" (Location: {location[:200]})" if location else "")
-        elif not 200 <= status < 300:
-            error = f"http_status: {status}"
+            out.error = f"redirect {out.status} not followed" + (
+                f" (Location: {location[:200]})" if location else ""
+            )
+        elif not 200 <= out.status < 300:
+            out.error = f"http_status: {out.status}"
+    except _NothingReceived as exc:
+        out.nothing_received = True
+        out.error = (
+            "connection_reset: the receiver reset the connection"
+            if exc.reset
+            else "connection_closed: the receiver closed the connection without a response"
+        )
     except TimeoutError:
-        error = f"timeout: no response within {timeout:g} s"
+        out.error = f"timeout: no response within {timeout:g} s"
     except ssl.SSLError as exc:
-        error = f"tls_error: {exc.reason or type(exc).__name__}"
+        out.error = f"tls_error: {exc.reason or type(exc).__name__}"
     except ConnectionResetError:
-        error = "connection_reset: the receiver reset the connection"
+        out.error = "connection_reset: the receiver reset the connection"
     except ConnectionRefusedError:
-        error = "connection_refused: the receiver refused the connection"
+        out.error = "connection_refused: the receiver refused the connection"
     except http.client.RemoteDisconnected:
-        error = "connection_closed: the receiver closed the connection without a response"
+        out.error = "connection_closed: the receiver closed the connection without a response"
     except (http.client.HTTPException, OSError) as exc:
-        error = f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
-    finally:
+        out.error = f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
+    return out
+
+
+def post(
+    target: Target,
+    *,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    pool: connections.Pool | None = None,
+    owner: str = "",
+) -> SendResult:
+    """One POST; success is a 2xx status line plus headers within `timeout` seconds. Reads at
+    most RESPONSE_BODY_LIMIT bytes of the body (what we store), never follows a redirect.
+
+    With a pool, a connection kept alive for the same owner (webhook) and the same checked
+    address is used, and kept again when the receiver allows it. If a kept connection breaks
+    before any byte of the response (the receiver closed it while idle), the request is sent
+    once more on a new connection: the receiver may then see it twice when it had acted on
+    the first copy without answering; the webhook-id header lets it tell (at least once)."""
+    started = time.monotonic()
+    deadline = started + timeout
+    key = connections.Key(owner, target.scheme, target.host, target.port, target.address)
+    conn = pool.take(key) if pool is not None else None
+    reused = conn is not None
+    if conn is None:
+        conn = _connection(target, timeout)
+    out = _exchange(conn, target, body=body, headers=headers, timeout=timeout, deadline=deadline)
+    if reused and out.nothing_received and time.monotonic() < deadline:
+        conn.close()
+        conn = _connection(target, max(0.001, deadline - time.monotonic()))
+        out = _exchange(conn, target, body=body, headers=headers, timeout=timeout, deadline=deadline)
+    if pool is not None and out.reusable:
+        pool.give(key, conn)
+    else:
         conn.close()
     duration_ms = int((time.monotonic() - started) * 1000)
-    ok = error is None and status is not None and 200 <= status < 300
-    return SendResult(ok=ok, status=status, duration_ms=duration_ms, error=error, body=text)
+    ok = out.error is None and out.status is not None and 200 <= out.status < 300
+    return SendResult(ok=ok, status=out.status, duration_ms=duration_ms, error=out.error, body=out.text)

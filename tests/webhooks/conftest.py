@@ -1,12 +1,20 @@
 import pytest
 
 from tests.webhooks.receiver import HOLD, Receiver, start
+from webhooks import connections
 
 
 @pytest.fixture(autouse=True)
 def _single_thread_dispatch(settings):
     """In-process dispatch runs on the test's own connection (its transaction), so no threads."""
     settings.WEBHOOK_DISPATCH_THREADS = 1
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_connections():
+    """Connections kept alive by one test are closed before the next one."""
+    yield
+    connections.pool().sweep(everything=True)
 
 
 @pytest.fixture

@@ -37,6 +37,16 @@ class Receiver:
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
     extra_headers: dict[str, str] = field(default_factory=dict)
+    # Keep connections open after a response (HTTP/1.1 keep-alive) instead of closing them.
+    keep_alive: bool = False
+    # With keep_alive: a connection's `drop_after`-th request and later are read and then the
+    # connection is closed without recording or answering them (a receiver that closed an
+    # idle keep-alive connection just as the request came in).
+    drop_after: int = 0
+    # With keep_alive: close every connection right after its response, without saying so
+    # (no `Connection: close`), as a receiver with a very short idle timeout does.
+    close_silently: bool = False
+    connections: int = 0  # connections accepted
 
     @property
     def url(self) -> str:
@@ -57,10 +67,20 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format, *args):
             pass
 
+        def setup(self):
+            super().setup()
+            self.served = 0
+            with receiver.lock:
+                receiver.connections += 1
+
         def do_POST(self):
             first_byte = time.perf_counter_ns()
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length)
+            self.served += 1
+            if receiver.keep_alive and receiver.drop_after and self.served >= receiver.drop_after:
+                self.close_connection = True
+                return
             req = Received(
                 at=time.time(),
                 headers={k.lower(): v for k, v in self.headers.items()},
@@ -89,12 +109,13 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
                 for name, value in receiver.extra_headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(payload)))
-                self.send_header("Connection", "close")
+                if not receiver.keep_alive:
+                    self.send_header("Connection", "close")
                 self.end_headers()
                 self.wfile.write(payload)
             except OSError:
                 pass
-            self.close_connection = True
+            self.close_connection = not receiver.keep_alive or receiver.close_silently
 
     return Handler
 
