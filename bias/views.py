@@ -104,10 +104,15 @@ class BiasSubgroupsViewSet(TenantViewSet):
             ),
             OpenApiParameter("model_id", str, description="default: all models"),
             OpenApiParameter(
-                "from", str, description="Date or timestamp (day granularity); default: 30 days before to"
+                "from",
+                str,
+                description="Date (inclusive) or a timestamp at 00:00:00Z (figures are whole UTC days); "
+                "default: 30 days before to",
             ),
             OpenApiParameter(
-                "to", str, description="Date or timestamp (day granularity, inclusive); default: today"
+                "to",
+                str,
+                description="Date (inclusive) or a timestamp at 00:00:00Z (exclusive); default: today",
             ),
         ],
         responses=SubgroupReportOutput,

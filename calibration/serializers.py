@@ -7,19 +7,25 @@ from rest_framework import serializers
 
 from calibration import rules
 from config.api import StrictCharField
-from config.timeutils import parse_day
+from config.exceptions import ValidationFailed
+from config.inputs import day_bound
 
 MAX_RANGE_DAYS = 3660
 
 
 class DayField(serializers.Field):
-    default_error_messages = {"invalid": "Must be a date (YYYY-MM-DD) or an ISO 8601 timestamp."}
+    """A `from`/`to` of daily figures, as an inclusive day (config.inputs.day_bound)."""
+
+    def __init__(self, *, end: bool, **kwargs: Any) -> None:
+        self.end = end
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data: Any) -> dt.date:
-        day = parse_day(data)
-        if day is None:
-            self.fail("invalid")
-        return day  # type: ignore[return-value]
+        try:
+            return day_bound(data, self.field_name or "", end=self.end)
+        except ValidationFailed as exc:
+            message = exc.errors[0]["message"]
+            raise serializers.ValidationError(message[:1].upper() + message[1:] + ".") from exc
 
     def to_representation(self, value: dt.date) -> str:
         return value.isoformat()
@@ -32,8 +38,8 @@ class TrustScoreInput(serializers.Serializer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["from"] = DayField(required=False, allow_null=True)
-        self.fields["to"] = DayField(required=False, allow_null=True)
+        self.fields["from"] = DayField(end=False, required=False, allow_null=True)
+        self.fields["to"] = DayField(end=True, required=False, allow_null=True)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         start, end = attrs.get("from"), attrs.get("to")

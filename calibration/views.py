@@ -102,9 +102,16 @@ class TrustScoreTrendView(TenantAPIView):
             OpenApiParameter("user_id", str),
             OpenApiParameter("model_id", str),
             OpenApiParameter(
-                "from", str, description="Date (YYYY-MM-DD) or ISO 8601; default 29 days before `to`"
+                "from",
+                str,
+                description="Date (YYYY-MM-DD) or a timestamp at 00:00:00Z (figures are whole UTC days); "
+                "default 29 days before `to`",
             ),
-            OpenApiParameter("to", str, description="Date (YYYY-MM-DD) or ISO 8601; default today"),
+            OpenApiParameter(
+                "to",
+                str,
+                description="Date (inclusive) or a timestamp at 00:00:00Z (exclusive); default today",
+            ),
             OpenApiParameter("interval", str, enum=INTERVALS, default="day"),
         ],
         responses={200: TrendOutput},

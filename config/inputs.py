@@ -16,7 +16,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 
 from config.exceptions import ValidationFailed
-from config.timeutils import UTC, parse_bound, parse_day
+from config.timeutils import UTC, parse_bound, parse_day, parse_timestamp
 
 MAX_JSON_DEPTH = 64
 BOUND_HELP = "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp in years 1..9999"
@@ -188,21 +188,38 @@ def query_time_range(
     )
 
 
-def day(raw: Any, name: str) -> dt.date:
-    """A bound of an endpoint whose figures are daily aggregates: a date, or the UTC day
-    holding a timestamp."""
-    value = parse_day(raw) if isinstance(raw, str) else None
-    if value is None:
+DAY_BOUND_HELP = (
+    "must be a date (YYYY-MM-DD) or a timestamp on a UTC day boundary (00:00:00Z): "
+    "this endpoint's figures are whole UTC days"
+)
+
+
+def day_bound(raw: Any, name: str, *, end: bool) -> dt.date:
+    """A bound of an endpoint whose figures are daily aggregates (trust score, trend, subgroups),
+    as an inclusive day. A date covers its UTC day. A timestamp is exact (C1 addendum), so it is
+    taken where it falls on a UTC day boundary (`from` at midnight starts that day; `to` at
+    midnight is an exclusive end, so the day before is the last) and refused inside a day,
+    where the daily figures cannot honour it, rather than silently widened to the whole day."""
+    if isinstance(raw, str) and parse_day_only(raw):
+        return parse_day(raw)  # type: ignore[return-value]
+    stamp = parse_timestamp(raw) if isinstance(raw, str) else None
+    if stamp is None:
         raise invalid(name, BOUND_HELP)
-    return value
+    if stamp.time() != dt.time.min:
+        raise invalid(name, DAY_BOUND_HELP)
+    if not end:
+        return stamp.date()
+    if stamp.date() == dt.date.min:
+        raise invalid(name, "must be after 0001-01-01T00:00:00Z (it ends before the calendar begins)")
+    return stamp.date() - dt.timedelta(days=1)
 
 
 def day_range(
     raw_from: Any, raw_to: Any, *, default_days: int, max_days: int | None = None
 ) -> tuple[dt.date, dt.date]:
     """Inclusive days for daily aggregates from raw bounds (see days_window)."""
-    start = day(raw_from, "from") if raw_from not in (None, "") else None
-    end = day(raw_to, "to") if raw_to not in (None, "") else None
+    start = day_bound(raw_from, "from", end=False) if raw_from not in (None, "") else None
+    end = day_bound(raw_to, "to", end=True) if raw_to not in (None, "") else None
     return days_window(start, end, default_days=default_days, max_days=max_days)
 
 

@@ -1,0 +1,93 @@
+"""Time bounds on the endpoints whose figures are daily aggregates (POST /trust-score, GET
+/trust-score/trend, GET /bias/subgroups), C1 addendum: a date covers its UTC day, a timestamp
+is exact. A timestamp on a UTC day boundary is honoured exactly; one inside a day would need
+part of a day's aggregate and is a 400 VALIDATION_ERROR, never silently widened to the day."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+STAMPS = ["2026-11-18T10:00:00Z", "2026-11-19T03:00:00Z", "2026-11-19T21:00:00Z", "2026-11-20T05:00:00Z"]
+
+
+@pytest.fixture
+def decisions(api):
+    for i, stamp in enumerate(STAMPS):
+        body = {
+            "decision_id": f"d{i}",
+            "user_id": "alice",
+            "ai_recommendation": "approve",
+            "user_decision": "approve",
+            "ai_confidence": 0.9,
+            "subgroups": {"gender": "f"},
+            "timestamp": stamp,
+        }
+        assert api.post("/v1/log", body, format="json").status_code == 201
+
+
+def _trust(api, **bounds):
+    return api.post("/v1/trust-score", {"user_id": "alice", **bounds}, format="json")
+
+
+def _problem_names(response, field: str) -> None:
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["code"] == "VALIDATION_ERROR"
+    assert any(e["field"] == field and "UTC day" in e["message"] for e in body["errors"]), body
+
+
+@pytest.mark.parametrize(
+    ("bounds", "counted", "window"),
+    [
+        ({"from": "2026-11-19", "to": "2026-11-19"}, 2, ("2026-11-19", "2026-11-19")),
+        ({"from": "2026-11-19T00:00:00Z", "to": "2026-11-20T00:00:00Z"}, 2, ("2026-11-19", "2026-11-19")),
+        ({"from": "2026-11-19T01:00:00+01:00", "to": "2026-11-20"}, 3, ("2026-11-19", "2026-11-20")),
+        ({"from": "2026-11-18", "to": "2026-11-21T00:00:00.000Z"}, 4, ("2026-11-18", "2026-11-20")),
+    ],
+)
+def test_trust_score_honours_dates_and_day_boundary_timestamps_exactly(
+    api, decisions, bounds, counted, window
+):
+    response = _trust(api, **bounds)
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["decisions_analyzed"] == counted
+    assert (body["from"], body["to"]) == window
+
+
+@pytest.mark.parametrize(
+    ("bounds", "field"),
+    [
+        ({"from": "2026-11-19", "to": "2026-11-19T12:00:00Z"}, "to"),
+        ({"from": "2026-11-19T12:00:00Z", "to": "2026-11-20"}, "from"),
+        ({"from": "2026-11-19T00:00:00.001Z"}, "from"),
+    ],
+)
+def test_trust_score_refuses_a_timestamp_inside_a_day(api, decisions, bounds, field):
+    _problem_names(_trust(api, **bounds), field)
+
+
+def test_trend_honours_day_boundary_timestamps_and_refuses_others(api, decisions):
+    response = api.get("/v1/trust-score/trend?from=2026-11-19T00:00:00Z&to=2026-11-21T00:00:00Z")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["from"], body["to"]) == ("2026-11-19", "2026-11-20")
+    assert [(p["period_start"], p["decisions"]) for p in body["points"]] == [
+        ("2026-11-19", 2),
+        ("2026-11-20", 1),
+    ]
+    _problem_names(api.get("/v1/trust-score/trend?from=2026-11-19&to=2026-11-19T12:00:00Z"), "to")
+
+
+def test_subgroups_honour_day_boundary_timestamps_and_refuse_others(api, decisions):
+    response = api.get("/v1/bias/subgroups?from=2026-11-19T00:00:00Z&to=2026-11-20T00:00:00Z")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["from"], body["to"]) == ("2026-11-19", "2026-11-19")
+    assert [g["decisions"] for g in body["attributes"]["gender"]["groups"]] == [2]
+    _problem_names(api.get("/v1/bias/subgroups?from=2026-11-19T06:00:00Z&to=2026-11-20"), "from")
+
+
+def test_a_to_at_the_first_instant_of_the_calendar_is_a_validation_error(api):
+    response = api.get("/v1/trust-score/trend?to=0001-01-01T00:00:00Z")
+    assert response.status_code == 400 and response.json()["code"] == "VALIDATION_ERROR"
