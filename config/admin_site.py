@@ -135,6 +135,7 @@ class TrustcalAdminSite(admin.AdminSite):
     site_header = "Trustcal staff console"
     site_title = "Trustcal console"
     index_title = "Overview"
+    site_url = None  # no public site to "view": the service is an API (/v1/docs)
     index_template = "admin/console/overview.html"
     enable_nav_sidebar = True
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from django.utils.html import escape
 
 WIDTH, HEIGHT = 640, 220
-LEFT, RIGHT, TOP, BOTTOM = 44, 12, 12, 28
+LEFT, RIGHT, TOP, BOTTOM = 44, 44, 12, 28
 
 
 @dataclass(frozen=True)
@@ -15,8 +15,16 @@ class Point:
     value: float | None  # None: no data in the period (a gap in the line)
 
 
-def line_chart_svg(points: list[Point], *, title: str, low: float = 0.0, high: float = 1.0) -> str:
-    """Values between `low` and `high`; gaps where a value is None; every point labelled on hover."""
+def line_chart_svg(
+    points: list[Point],
+    *,
+    title: str,
+    low: float = 0.0,
+    high: float = 1.0,
+    reference: tuple[float, str] | None = None,
+) -> str:
+    """Values between `low` and `high`; gaps where a value is None; every point labelled on hover;
+    `reference`: a dashed line at a value, with its label (a threshold)."""
     if not points:
         return ""
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -36,6 +44,13 @@ def line_chart_svg(points: list[Point], *, title: str, low: float = 0.0, high: f
         parts.append(
             f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" stroke="#ccc"/>'
             f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:.1f}</text>'
+        )
+    if reference is not None:
+        value, label = reference
+        parts.append(
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(value):.1f}" y2="{y(value):.1f}" stroke="#8b0000" '
+            f'stroke-dasharray="5 4"/><text x="{WIDTH - RIGHT - 4}" y="{y(value) - 5:.1f}" text-anchor="end" '
+            f'fill="#8b0000">{escape(label)}</text>'
         )
     segment: list[str] = []
     segments: list[list[str]] = []

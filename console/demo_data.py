@@ -99,7 +99,7 @@ def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
             lean = sum(MODEL_LEAN.get(item, 0.0) for item in subgroups.items())
             right = rng.random() < (0.70 if old else 0.84) + lean * (1 if repays else -1)
             ai = ("approve" if repays else "deny") if right else ("deny" if repays else "approve")
-            confidence = rng.uniform(0.55, 0.97) if right else rng.uniform(0.3, 0.75)
+            confidence = rng.uniform(0.5, 0.97) if right else rng.uniform(0.25, 0.65)
             if old:
                 confidence -= 0.12
             confidence = round(min(max(confidence, 0.05), 0.99), 2)

@@ -12,6 +12,7 @@ from django.utils.safestring import mark_safe
 
 from audit import selectors as audit_selectors
 from bias import selectors as bias_selectors
+from calibration import rules
 from calibration import selectors as calibration_selectors
 from config import heartbeat
 from config.admin_site import changelist_url, console_panel
@@ -21,7 +22,7 @@ from keys.models import Customer
 from webhooks import selectors as webhook_selectors
 
 SEVERITIES = ("critical", "high", "medium", "low")
-TREND_DAYS = 30
+TREND_DAYS = 60
 BIAS_ALERT_DAYS = 7
 
 
@@ -73,16 +74,31 @@ def trust_trend(request: HttpRequest) -> dict[str, Any] | None:
     result = calibration_selectors.trend(customer, days=days, interval="day")
     points = [Point(p["period_start"], p["trust_score"]) for p in result["points"]]
     figures = calibration_selectors.organization_figures(customer, days=days)
-    chart = line_chart_svg(points, title=f"Trust score of {customer.pk}, last {TREND_DAYS} days")
+    risk_below = rules.risk_high_below()
+    chart = line_chart_svg(
+        points,
+        title=f"Daily trust score of {customer.pk}, last {TREND_DAYS} days",
+        reference=(risk_below, f"at-risk line ({risk_below})"),
+    )
+    window = calibration_selectors.DayRange.last_days(rules.window_days())
     return {
         "customer": customer,
         "customers": customers,
         "chart": mark_safe(chart),  # noqa: S308 (built from numbers and escaped labels)
         "direction": result["trend"]["direction"],
-        "figures": figures,
+        "decisions": figures["decisions"],
+        "trust_score": _pct(figures["trust_score"]),
+        "overtrust": _pct(figures["overtrust_rate"]),
+        "undertrust": _pct(figures["undertrust_rate"]),
         "days": TREND_DAYS,
-        "risk_users": len(calibration_selectors.risk_users(customer, days=days)),
+        "risk_below": risk_below,
+        "window_days": rules.window_days(),
+        "risk_users": len(calibration_selectors.risk_users(customer, days=window)),
     }
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
 
 
 @console_panel(order=30, template="console/panels/exports.html")

@@ -6,6 +6,7 @@ import json
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import ActionLocation
+from django.contrib.admin.helpers import ActionForm
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
@@ -75,6 +76,10 @@ class StatusChangeInline(admin.TabularInline):
         return False
 
 
+class TriageActionForm(ActionForm):
+    action = forms.ChoiceField(label="Triage:")
+
+
 class NotesForm(forms.Form):
     resolution_notes = forms.CharField(
         label="Resolution notes",
@@ -91,25 +96,34 @@ ON_LIST_AND_PAGE = [ActionLocation.CHANGE_LIST, ActionLocation.CHANGE_FORM]
 
 @admin.register(AmplificationAlert)
 class AmplificationAlertAdmin(admin.ModelAdmin):
-    list_display = ["id", "severity_badge", "status_badge", "customer", "model_id", "protected_attribute",
-                    "amplification_score", "created_at", "resolved_by"]  # fmt: skip
-    list_display_links = ["id"]
+    # What a triager reads first; the id stays searchable and is on the alert's page.
+    list_display = [
+        "summary",
+        "severity_badge",
+        "status_badge",
+        "score",
+        "organisation",
+        "created_at",
+        "resolved_by",
+    ]
+    list_display_links = ["summary"]
     list_filter = ["status", "severity", "protected_attribute", "model_id", "customer", "created_at"]
     search_fields = ["id", "signal__id", "model_id", "customer__id", "resolution_notes"]
     ordering = ["-created_at"]
     list_select_related = ["customer"]
     inlines = [StatusChangeInline]
     actions = ["acknowledge_alerts", "resolve_alerts", "mark_false_positive"]
+    action_form = TriageActionForm
     fieldsets = [
-        ("Triage", {"fields": ["severity_badge", "status_badge", "customer", "model_id", "protected_attribute",
-                               "resolution_notes", "resolved_by", "resolved_at", "acknowledged_at"]}),
+        ("Triage", {"fields": [("severity_badge", "status_badge"), ("organisation", "model_id", "protected_attribute"),
+                               "resolution_notes", ("resolved_by", "resolved_at", "acknowledged_at")]}),
         ("Analysis", {"fields": ["analysis_figures", "group_rates"]}),
         ("Signal", {"fields": ["signal_summary"]}),
         ("Record", {"classes": ["collapse"], "fields": ["id", "risk_level", "created_at", "updated_at",
                                                         "analysis_pretty"]}),
     ]  # fmt: skip
     readonly_fields = [
-        "id", "customer", "model_id", "protected_attribute", "risk_level", "resolution_notes", "resolved_by",
+        "id", "organisation", "model_id", "protected_attribute", "risk_level", "resolution_notes", "resolved_by",
         "resolved_at", "acknowledged_at", "created_at", "updated_at", "analysis_pretty", "severity_badge",
         "status_badge", "analysis_figures", "group_rates", "signal_summary",
     ]  # fmt: skip
@@ -117,6 +131,18 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
     @admin.display(description="severity", ordering="severity")
     def severity_badge(self, obj: AmplificationAlert) -> str:
         return badge(obj.severity)
+
+    @admin.display(description="organisation", ordering="customer_id")
+    def organisation(self, obj: AmplificationAlert) -> str:
+        return obj.customer_id
+
+    @admin.display(description="alert", ordering="protected_attribute")
+    def summary(self, obj: AmplificationAlert) -> str:
+        return f"{obj.protected_attribute} · {obj.model_id}"
+
+    @admin.display(description="score", ordering="amplification_score")
+    def score(self, obj: AmplificationAlert) -> str:
+        return f"{obj.amplification_score:.2f}"
 
     @admin.display(description="status", ordering="status")
     def status_badge(self, obj: AmplificationAlert) -> str:
@@ -147,11 +173,15 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         return super().get_queryset(request).select_related("signal")
 
+    def changelist_view(self, request, extra_context=None):
+        title = "Amplification alerts: humans widening a model's bias"
+        return super().changelist_view(request, {"title": title, **(extra_context or {})})
+
     def change_view(self, request, object_id, form_url="", extra_context=None):
         # The page is for reading and triage: every change goes through the actions at its top
         # (the alert service), so there is nothing to save here.
-        extra = {"show_save": False, "show_save_and_continue": False, "show_save_and_add_another": False,
-                 "show_delete": False}  # fmt: skip
+        extra = {"title": "Amplification alert", "show_save": False, "show_save_and_continue": False,
+                 "show_save_and_add_another": False, "show_delete": False}  # fmt: skip
         return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
 
     def _apply(self, request: HttpRequest, queryset: QuerySet, status: str, notes: str | None = None) -> None:

@@ -5,6 +5,7 @@ import re
 
 import pytest
 from django.contrib.admin.models import LogEntry
+from django.contrib.admin.utils import quote
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
@@ -98,7 +99,9 @@ def test_officer_resolves_a_critical_alert_with_notes_and_the_api_names_them(off
     AlertFactory(severity="low")
     listed = officer.get("/admin/fairness/amplificationalert/?status__exact=open&severity__exact=critical")
     assert listed.status_code == 200
-    assert alert.id in listed.content.decode() and 'class="tc-badge tc-critical"' in listed.content.decode()
+    html = listed.content.decode()
+    assert f"/{quote(alert.id)}/change/" in html and 'class="tc-badge tc-critical"' in html
+    assert "gender · credit-v3" in html
     data = {"action": "resolve_alerts", "_selected_action": [alert.pk]}
     form = officer.post("/admin/fairness/amplificationalert/", data)
     assert b"resolution_notes" in form.content
