@@ -4,6 +4,7 @@ officer signs in, filters open critical alerts, resolves one with notes, and the
 status and the officer in the status history; the keys pages stay closed to them. Screenshots of the
 overview, the alert list and an alert page go to var/screenshots/."""
 
+import datetime as dt
 import json
 import os
 import shutil
@@ -77,16 +78,21 @@ def api_get(base: str, path: str, key: str) -> dict:
         return json.load(response)
 
 
-def test_officer_resolves_an_open_critical_alert_in_the_browser_and_the_api_shows_it(
-    demo, browser, live_server
-):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+def signed_in(browser, base: str):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page.goto(f"{base}/admin/login/?next=/admin/")
     page.fill("#id_username", "olivia")
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")
     page.wait_for_selector("#panel-alerts")
+    return page
+
+
+def test_officer_resolves_an_open_critical_alert_in_the_browser_and_the_api_shows_it(
+    browser, demo, live_server
+):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = signed_in(browser, live_server.url)
     assert "Trustcal staff console" in page.content()
     page.screenshot(path=str(SHOTS / "overview.png"), full_page=True)
 
@@ -123,4 +129,30 @@ def test_officer_resolves_an_open_critical_alert_in_the_browser_and_the_api_show
     for path in ("/admin/keys/apikey/", "/admin/keys/apikey/new/", "/admin/keys/adminauditlog/"):
         response = page.goto(live_server.url + path)
         assert response is not None and response.status == 403, path
+    page.close()
+
+
+def test_officer_requests_a_report_and_downloads_it(browser, demo, live_server):
+    from compliance.models import ExportJob
+    from compliance.services import export_run
+
+    page = signed_in(browser, live_server.url)
+    page.goto(f"{live_server.url}/admin/compliance/exportjob/add/")
+    page.select_option("#id_customer", "demo-bank")
+    page.select_option("#id_template", "eu_ai_act")
+    page.select_option("#id_format", "json")
+    today = dt.datetime.now(dt.UTC).date()
+    page.fill("#id_period_from", (today - dt.timedelta(days=60)).isoformat())
+    page.fill("#id_period_to", (today - dt.timedelta(days=31)).isoformat())
+    page.click("input[type=submit][value='Request report']")
+    page.wait_for_selector("text=requested; it appears here")
+    job = ExportJob.objects.get(customer_id="demo-bank")
+    assert job.requested_by == "staff:olivia"
+    export_run(export_id=job.pk)  # what a worker does with the queued job
+    page.reload()
+    with page.expect_download() as download:
+        page.click(f"a[href$='/{job.pk}/download/']")
+    report = json.loads(Path(download.value.path()).read_text())
+    summary = report["sections"]["executive_summary"]
+    assert summary["compliance_status"] == "NON_COMPLIANT" and summary["automation_bias_rate"] >= 0.15
     page.close()

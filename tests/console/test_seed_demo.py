@@ -58,3 +58,23 @@ def test_the_older_period_is_non_compliant_by_its_automation_bias_rate(demo_api)
     summary = json.loads(body)["sections"]["executive_summary"]
     assert summary["compliance_status"] == "NON_COMPLIANT"
     assert summary["automation_bias_rate"] >= 0.15
+
+
+def test_user_calibration_page_lists_risk_users_first_and_bias_alerts_show_badges(client, django_user_model):
+    from django.contrib.auth.models import Group
+
+    from console.permissions import COMPLIANCE_STAFF
+
+    seed()
+    officer = django_user_model.objects.create_user("olivia", "o@example.com", "pw", is_staff=True)
+    officer.groups.add(Group.objects.get(name=COMPLIANCE_STAFF))
+    client.force_login(officer)
+    page = client.get("/admin/console/user-calibration/?customer=demo-bank&days=90")
+    assert page.status_code == 200
+    users = page.context["users"]
+    flags = [u["at_risk"] for u in users]
+    assert any(flags) and flags == sorted(flags, reverse=True)  # every risk user before the others
+    at_risk = [u["trust_score"] for u in users if u["at_risk"]]
+    assert at_risk == sorted(at_risk) and all(score < 0.6 for score in at_risk)
+    bias = client.get("/admin/bias/biasalert/?severity__exact=critical").content.decode()
+    assert 'class="tc-badge tc-critical"' in bias
