@@ -68,6 +68,11 @@ def outcome_flush_seconds() -> float:
     return _setting("WEBHOOK_OUTCOME_FLUSH_SECONDS", 0.05)
 
 
+def outcome_writers() -> int:
+    """Threads per process writing the senders' outcomes while they go on sending."""
+    return max(1, int(_setting("WEBHOOK_OUTCOME_WRITERS", 2)))
+
+
 def backoff_base_seconds() -> float:
     return _setting("WEBHOOK_BACKOFF_BASE_SECONDS", 5.0)
 

@@ -13,7 +13,8 @@ in bulk. docs/architecture.md ("Webhook dispatcher") explains the design; in sho
 - Back-off: a timeout releases the rest of that webhook's claim and pauses that webhook alone
   (doubling per consecutive timeout, capped); other webhooks are not affected.
 - Bulk bookkeeping: outcomes are buffered and written a few at a time (one locking SELECT, one
-  UPDATE, one INSERT); a killed worker re-sends at most its unwritten outcomes (at least once).
+  UPDATE, one INSERT) by a writer thread while the sender goes on; a killed worker re-sends at
+  most its unwritten outcomes (at least once). Connections are kept alive per webhook.
 - Only transport failures count as attempts; a bug of ours while sending is logged with its
   traceback, leaves the delivery pending for a later retry and counts in /metrics."""
 
@@ -161,7 +162,9 @@ def _send_group(
     the group runs; a timeout or a disabled webhook releases the rest of the claim at once."""
     if in_thread:
         close_old_connections()  # the pool's threads keep their connection (CONN_MAX_AGE)
-    outcomes = Outcomes(token)
+    # In a sender thread, routine outcome writes go to a writer thread while sending goes on;
+    # in the caller's thread (tests, one sender) they stay on the caller's own connection.
+    outcomes = Outcomes(token, writer=_writer_pool() if in_thread else None)
     done: dict[str, bool] = {}
     lease = dt.timedelta(seconds=conf.lease_seconds())
     margin = dt.timedelta(seconds=conf.timeout_seconds() + 10)
@@ -209,7 +212,7 @@ def _send_group(
                 done.update(outcomes.flush())
                 webhook = None  # it may just have been disabled: read it again
             elif outcomes.due():
-                done.update(outcomes.flush())
+                done.update(outcomes.flush_soon())
     finally:
         done.update(outcomes.flush())
     return done
@@ -235,12 +238,32 @@ def _send_pool() -> ThreadPoolExecutor:
     return _pool
 
 
+_writers: ThreadPoolExecutor | None = None
+_writers_pid = 0
+
+
+def _writer_pool() -> ThreadPoolExecutor:
+    """Threads that write outcomes for the senders of this process (WEBHOOK_OUTCOME_WRITERS),
+    each with its own database connection."""
+    global _writers, _writers_pid
+    if _writers is None or _writers_pid != os.getpid():
+        _writers = ThreadPoolExecutor(max_workers=conf.outcome_writers(), thread_name_prefix="webhook-write")
+        _writers_pid = os.getpid()
+    return _writers
+
+
 def send_pool_close() -> None:
-    """Close every pool thread's database connection and the pool (tests; worker shutdown)."""
-    global _pool
+    """Close every sender and writer thread's database connection and their pools (tests;
+    worker shutdown)."""
+    global _pool, _writers
     pool, _pool = _pool, None
-    if pool is None:
-        return
+    writers, _writers = _writers, None
+    for each in (pool, writers):
+        if each is not None:
+            _threads_close(each)
+
+
+def _threads_close(pool: ThreadPoolExecutor) -> None:
     size = pool._max_workers
     barrier = threading.Barrier(size)
 

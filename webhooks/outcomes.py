@@ -4,8 +4,10 @@ webhooks/dispatch.py for the whole design."""
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
 
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from webhooks import conf, transport
@@ -13,15 +15,20 @@ from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 logger = logging.getLogger("trustcal.webhooks")
 
+_Batch = list[tuple[Delivery, dt.datetime, dt.datetime, transport.SendResult]]
+
 
 class Outcomes:
     """Attempt outcomes of one claim, buffered and written together while the claim is still
-    ours: one locking SELECT, one UPDATE per kind of outcome and one INSERT per flush."""
+    ours: one locking SELECT, one UPDATE per kind of outcome and one INSERT per flush. With a
+    writer (a thread pool), routine flushes run there while the sender goes on sending."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, *, writer: Executor | None = None) -> None:
         self.token = token
-        self.pending: list[tuple[Delivery, dt.datetime, dt.datetime, transport.SendResult]] = []
+        self.pending: _Batch = []
         self.last_flush = time.monotonic()
+        self.writer = writer
+        self.writing: Future[dict[str, bool]] | None = None
 
     def add(self, delivery: Delivery, attempted_at: dt.datetime, result: transport.SendResult) -> None:
         self.pending.append((delivery, attempted_at, timezone.now(), result))
@@ -32,9 +39,34 @@ class Outcomes:
         )
 
     def flush(self) -> dict[str, bool]:
-        """Write the buffered outcomes; returns {delivery id: ok} for those still ours."""
+        """Write the buffered outcomes now, after the one being written in the background;
+        returns {delivery id: ok} for those still ours."""
+        written = self._written()
+        written.update(self._write(self._take()))
+        return written
+
+    def flush_soon(self) -> dict[str, bool]:
+        """With a writer: hand the buffered outcomes to it and go on sending (one write in
+        flight at a time, so the sender waits only when the previous one is not done);
+        returns the outcomes written meanwhile. Without one, the same as flush()."""
+        if self.writer is None:
+            return self.flush()
+        written = self._written()
+        batch = self._take()
+        if batch:
+            self.writing = self.writer.submit(_in_writer, self._write, batch)
+        return written
+
+    def _written(self) -> dict[str, bool]:
+        writing, self.writing = self.writing, None
+        return writing.result() if writing is not None else {}
+
+    def _take(self) -> _Batch:
         batch, self.pending = self.pending, []
         self.last_flush = time.monotonic()
+        return batch
+
+    def _write(self, batch: _Batch) -> dict[str, bool]:
         if not batch:
             return {}
         written: dict[str, bool] = {}
@@ -96,6 +128,12 @@ class Outcomes:
                     updated_at=now,
                 )
         return written
+
+
+def _in_writer(write: Callable[[_Batch], dict[str, bool]], batch: _Batch) -> dict[str, bool]:
+    """A writer thread: its own database connection, reused between writes (CONN_MAX_AGE)."""
+    close_old_connections()
+    return write(batch)
 
 
 def _rows_write(rows: list[Delivery]) -> None:
