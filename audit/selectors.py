@@ -12,6 +12,7 @@ from django.db.models.functions import Cast
 from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
 from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
+from config.querysets import narrowed
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -46,19 +47,15 @@ def audit_trail_list(
     until: dt.datetime | None = None,
 ) -> QuerySet[AuditEntry]:
     """Newest first; `since`/`until` filter the decision's timestamp (until exclusive)."""
-    qs = AuditEntry.objects.filter(customer=customer)
-    if user_id:
-        qs = qs.filter(user_id=user_id)
-    if model_id:
-        qs = qs.filter(model_id=model_id)
-    if decision_id:
-        qs = qs.filter(decision_ref=decision_id)
-    if calibration:
-        qs = qs.filter(calibration_category=calibration)
-    if since is not None:
-        qs = qs.filter(timestamp__gte=since)
-    if until is not None:
-        qs = qs.filter(timestamp__lt=until)
+    qs = narrowed(
+        AuditEntry.objects.filter(customer=customer),
+        user_id=user_id,
+        model_id=model_id,
+        decision_ref=decision_id,
+        calibration_category=calibration,
+        timestamp__gte=since,
+        timestamp__lt=until,
+    )
     return qs.order_by("-sequence")
 
 
@@ -161,13 +158,12 @@ def decision_set(
 ) -> QuerySet[Decision]:
     """The customer's decisions made in [since, until), narrowed by the report filters
     (an empty or None list does not narrow), in the order they were made."""
-    qs = Decision.objects.filter(customer=customer, timestamp__gte=since, timestamp__lt=until)
-    if user_ids:
-        qs = qs.filter(user_id__in=user_ids)
-    if model_ids:
-        qs = qs.filter(model_id__in=model_ids)
-    if categories:
-        qs = qs.filter(calibration_category__in=categories)
+    qs = narrowed(
+        Decision.objects.filter(customer=customer, timestamp__gte=since, timestamp__lt=until),
+        user_id__in=user_ids,
+        model_id__in=model_ids,
+        calibration_category__in=categories,
+    )
     return qs.order_by("timestamp", "decision_id")
 
 

@@ -23,7 +23,6 @@ All requests go to ONE customer, the worst case for the per-customer chain-head 
 import argparse
 import asyncio
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -32,6 +31,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from benchenv import fresh_stack, make_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -336,32 +337,8 @@ def main() -> None:
         sys.exit("wrk is needed: apt-get install -y wrk")
 
     data_dir = Path(tempfile.mkdtemp(prefix="tc-audit-bench-"))
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.local",
-        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{DB}",
-        REDIS_URL=f"redis://127.0.0.1:6379/{REDIS_DB}",
-        TRUSTCAL_DATA_DIR=str(data_dir),
-    )
-    sh(
-        "psql",
-        "-h",
-        "127.0.0.1",
-        "-U",
-        "postgres",
-        "-qc",
-        f"DROP DATABASE IF EXISTS {DB}",
-        "-c",
-        f"CREATE DATABASE {DB}",
-    )
-    sh("redis-cli", "-n", REDIS_DB, "flushdb")
-    sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
-    make_keys = (
-        "from keys.services import api_key_create\n"
-        f"for i in range(48): print(api_key_create(customer_id='{CUSTOMER}', tier='enterprise').value)\n"
-    )
-    out = sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c", make_keys, env=env).stdout
-    keys = [k for k in out.split() if k.startswith("tcal_")]
+    env = fresh_stack(db=DB, redis_db=REDIS_DB, data_dir=data_dir)
+    keys = make_keys(env, customer=CUSTOMER, count=48)
 
     started = time.perf_counter()
     seed(1, args.small)

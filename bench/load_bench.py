@@ -11,7 +11,6 @@ rate limiting alone, in-process, over 5,000 calls.
 """
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
@@ -20,6 +19,8 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+
+from benchenv import fresh_stack, make_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -54,35 +55,8 @@ def main() -> None:
         sys.exit("wrk is needed: apt-get install -y wrk")
 
     data_dir = tempfile.mkdtemp(prefix="trustcal-bench-")
-    env = dict(os.environ)
-    env.update(
-        DJANGO_SETTINGS_MODULE="config.settings.local",
-        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{DB}",
-        REDIS_URL="redis://127.0.0.1:6379/14",
-        TRUSTCAL_DATA_DIR=data_dir,
-    )
-    sh(
-        "psql",
-        "-h",
-        "127.0.0.1",
-        "-U",
-        "postgres",
-        "-qc",
-        f"DROP DATABASE IF EXISTS {DB}",
-        "-c",
-        f"CREATE DATABASE {DB}",
-    )
-    sh("redis-cli", "-n", "14", "flushdb")
-    sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
-    make_keys = (
-        "from keys.services import api_key_create\n"
-        "for i in range(40): print(api_key_create(customer_id='bench', tier='enterprise', is_admin=True).value)\n"
-    )
-    keys = [
-        k
-        for k in sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c", make_keys, env=env).stdout.split()
-        if k.startswith("tcal_")
-    ]
+    env = fresh_stack(db=DB, redis_db="14", data_dir=data_dir)
+    keys = make_keys(env, customer="bench", count=40, admin=True)
     script = Path(data_dir) / "keys.lua"
     script.write_text(
         "local keys = {" + ",".join(f'"{k}"' for k in keys) + "}\nlocal i = 0\n"

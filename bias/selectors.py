@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce
 from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value
 from bias.models import BiasAlert, BiasAlertFinding, Correctness, ModelFavorableValues, SubgroupDailyStat
 from config.counts import counts_by
+from config.querysets import narrowed
 from keys.models import Customer
 
 
@@ -253,22 +254,16 @@ def bias_alert_list(
 ) -> QuerySet[BiasAlert]:
     """The customer's bias alerts, newest first. `attribute` and `bias_type` match a finding
     of the alert (the same finding when both are given)."""
-    qs = BiasAlert.objects.filter(customer=customer)
-    if severity:
-        qs = qs.filter(severity=severity)
-    if model_id:
-        qs = qs.filter(model_id=model_id)
-    if created_from is not None:
-        qs = qs.filter(created_at__gte=created_from)
-    if created_to is not None:
-        qs = qs.filter(created_at__lt=created_to)
+    qs = narrowed(
+        BiasAlert.objects.filter(customer=customer),
+        severity=severity,
+        model_id=model_id,
+        created_at__gte=created_from,
+        created_at__lt=created_to,
+    )
     if attribute or bias_type:
-        finding = Q()
-        if attribute:
-            finding &= Q(attribute=attribute)
-        if bias_type:
-            finding &= Q(bias_type=bias_type)
-        qs = qs.filter(pk__in=BiasAlertFinding.objects.filter(finding).values("alert_id"))
+        findings = narrowed(BiasAlertFinding.objects.all(), attribute=attribute, bias_type=bias_type)
+        qs = qs.filter(pk__in=findings.values("alert_id"))
     return qs.order_by("-created_at", "-id")
 
 
@@ -288,15 +283,11 @@ def bias_alerts_for_report(
 ) -> QuerySet[BiasAlert]:
     """The bias alerts raised in [since, until), newest first (a compliance report's period)."""
     qs = BiasAlert.objects.filter(customer=customer, created_at__gte=since, created_at__lt=until)
-    if model_ids:
-        qs = qs.filter(model_id__in=model_ids)
-    return qs.order_by("-created_at", "-id")
+    return narrowed(qs, model_id__in=model_ids).order_by("-created_at", "-id")
 
 
 def bias_alerts_by_severity(*, since: dt.datetime, customer: Customer | None = None) -> dict[str, int]:
     """Bias alerts stored since `since`, per severity (every severity present). All customers when
     `customer` is None (the staff console)."""
-    qs = BiasAlert.objects.filter(created_at__gte=since)
-    if customer is not None:
-        qs = qs.filter(customer=customer)
+    qs = narrowed(BiasAlert.objects.filter(created_at__gte=since), customer=customer)
     return counts_by(qs, "severity", ("critical", "high", "medium", "low"))

@@ -5,6 +5,7 @@ import datetime as dt
 from django.db.models import Count, QuerySet
 
 from config.counts import counts_by
+from config.querysets import narrowed
 from fairness.amplification import attribute_key
 from fairness.models import AmplificationAlert, FairnessSignal
 from keys.models import Customer
@@ -30,19 +31,15 @@ def signal_list(
     sort_by: str = "signalTimestamp",
     sort_order: str = "desc",
 ) -> QuerySet[FairnessSignal]:
-    qs = FairnessSignal.objects.filter(customer=customer)
-    if model_id is not None:
-        qs = qs.filter(model_id=model_id)
-    if external_tool_id is not None:
-        qs = qs.filter(external_tool_id=external_tool_id)
-    if protected_attribute is not None:
-        qs = qs.filter(protected_attribute=protected_attribute)
-    if passes_threshold is not None:
-        qs = qs.filter(passes_threshold=passes_threshold)
-    if start is not None:
-        qs = qs.filter(signal_timestamp__gte=start)
-    if end is not None:
-        qs = qs.filter(signal_timestamp__lt=end)
+    qs = narrowed(
+        FairnessSignal.objects.filter(customer=customer),
+        model_id=model_id,
+        external_tool_id=external_tool_id,
+        protected_attribute=protected_attribute,
+        passes_threshold=passes_threshold,
+        signal_timestamp__gte=start,
+        signal_timestamp__lt=end,
+    )
     prefix = "-" if sort_order == "desc" else ""
     # The id (time-sortable) breaks ties so pages never overlap.
     return qs.select_related("alert").order_by(f"{prefix}{SIGNAL_SORT_FIELDS[sort_by]}", f"{prefix}id")
@@ -57,17 +54,14 @@ def alert_list(
     start: dt.datetime | None = None,
     end: dt.datetime | None = None,
 ) -> QuerySet[AmplificationAlert]:
-    qs = AmplificationAlert.objects.filter(customer=customer)
-    if status is not None:
-        qs = qs.filter(status=status)
-    if severity is not None:
-        qs = qs.filter(severity=severity)
-    if protected_attribute is not None:
-        qs = qs.filter(protected_attribute=protected_attribute)
-    if start is not None:
-        qs = qs.filter(created_at__gte=start)
-    if end is not None:
-        qs = qs.filter(created_at__lt=end)
+    qs = narrowed(
+        AmplificationAlert.objects.filter(customer=customer),
+        status=status,
+        severity=severity,
+        protected_attribute=protected_attribute,
+        created_at__gte=start,
+        created_at__lt=end,
+    )
     return qs.order_by("-created_at", "-id")
 
 
@@ -106,16 +100,14 @@ def alerts_for_report(
 ) -> QuerySet[AmplificationAlert]:
     """The amplification alerts raised before `until` (a report's period end), newest first,
     with their signal and status history loaded (a compliance report lists both)."""
-    qs = AmplificationAlert.objects.filter(customer=customer, created_at__lt=until)
-    if model_ids:
-        qs = qs.filter(model_id__in=model_ids)
+    qs = narrowed(
+        AmplificationAlert.objects.filter(customer=customer, created_at__lt=until), model_id__in=model_ids
+    )
     return qs.select_related("signal").prefetch_related("status_changes").order_by("-created_at", "-id")
 
 
 def open_alerts_by_severity(*, customer: Customer | None = None) -> dict[str, int]:
     """Alerts still to be dealt with (open or acknowledged), counted per severity, every severity
     present (0 when none). All customers when `customer` is None (the staff console)."""
-    qs = AmplificationAlert.objects.filter(status__in=("open", "acknowledged"))
-    if customer is not None:
-        qs = qs.filter(customer=customer)
+    qs = narrowed(AmplificationAlert.objects.filter(status__in=("open", "acknowledged")), customer=customer)
     return counts_by(qs, "severity", ("critical", "high", "medium", "low"))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Prefetch, QuerySet
 from django.utils import timezone
 
+from config.querysets import narrowed
 from keys.models import Customer
 from webhooks import conf
 from webhooks.models import Delivery, DeliveryAttempt, DispatchCounter, Event, Webhook
@@ -20,11 +21,7 @@ def webhook_list(*, customer: Customer) -> QuerySet[Webhook]:
 def delivery_list(
     *, webhook: Webhook, status: str | None = None, event_type: str | None = None
 ) -> QuerySet[Delivery]:
-    qs = Delivery.objects.filter(webhook=webhook)
-    if status:
-        qs = qs.filter(status=status)
-    if event_type:
-        qs = qs.filter(event_type=event_type)
+    qs = narrowed(Delivery.objects.filter(webhook=webhook), status=status, event_type=event_type)
     attempts = DeliveryAttempt.objects.order_by("attempt", "id")
     return qs.order_by("-created_at", "-id").prefetch_related(Prefetch("attempts", queryset=attempts))
 

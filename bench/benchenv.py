@@ -1,0 +1,43 @@
+"""What the HTTP benchmarks share: a fresh PostgreSQL database and Redis db migrated for the
+service, and API keys made in it. Imported by the bench scripts (run as `python bench/x.py`,
+so this folder is on sys.path)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def sh(*args: str, env=None, check=True, input=None) -> subprocess.CompletedProcess:
+    return subprocess.run(args, cwd=ROOT, env=env, check=check, capture_output=True, text=True, input=input)
+
+
+def fresh_stack(*, db: str, redis_db: str, data_dir: str | Path) -> dict[str, str]:
+    """Drop and create database `db`, flush Redis db `redis_db`, migrate; returns the
+    environment for manage.py and gunicorn against them."""
+    env = dict(os.environ)
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{db}",
+        REDIS_URL=f"redis://127.0.0.1:6379/{redis_db}",
+        TRUSTCAL_DATA_DIR=str(data_dir),
+    )
+    psql = ("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc")
+    sh(*psql, f"DROP DATABASE IF EXISTS {db}", "-c", f"CREATE DATABASE {db}")
+    sh("redis-cli", "-n", str(redis_db), "flushdb")
+    sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
+    return env
+
+
+def make_keys(env: dict[str, str], *, customer: str, count: int, admin: bool = False) -> list[str]:
+    """`count` enterprise keys of `customer` (admin keys with `admin`), made through the service."""
+    code = (
+        "from keys.services import api_key_create\n"
+        f"for i in range({count}): print(api_key_create(customer_id={customer!r}, tier='enterprise'"
+        f"{', is_admin=True' if admin else ''}).value)\n"
+    )
+    out = sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c", code, env=env).stdout
+    return [k for k in out.split() if k.startswith("tcal_")]

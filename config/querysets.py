@@ -1,0 +1,22 @@
+"""The list filters of every selector: a queryset narrowed by the filters a caller gave.
+
+What django-filter's FilterSets would do for the list endpoints, in one function: the
+parameters are parsed by config.inputs (one set of rules for every string that enters), and
+each selector names its lookups."""
+
+from typing import Any
+
+from django.db.models import Model, QuerySet
+
+
+def _given(value: Any) -> bool:
+    """None, an empty string and an empty list mean "not given"; False and 0 are values."""
+    if value is None:
+        return False
+    return not (isinstance(value, str | list | tuple | set) and not value)
+
+
+def narrowed[M: Model](qs: QuerySet[M], **lookups: Any) -> QuerySet[M]:
+    """`qs` filtered by every lookup whose value was given (see _given)."""
+    given = {lookup: value for lookup, value in lookups.items() if _given(value)}
+    return qs.filter(**given) if given else qs
