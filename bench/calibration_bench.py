@@ -21,7 +21,6 @@ All requests go to ONE customer, the worst case for the per-customer chain-head 
 """
 
 import argparse
-import asyncio
 import json
 import re
 import shutil
@@ -33,12 +32,12 @@ import urllib.request
 from pathlib import Path
 
 from benchenv import fresh_stack, make_keys
+from calibration_load import PORT, open_loop, wrk, wrk_script
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 DB = "tc_audit_bench"
 REDIS_DB = "4"
-PORT = 8843
 CUSTOMER = "bench"
 USERS = 1000
 
@@ -168,126 +167,6 @@ def seed(first: int, last: int) -> None:
             ON CONFLICT (customer_id, user_id, model_key, day) DO UPDATE SET {updates};
         """)
     psql("ANALYZE")
-
-
-# --- load generators -----------------------------------------------------------------------
-
-
-def wrk(path: str, script: Path, *, duration: int, connections: int) -> dict:
-    out = sh(
-        "wrk",
-        "-t2",
-        f"-c{connections}",
-        f"-d{duration}s",
-        "--latency",
-        "-s",
-        str(script),
-        f"http://127.0.0.1:{PORT}{path}",
-    ).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
-
-    def pct(label: str) -> float:
-        value, unit = re.search(rf"\s{label}%\s+([\d.]+)(us|ms|s)", out).groups()
-        return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
-
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"rps": rps, "p50": pct("50"), "p99": pct("99"), "errors": int(non2xx.group(1)) if non2xx else 0}
-
-
-def wrk_script(path: Path, keys: list[str], tag: str) -> Path:
-    path.write_text(
-        "local keys = {" + ",".join(f'"{k}"' for k in keys) + "}\nlocal i = 0\n"
-        "request = function()\n  i = i + 1\n"
-        "  local user = 'user-' .. (i % 200)\n"
-        "  local followed = (i % 4 ~= 0)\n"
-        '  local body = string.format(\'{"user_id":"%s","model_id":"model-%d","ai_recommendation":"approve",'
-        '"user_decision":"%s","confidence":%.2f,"context":"' + tag + "\"}', user, i % 5, "
-        "followed and 'approve' or 'deny', (i % 100) / 100)\n"
-        "  return wrk.format('POST', nil, {['Authorization'] = 'Bearer ' .. keys[(i % #keys) + 1],"
-        " ['Content-Type'] = 'application/json'}, body)\nend\n"
-    )
-    return path
-
-
-async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float, connections: int) -> dict:
-    total = int(rate * duration)
-    queue: asyncio.Queue = asyncio.Queue()
-    latencies: list[float] = []
-    statuses: dict[int, int] = {}
-
-    async def connect():
-        return await asyncio.open_connection("127.0.0.1", PORT)
-
-    async def worker() -> None:
-        reader, writer = await connect()
-        while True:
-            item = await queue.get()
-            if item is None:
-                writer.close()
-                return
-            i, scheduled = item
-            body = json.dumps(
-                {
-                    "user_id": f"user-{i % 200}",
-                    "model_id": f"model-{i % 5}",
-                    "ai_recommendation": "approve",
-                    "user_decision": "approve" if i % 4 else "deny",
-                    "confidence": (i % 100) / 100,
-                    "context": "open-loop",
-                }
-            ).encode()
-            request = (
-                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {keys[i % len(keys)]}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-            ).encode() + body
-            for _attempt in range(2):
-                try:
-                    writer.write(request)
-                    await writer.drain()
-                    status_line = await reader.readline()
-                    if not status_line:
-                        raise ConnectionError("closed")
-                    status = int(status_line.split()[1])
-                    length = 0
-                    while True:
-                        line = await reader.readline()
-                        if line in (b"\r\n", b""):
-                            break
-                        name, _, value = line.decode().partition(":")
-                        if name.lower() == "content-length":
-                            length = int(value)
-                    await reader.readexactly(length)
-                    break
-                except (ConnectionError, asyncio.IncompleteReadError):
-                    reader, writer = await connect()
-            else:
-                status = 0
-            latencies.append((time.perf_counter() - scheduled) * 1000)
-            statuses[status] = statuses.get(status, 0) + 1
-
-    workers = [asyncio.create_task(worker()) for _ in range(connections)]
-    start = time.perf_counter() + 0.2
-    for i in range(total):
-        at = start + i / rate
-        delay = at - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        queue.put_nowait((i, at))
-    for _ in workers:
-        queue.put_nowait(None)
-    await asyncio.gather(*workers)
-    elapsed = time.perf_counter() - start
-    latencies.sort()
-    return {
-        "rps": len(latencies) / elapsed,
-        "p50": latencies[len(latencies) // 2],
-        "p99": latencies[int(len(latencies) * 0.99) - 1],
-        "errors": sum(count for status, count in statuses.items() if status not in (200, 201)),
-    }
-
-
-def open_loop(path: str, keys: list[str], *, rate: float, duration: float, connections: int = 64) -> dict:
-    return asyncio.run(_open_loop(path, keys, rate=rate, duration=duration, connections=connections))
 
 
 INPROCESS = """
