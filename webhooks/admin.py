@@ -74,6 +74,7 @@ class WebhookAdmin(admin.ModelAdmin):
         for webhook in queryset:
             try:
                 services.webhook_enable(webhook=webhook)
+                self.log_change(request, webhook, "Enabled")
                 enabled += 1
             except DomainError as exc:
                 self.message_user(request, f"{webhook.id}: {exc.detail}", messages.WARNING)
@@ -131,6 +132,7 @@ class DeliveryAdmin(admin.ModelAdmin):
         count = 0
         for delivery in queryset:
             services.delivery_retry_now(delivery=delivery)
+            self.log_change(request, delivery, "Scheduled for an attempt now")
             count += 1
         self.message_user(
             request,

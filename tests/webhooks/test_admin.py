@@ -1,6 +1,7 @@
 """Django admin: webhooks with the enable action, deliveries with attempts and "retry now"."""
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 
 from tests.webhooks.helpers import emit, webhook
@@ -51,6 +52,8 @@ def test_admin_enable_action_and_retry_now_action(staff, insecure, receiver):
     dispatch.deliveries_dispatch_due()
     delivery.refresh_from_db()
     assert delivery.status == "succeeded" and delivery.attempt_count == 6
+    logged = set(LogEntry.objects.values_list("object_id", "change_message"))
+    assert {(hook.pk, "Enabled"), (delivery.pk, "Scheduled for an attempt now")} <= logged
 
 
 def test_admin_edits_follow_the_url_and_event_rules(staff, settings, insecure, receiver):

@@ -37,7 +37,12 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING("Shown once, now (stored only as hashes):"))
             for line in report.secrets:
                 self.stdout.write(f"  {line}")
+        who = (
+            "with your superuser (`python manage.py createsuperuser`)"
+            if options["no_users"]
+            else "as demo-officer (a compliance officer) or demo-admin (everything)"
+        )
         self.stdout.write(
             f"Done in {time.monotonic() - started:.1f} s. Start the service (`make run`) and sign in at "
-            "http://127.0.0.1:8000/admin/ (demo-officer: a compliance officer; demo-admin: everything)."
+            f"http://127.0.0.1:8000/admin/ {who}."
         )
