@@ -182,11 +182,13 @@ def trend_interval(start: dt.date, end: dt.date) -> str:
     return "day" if days <= 62 else "week" if days <= 366 else "month"
 
 
-def trust_trend(decisions: QuerySet, *, start: dt.date, end: dt.date) -> dict[str, Any]:
+def trust_trend(
+    decisions: QuerySet, *, start: dt.date, end: dt.date, interval: str | None = None
+) -> dict[str, Any]:
     """The trust-score trend over the days [start, end] with C6's per-period rule (users'
-    figures weighted by their scored decisions), zero-filled, in the interval that suits
-    the period's length."""
-    interval = trend_interval(start, end)
+    figures weighted by their scored decisions), zero-filled, in `interval` or the one that
+    suits the period's length."""
+    interval = interval or trend_interval(start, end)
     trunc = _TRUNC[interval]("timestamp", tzinfo=dt.UTC)
     by_period: dict[dt.date, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
     for row in _grouped(decisions.annotate(period=trunc), "period", "user_id"):
@@ -248,3 +250,31 @@ def models_seen(decisions: QuerySet) -> list[dict[str, Any]]:
         }
         for row in rows
     ]
+
+
+def exact_figures(decisions: QuerySet, *, user_id: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """POST /trust-score over decisions selected by exact timestamps (a bound inside a day,
+    which the daily aggregates cannot honour): (the user's or the organisation's figures, the
+    risk users of C6). Grouped in SQL over the decisions in the window."""
+    organisation, users = user_figures(decisions)
+    if user_id is not None:
+        empty = rules.figures(dict.fromkeys(rules.SUM_FIELDS, 0))
+        return next((u for u in users if u["user_id"] == user_id), {"user_id": user_id, **empty}), []
+    at_risk = [
+        {
+            key: u[key]
+            for key in (
+                "user_id",
+                "trust_score",
+                "decisions",
+                "category",
+                "overtrust_rate",
+                "undertrust_rate",
+            )
+        }
+        for u in users
+        if u["trust_score"] is not None
+        and u["trust_score"] < rules.risk_high_below()
+        and u["decisions"] >= rules.risk_user_min_decisions()
+    ]
+    return organisation, at_risk

@@ -123,8 +123,9 @@ class TrustScoreOutput(serializers.Serializer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["from"] = serializers.DateField()
-        self.fields["to"] = serializers.DateField()
+        # A date; the exact instant (ISO 8601, `to` exclusive) when a bound was a timestamp inside a day.
+        self.fields["from"] = serializers.CharField()
+        self.fields["to"] = serializers.CharField()
 
 
 class TrendPointOutput(serializers.Serializer):
@@ -150,5 +151,6 @@ class TrendOutput(serializers.Serializer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["from"] = serializers.DateField()
-        self.fields["to"] = serializers.DateField()
+        # A date; the exact instant (ISO 8601, `to` exclusive) when a bound was a timestamp inside a day.
+        self.fields["from"] = serializers.CharField()
+        self.fields["to"] = serializers.CharField()

@@ -1,11 +1,15 @@
 """POST /calibrate, POST /trust-score, GET /trust-score/trend (C6)."""
 
+import datetime as dt
+from typing import Any
+
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
+from audit import selectors as audit_selectors
 from audit.inputs import DecisionInput, decision_validated
-from calibration import explain, rules, selectors, services
+from calibration import explain, reporting, rules, selectors, services
 from calibration.selectors import INTERVALS, DayRange
 from calibration.serializers import (
     MAX_RANGE_DAYS,
@@ -15,7 +19,7 @@ from calibration.serializers import (
     TrustScoreOutput,
 )
 from config.api import TenantAPIView, choice_param, require_object, text_param
-from config.inputs import days_window, query_day_range
+from config.inputs import days_window, exact_window, query_day_range
 from config.timeutils import isoformat
 
 
@@ -48,7 +52,13 @@ class TrustScoreView(TenantAPIView):
     @extend_schema(operation_id="trust_score", request=TrustScoreInput, responses={200: TrustScoreOutput})
     def post(self, request):
         customer = self.customer
-        data = TrustScoreInput(data=require_object(request.data))
+        body = require_object(request.data)
+        exact = exact_window(
+            body.get("from"), body.get("to"), default_days=rules.window_days(), max_days=MAX_RANGE_DAYS
+        )
+        if exact is not None:
+            body = {k: v for k, v in body.items() if k not in ("from", "to")}
+        data = TrustScoreInput(data=body)
         data.is_valid(raise_exception=True)
         user_id = data.validated_data.get("user_id")
         model_id = data.validated_data.get("model_id")
@@ -59,9 +69,15 @@ class TrustScoreView(TenantAPIView):
                 default_days=rules.window_days(),
             )
         )
-        if user_id:
+        window: dict[str, str | None] = dict(days.as_dict())
+        at_risk: list[dict[str, Any]] = []
+        if exact is not None:
+            # A bound inside a day: computed from the decisions in the exact window.
+            decisions = _decisions(customer, exact, user_id=user_id, model_id=model_id)
+            figures, at_risk = reporting.exact_figures(decisions, user_id=user_id or None)
+            window = {"from": isoformat(exact[0]), "to": isoformat(exact[1])}
+        elif user_id:
             figures = selectors.user_profile(customer, user_id=user_id, days=days, model_id=model_id)
-            at_risk: list = []
             if model_id is None:
                 services.risk_user_evaluate(customer=customer, user_id=user_id, figures=figures)
         else:
@@ -73,7 +89,7 @@ class TrustScoreView(TenantAPIView):
             "scope": "user" if user_id else "organization",
             "user_id": user_id or None,
             "model_id": model_id or None,
-            **days.as_dict(),
+            **window,
             "trust_score": figures["trust_score"],
             "category": figures["category"],
             "risk_level": figures["risk_level"],
@@ -104,13 +120,13 @@ class TrustScoreTrendView(TenantAPIView):
             OpenApiParameter(
                 "from",
                 str,
-                description="Date (YYYY-MM-DD) or a timestamp at 00:00:00Z (figures are whole UTC days); "
+                description="Date (YYYY-MM-DD, its whole UTC day) or an ISO 8601 timestamp (exact); "
                 "default 29 days before `to`",
             ),
             OpenApiParameter(
                 "to",
                 str,
-                description="Date (inclusive) or a timestamp at 00:00:00Z (exclusive); default today",
+                description="Date (inclusive) or an ISO 8601 timestamp (exact, exclusive); default today",
             ),
             OpenApiParameter("interval", str, enum=INTERVALS, default="day"),
         ],
@@ -118,12 +134,33 @@ class TrustScoreTrendView(TenantAPIView):
     )
     def get(self, request):
         interval = choice_param(request, "interval", INTERVALS, default="day")
-        days = DayRange(*query_day_range(request, default_days=30, max_days=MAX_RANGE_DAYS))
+        raw_from, raw_to = request.query_params.get("from"), request.query_params.get("to")
+        exact = exact_window(raw_from, raw_to, default_days=30, max_days=MAX_RANGE_DAYS)
         user_id = text_param(request, "user_id")
         model_id = text_param(request, "model_id")
-        result = selectors.trend(
-            self.customer, days=days, interval=interval, user_id=user_id, model_id=model_id
-        )
-        return Response(
-            {"interval": interval, **days.as_dict(), "user_id": user_id, "model_id": model_id, **result}
-        )
+        if exact is not None:
+            # A bound inside a day: the edge periods hold only the decisions inside the window.
+            decisions = _decisions(self.customer, exact, user_id=user_id, model_id=model_id)
+            last = (exact[1] - dt.timedelta(microseconds=1)).date()
+            result = reporting.trust_trend(decisions, start=exact[0].date(), end=last, interval=interval)
+            result.pop("interval")
+            window: dict[str, str | None] = {"from": isoformat(exact[0]), "to": isoformat(exact[1])}
+        else:
+            days = DayRange(*query_day_range(request, default_days=30, max_days=MAX_RANGE_DAYS))
+            result = selectors.trend(
+                self.customer, days=days, interval=interval, user_id=user_id, model_id=model_id
+            )
+            window = dict(days.as_dict())
+        return Response({"interval": interval, **window, "user_id": user_id, "model_id": model_id, **result})
+
+
+def _decisions(
+    customer: Any, window: tuple[dt.datetime, dt.datetime], *, user_id: str | None, model_id: str | None
+):
+    return audit_selectors.decision_set(
+        customer,
+        since=window[0],
+        until=window[1],
+        user_ids=[user_id] if user_id else None,
+        model_ids=[model_id] if model_id else None,
+    )

@@ -214,6 +214,35 @@ def day_bound(raw: Any, name: str, *, end: bool) -> dt.date:
     return stamp.date() - dt.timedelta(days=1)
 
 
+def _inside_a_day(raw: Any) -> bool:
+    if not isinstance(raw, str) or parse_day_only(raw):
+        return False
+    stamp = parse_timestamp(raw)
+    return stamp is not None and stamp.time() != dt.time.min
+
+
+def exact_window(
+    raw_from: Any, raw_to: Any, *, default_days: int, max_days: int | None = None
+) -> tuple[dt.datetime, dt.datetime] | None:
+    """For endpoints of daily figures that can also compute from the decisions themselves:
+    when a bound is a timestamp inside a UTC day, the exact [start, end) with the endpoint's
+    defaults for a missing bound (`to` the end of today, `from` default_days - 1 days before
+    the day `to` falls in); else None, and the daily figures apply (day_range)."""
+    if not (_inside_a_day(raw_from) or _inside_a_day(raw_to)):
+        return None
+    start, end = time_range(raw_from, raw_to)
+    if end is None:
+        today = dt.datetime.now(UTC).date()
+        last = max(today, start.date()) if start is not None else today
+        end = dt.datetime.combine(shift_days(last, 1), dt.time.min, tzinfo=UTC)
+    if start is None:
+        last_day = (end - dt.timedelta(microseconds=1)).date()
+        start = dt.datetime.combine(shift_days(last_day, -(default_days - 1)), dt.time.min, tzinfo=UTC)
+    if max_days is not None and (end - start).days > max_days + 1:
+        raise invalid("from", f"at most {max_days} days before to")
+    return start, end
+
+
 def day_range(
     raw_from: Any, raw_to: Any, *, default_days: int, max_days: int | None = None
 ) -> tuple[dt.date, dt.date]:

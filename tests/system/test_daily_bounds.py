@@ -1,7 +1,9 @@
 """Time bounds on the endpoints whose figures are daily aggregates (POST /trust-score, GET
 /trust-score/trend, GET /bias/subgroups), C1 addendum: a date covers its UTC day, a timestamp
-is exact. A timestamp on a UTC day boundary is honoured exactly; one inside a day would need
-part of a day's aggregate and is a 400 VALIDATION_ERROR, never silently widened to the day."""
+is exact. Dates and timestamps on a UTC day boundary read the daily aggregates; a timestamp
+inside a day makes the trust score and the trend compute from the decisions in the exact
+window; the subgroups, whose daily statistics cannot, answer 400 VALIDATION_ERROR for it
+rather than silently widening it to the day."""
 
 import pytest
 
@@ -56,18 +58,51 @@ def test_trust_score_honours_dates_and_day_boundary_timestamps_exactly(
 
 
 @pytest.mark.parametrize(
-    ("bounds", "field"),
+    ("bounds", "counted", "window"),
     [
-        ({"from": "2026-11-19", "to": "2026-11-19T12:00:00Z"}, "to"),
-        ({"from": "2026-11-19T12:00:00Z", "to": "2026-11-20"}, "from"),
-        ({"from": "2026-11-19T00:00:00.001Z"}, "from"),
+        (
+            {"from": "2026-11-19", "to": "2026-11-19T12:00:00Z"},
+            1,
+            ("2026-11-19T00:00:00.000Z", "2026-11-19T12:00:00.000Z"),
+        ),
+        (
+            {"from": "2026-11-19T12:00:00Z", "to": "2026-11-20"},
+            2,
+            ("2026-11-19T12:00:00.000Z", "2026-11-21T00:00:00.000Z"),
+        ),
+        (
+            {"from": "2026-11-19T03:00:00Z", "to": "2026-11-19T03:00:00.001Z"},
+            1,
+            ("2026-11-19T03:00:00.000Z", "2026-11-19T03:00:00.001Z"),
+        ),
+        (
+            {"from": "2026-11-18T10:00:00.001Z", "to": "2026-11-20T05:00:00Z"},
+            2,
+            ("2026-11-18T10:00:00.001Z", "2026-11-20T05:00:00.000Z"),
+        ),
     ],
 )
-def test_trust_score_refuses_a_timestamp_inside_a_day(api, decisions, bounds, field):
-    _problem_names(_trust(api, **bounds), field)
+def test_trust_score_honours_a_timestamp_inside_a_day_exactly(api, decisions, bounds, counted, window):
+    response = _trust(api, **bounds)
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["decisions_analyzed"] == counted
+    assert (body["from"], body["to"]) == window
 
 
-def test_trend_honours_day_boundary_timestamps_and_refuses_others(api, decisions):
+def test_exact_window_figures_equal_the_daily_ones_over_the_same_decisions(api, decisions):
+    daily = _trust(api, **{"from": "2026-11-19", "to": "2026-11-19"}).json()
+    exact = _trust(api, **{"from": "2026-11-19T00:00:00.001Z", "to": "2026-11-19T23:59:59Z"}).json()
+    for key in ("decisions_analyzed", "trust_score", "agreement_rate", "calibration_gap", "category"):
+        assert exact[key] == daily[key], key
+
+
+def test_trust_score_refuses_from_after_to_with_exact_bounds(api, decisions):
+    response = _trust(api, **{"from": "2026-11-19T12:00:00Z", "to": "2026-11-19T11:00:00Z"})
+    assert response.status_code == 400 and response.json()["code"] == "VALIDATION_ERROR"
+
+
+def test_trend_honours_day_boundary_and_inside_day_timestamps(api, decisions):
     response = api.get("/v1/trust-score/trend?from=2026-11-19T00:00:00Z&to=2026-11-21T00:00:00Z")
     assert response.status_code == 200, response.content
     body = response.json()
@@ -76,7 +111,14 @@ def test_trend_honours_day_boundary_timestamps_and_refuses_others(api, decisions
         ("2026-11-19", 2),
         ("2026-11-20", 1),
     ]
-    _problem_names(api.get("/v1/trust-score/trend?from=2026-11-19&to=2026-11-19T12:00:00Z"), "to")
+    response = api.get("/v1/trust-score/trend?from=2026-11-18&to=2026-11-19T12:00:00Z")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["from"], body["to"]) == ("2026-11-18T00:00:00.000Z", "2026-11-19T12:00:00.000Z")
+    assert [(p["period_start"], p["decisions"]) for p in body["points"]] == [
+        ("2026-11-18", 1),
+        ("2026-11-19", 1),
+    ]
 
 
 def test_subgroups_honour_day_boundary_timestamps_and_refuse_others(api, decisions):
