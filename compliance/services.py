@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from compliance import eu_ai_act
 from compliance.evidence import Scope
-from compliance.exceptions import ExportNotFound
 from compliance.models import ExportJob
 from compliance.report import HashingWriter, Report, log_report_build, render_csv, render_json, report_build
 from config.exceptions import RateLimited
@@ -182,7 +181,8 @@ def export_run(*, export_id: str) -> None:
         logger.exception("export %s failed", export_id)
         ExportJob.objects.filter(pk=export_id, status=ExportJob.Status.PROCESSING, attempts=attempt).update(
             status=ExportJob.Status.FAILED,
-            error=f"{type(exc).__name__}: {str(exc)[:500]}",
+            # The type only: the message may hold paths or SQL; the traceback is in the log.
+            error=f"Rendering failed ({type(exc).__name__}); the service log has the details of {export_id}.",
             completed_at=timezone.now(),
             lease_until=None,
         )
@@ -257,10 +257,3 @@ def exports_recover() -> int:
     for export_id in ids:
         _enqueue(export_id)
     return len(ids)
-
-
-def export_get(*, customer: Customer, export_id: str) -> ExportJob:
-    job = ExportJob.objects.filter(customer=customer, pk=export_id).first()
-    if job is None:
-        raise ExportNotFound(f"No export {export_id}.")
-    return job
