@@ -44,15 +44,19 @@ def _grouped(decisions: QuerySet, *keys: str) -> QuerySet:
     )
 
 
+def _ai_right(followed: bool, category: str) -> bool:
+    """With a known outcome, whether the AI was right, from the stored flag and category (C6:
+    followed and wrong is OVERTRUSTING, overrode and right is UNDERTRUSTING)."""
+    return (followed and category != rules.OVERTRUSTING) or (not followed and category == rules.UNDERTRUSTING)
+
+
 def _group_sums(row: Mapping[str, Any]) -> dict[str, float]:
     """One group's aggregate columns: the contribution of a representative record, times n,
     with the confidence sums of the group's own rows."""
     n = row["g_n"]
     followed = bool(row["followed_ai"])
     category = row["calibration_category"]
-    ai_right = (followed and category != rules.OVERTRUSTING) or (
-        not followed and category == rules.UNDERTRUSTING
-    )
+    ai_right = _ai_right(followed, category)
     b = row["conf_bin"]
     record = rules.Record(
         ai_recommendation="ai",
@@ -151,10 +155,7 @@ def confidence_bands(decisions: QuerySet) -> list[dict[str, Any]]:
         band = bands[row["conf_bin"]]
         _add(band, {"n": n, "followed": n if followed else 0, "conf_sum": float(row["g_conf_sum"] or 0)})
         if row["has_outcome"]:
-            right = (followed and category != rules.OVERTRUSTING) or (
-                not followed and category == rules.UNDERTRUSTING
-            )
-            _add(band, {"outcome_n": n, "ai_right_n": n if right else 0})
+            _add(band, {"outcome_n": n, "ai_right_n": n if _ai_right(followed, category) else 0})
         if category == rules.OVERTRUSTING:
             _add(band, {"overtrust": n})
     out = []
@@ -273,8 +274,6 @@ def exact_figures(decisions: QuerySet, *, user_id: str | None) -> tuple[dict[str
             )
         }
         for u in users
-        if u["trust_score"] is not None
-        and u["trust_score"] < rules.risk_high_below()
-        and u["decisions"] >= rules.risk_user_min_decisions()
+        if rules.is_risk_user(u)
     ]
     return organisation, at_risk

@@ -59,6 +59,17 @@ def risk_user_min_decisions() -> int:
     return setting("CALIBRATION_RISK_USER_MIN_DECISIONS", 20)
 
 
+def is_risk_user(figures: Mapping[str, Any]) -> bool:
+    """C6's risk user: at least risk_user_min_decisions decisions and a trust score under the
+    high-risk bound."""
+    score = figures.get("trust_score")
+    return (
+        score is not None
+        and int(figures.get("decisions") or 0) >= risk_user_min_decisions()
+        and score < risk_high_below()
+    )
+
+
 def window_days() -> int:
     return setting("CALIBRATION_WINDOW_DAYS", 90)
 

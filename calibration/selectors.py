@@ -260,13 +260,7 @@ def user_calibration_list(
     out = []
     for row in _per_user(aggregate_rows(customer, days=days, model_id=model_id)):
         figures = rules.figures(_unprefix(row))
-        score = figures["trust_score"]
-        at_risk = (
-            score is not None
-            and figures["decisions"] >= rules.risk_user_min_decisions()
-            and score < rules.risk_high_below()
-        )
-        out.append({"user_id": row["user_id"], "at_risk": at_risk, **figures})
+        out.append({"user_id": row["user_id"], "at_risk": rules.is_risk_user(figures), **figures})
     out.sort(
         key=lambda u: (not u["at_risk"], u["trust_score"] is None, u["trust_score"] or 0.0, u["user_id"])
     )

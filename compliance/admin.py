@@ -5,7 +5,7 @@ a report without the API)."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, HttpRequest, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -13,9 +13,10 @@ from django.utils.html import format_html
 
 from compliance import services
 from compliance.catalogue import FORMATS, TEMPLATES
+from compliance.exceptions import ExportNotFound
 from compliance.inputs import CATEGORIES, export_request_parse
 from compliance.models import ExportJob
-from compliance.report import CONTENT_TYPES
+from compliance.views import export_file_response
 from config.admin import ReadOnlyAdmin
 from config.exceptions import DomainError
 from keys.models import Customer
@@ -95,12 +96,10 @@ class ExportJobAdmin(ReadOnlyAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         job = get_object_or_404(ExportJob, pk=export_id, status=ExportJob.Status.COMPLETED)
-        return FileResponse(
-            services.exports_storage().open(job.file_name, "rb"),
-            as_attachment=True,
-            filename=f"trustcal-{job.template}-{job.pk}.{job.format}",
-            content_type=CONTENT_TYPES[job.format],
-        )
+        try:
+            return export_file_response(job)
+        except ExportNotFound as exc:
+            raise Http404(exc.detail) from exc
 
     def add_view(self, request, form_url="", extra_context=None):
         """Request a report: the same validation and service as POST /export."""

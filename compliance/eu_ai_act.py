@@ -4,6 +4,7 @@ executive summary says what the service measured for each."""
 
 from typing import Any
 
+from calibration import rules
 from compliance import recommendations
 from compliance.evidence import SERIOUS, UNRESOLVED
 
@@ -141,7 +142,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "confidence_bands": evidence["confidence_bands"],
             "trend": evidence["trend"],
             "users": evidence["users"],
-            "risk_users": [u for u in evidence["users"] if recommendations.at_risk(u)],
+            "risk_users": [u for u in evidence["users"] if rules.is_risk_user(u)],
         },
         "bias_detection_summary": {
             "subgroups": evidence["subgroups"],

@@ -3,11 +3,10 @@ calibration figures, subgroups, alerts and the audit chain. Both templates organ
 same evidence; every figure is computed in SQL (grouped), none per decision in Python."""
 
 import datetime as dt
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 
 from audit import selectors as audit_selectors
 from audit import verify as audit_verify
@@ -93,30 +92,29 @@ def _bias_item(alert: Any) -> dict[str, Any]:
     }
 
 
+def _counts(qs: Any, field: str) -> dict[str, int]:
+    rows = qs.order_by().values(field).annotate(n=Count("pk"))
+    return {row[field]: row["n"] for row in rows}
+
+
 def _amplification(scope: Scope) -> dict[str, Any]:
     qs = fairness_selectors.alerts_for_report(
         scope.customer, until=scope.end, model_ids=scope.filters.get("model_ids")
     )
-    by_status: Counter[str] = Counter()
-    by_severity: Counter[str] = Counter()
-    unresolved_serious: list[dict[str, Any]] = []
-    items: list[dict[str, Any]] = []
-    for alert in qs.iterator(chunk_size=500):
-        by_status[alert.status] += 1
-        by_severity[alert.severity] += 1
-        if len(items) < ALERT_ITEMS_MAX or (alert.status in UNRESOLVED and alert.severity in SERIOUS):
-            item = _amplification_item(alert)
-            items.append(item)
-            if alert.status in UNRESOLVED and alert.severity in SERIOUS:
-                unresolved_serious.append(item)
+    by_status = _counts(qs, "status")
+    serious = qs.filter(status__in=UNRESOLVED, severity__in=SERIOUS)
+    # Listed one by one: the latest, and every unresolved high or critical one.
+    latest = list(qs[:ALERT_ITEMS_MAX])
+    shown = latest + list(serious.exclude(pk__in=[alert.pk for alert in latest]))
     return {
         "total": sum(by_status.values()),
-        "by_status": dict(by_status),
-        "by_severity": dict(by_severity),
+        "by_status": by_status,
+        "by_severity": _counts(qs, "severity"),
         "unresolved_high_or_critical": [
-            {"alert_id": i["alert_id"], "severity": i["severity"]} for i in unresolved_serious
+            {"alert_id": alert_id, "severity": severity}
+            for alert_id, severity in serious.values_list("id", "severity")
         ],
-        "items": items,
+        "items": [_amplification_item(alert) for alert in shown],
     }
 
 
@@ -124,13 +122,12 @@ def _bias_alerts(scope: Scope) -> dict[str, Any]:
     qs = bias_selectors.bias_alerts_for_report(
         customer=scope.customer, since=scope.start, until=scope.end, model_ids=scope.filters.get("model_ids")
     )
-    by_severity: Counter[str] = Counter()
-    items: list[dict[str, Any]] = []
-    for alert in qs.iterator(chunk_size=500):
-        by_severity[alert.severity] += 1
-        if len(items) < ALERT_ITEMS_MAX:
-            items.append(_bias_item(alert))
-    return {"total": sum(by_severity.values()), "by_severity": dict(by_severity), "items": items}
+    by_severity = _counts(qs, "severity")
+    return {
+        "total": sum(by_severity.values()),
+        "by_severity": by_severity,
+        "items": [_bias_item(alert) for alert in qs[:ALERT_ITEMS_MAX]],
+    }
 
 
 def _subgroups(scope: Scope) -> dict[str, Any]:

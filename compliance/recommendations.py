@@ -3,10 +3,11 @@ value and the threshold it crossed, so an auditor can check it against the table
 
 from typing import Any
 
+from calibration import rules
+
 # Thresholds of the report (C6 and C12 use the same numbers where they name one).
 AUTOMATION_BIAS_REVIEW = 0.05
 AUTOMATION_BIAS_NON_COMPLIANT = 0.15
-TRUST_SCORE_RISK = 0.6
 CONFIDENCE_SHOWN_MIN = 0.9
 OUTCOMES_KNOWN_MIN = 0.2
 RELIANCE_MIN = 0.5
@@ -94,7 +95,7 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
                 "and record the cure action in its status history.",
             )
         )
-    risky = [u for u in evidence["users"] if at_risk(u)]
+    risky = [u for u in evidence["users"] if rules.is_risk_user(u)]
     if risky:
         names = ", ".join(u["user_id"] for u in risky[:5]) + (" ..." if len(risky) > 5 else "")
         recs.append(
@@ -102,9 +103,9 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
                 "high",
                 "users.trust_score",
                 min(u["trust_score"] for u in risky),
-                TRUST_SCORE_RISK,
-                f"{len(risky)} reviewer(s) have a trust score under {TRUST_SCORE_RISK} with at least 20 "
-                f"decisions ({names}): give them calibration training and a second review of their "
+                rules.risk_high_below(),
+                f"{len(risky)} reviewer(s) have a trust score under {rules.risk_high_below()} with at least "
+                f"{rules.risk_user_min_decisions()} decisions ({names}): give them calibration training and a second review of their "
                 "recent decisions.",
             )
         )
@@ -197,9 +198,3 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
             )
         )
     return sorted(recs, key=lambda r: PRIORITY_ORDER[r["priority"]])
-
-
-def at_risk(user: dict[str, Any]) -> bool:
-    return (
-        user["trust_score"] is not None and user["trust_score"] < TRUST_SCORE_RISK and user["decisions"] >= 20
-    )

@@ -23,6 +23,27 @@ class ExportTemplatesView(TenantAPIView):
         return Response({"data": TEMPLATES})
 
 
+def export_file_response(job: ExportJob) -> FileResponse:
+    """A completed export's file as an attachment, with its size and SHA-256 (the API's download
+    and the admin's). A file gone from storage is ExportNotFound, not a 500."""
+    try:
+        handle = services.exports_storage().open(job.file_name, "rb")
+    except FileNotFoundError as exc:
+        raise ExportNotFound(
+            f"The file of export {job.pk} is no longer stored; request the report again."
+        ) from exc
+    response = FileResponse(
+        handle,
+        as_attachment=True,
+        filename=f"trustcal-{job.template}-{job.pk}.{job.format}",
+        content_type=CONTENT_TYPES[job.format],
+    )
+    response["Content-Length"] = str(job.size_bytes)
+    response["ETag"] = f'"{job.sha256}"'
+    response["X-Content-SHA256"] = job.sha256
+    return response
+
+
 class AnyMediaJSONRenderer(JSONRenderer):
     """Lets a client that asks for the file's type (Accept: application/pdf) reach the
     download; the file itself is a FileResponse, and problems are still JSON."""
@@ -73,22 +94,7 @@ class ExportViewSet(TenantViewSet):
         job = self.get_object()
         if job.status != ExportJob.Status.COMPLETED:
             raise ExportNotReady(f"Export {job.pk} is {job.status}; download it once it is completed.")
-        try:
-            handle = services.exports_storage().open(job.file_name, "rb")
-        except FileNotFoundError as exc:
-            raise ExportNotFound(
-                f"The file of export {job.pk} is no longer stored; request the report again."
-            ) from exc
-        response = FileResponse(
-            handle,
-            as_attachment=True,
-            filename=f"trustcal-{job.template}-{job.pk}.{job.format}",
-            content_type=CONTENT_TYPES[job.format],
-        )
-        response["Content-Length"] = str(job.size_bytes)
-        response["ETag"] = f'"{job.sha256}"'
-        response["X-Content-SHA256"] = job.sha256
-        return response
+        return export_file_response(job)
 
     def get_renderers(self):
         if self.action == "download":
