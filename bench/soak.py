@@ -172,6 +172,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--customers", type=int, default=3)
+    parser.add_argument("--no-kill", action="store_true", help="leave the worker alone (a baseline)")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="trustcal-soak-"))
     port = free_port()
@@ -230,10 +231,10 @@ def main() -> None:
         for t in threads:
             t.start()
         time.sleep(args.minutes * 30)
-        victims = worker_pids(serve.pid)
+        victims = [] if args.no_kill else worker_pids(serve.pid)
         for pid in victims:
             os.kill(pid, signal.SIGKILL)
-        report["worker_killed_at_s"] = round(time.time() - started)
+        report["worker_killed_at_s"] = round(time.time() - started) if victims else None
         time.sleep(args.minutes * 30)
         stop.set()
         for t in threads:
