@@ -1,5 +1,5 @@
 """Compliance exports at 100,000 decisions (PostgreSQL): time and peak memory of each format,
-side by side with the plain COPY of the same columns (../shared/perf/limit_copy.py) in the
+side by side with the plain COPY of the same columns (bench/baselines/limit_copy.py) in the
 same run.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/tc_export_bench \\
@@ -8,7 +8,7 @@ same run.
 Seeds the decisions once through the POST /log/batch service (same shape as limit_copy's
 rows: 500 reviewers, 3 models, October 2026, two thirds with an outcome), then renders each
 format of the eu_ai_act report in a fresh process (so its peak RSS is its own) and reports
-seconds and MiB. Needs /tmp/perf-venv (pip install -r ../shared/perf/requirements.txt).
+seconds and MiB. Needs /tmp/perf-venv (pip install -r bench/baselines/requirements.txt).
 """
 
 import argparse
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PERF_DIR = Path(os.environ.get("BENCH_PERF_DIR", ROOT.parent / "shared" / "perf"))
+PERF_DIR = Path(os.environ.get("BENCH_PERF_DIR", ROOT / "bench" / "baselines"))
 CUSTOMER = "bench-export"
 PERIOD = ("2026-10-01", "2026-10-31")
 

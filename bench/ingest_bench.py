@@ -1,13 +1,13 @@
 # ruff: noqa: S608 -- the only SQL here is built from this script's constants
 """Ingestion benchmark: POST /log/batch, POST /log and POST /calibrate against the plain-psycopg
-limit of the chained insert (../shared/perf/limit_insert.py), measured in the same run and
+limit of the chained insert (bench/baselines/limit_insert.py), measured in the same run and
 printed side by side as ratios.
 
 Run:  .venv/bin/python bench/ingest_bench.py                     (PostgreSQL + Redis on localhost)
       .venv/bin/python bench/ingest_bench.py --duration 20 --big 1000000
 
 Needs the perf venv (python3 -m venv /tmp/perf-venv && /tmp/perf-venv/bin/pip install -r
-../shared/perf/requirements.txt). It creates a fresh database `tc_ingest_bench`, starts gunicorn
+bench/baselines/requirements.txt). It creates a fresh database `tc_ingest_bench`, starts gunicorn
 (gthread, 4 workers x 2 threads) against it and Redis db 13, and, all for ONE customer:
 1. limit_insert --threads 1 and --threads 4 on the same PostgreSQL;
 2. loads --small decisions (10,000) with 1,000-item batches from one client: decisions/s;
@@ -35,11 +35,7 @@ from benchenv import fresh_stack, make_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-# ../shared/perf from the main checkout, ../../shared/perf from a worktree
-PERF = next(
-    (p for p in (ROOT.parent / "shared" / "perf", ROOT.parent.parent / "shared" / "perf") if p.is_dir()),
-    Path("."),
-)
+PERF = Path(os.environ.get("BENCH_PERF_DIR", ROOT / "bench" / "baselines"))
 DB = "tc_ingest_bench"
 REDIS_DB = "13"
 PORT = 8857

@@ -1,5 +1,5 @@
 """Webhook delivery bench, PostgreSQL + Redis, measured side by side in one run with the plain
-loop of `../shared/perf/limit_http.py --concurrency 2 --processes 2` (signed POSTs from httpx):
+loop of `bench/baselines/limit_http.py --concurrency 2 --processes 2` (signed POSTs from httpx):
 
 1. the plain loop's requests/s;
 2. a backlog of BENCH_EVENTS events (default 10,000) emitted and committed before two Celery
@@ -17,7 +17,7 @@ Options (env): BENCH_EVENTS, BENCH_WEBHOOKS (webhooks of the busy customer the b
 to, default 1: the strictest per-webhook ordering case), BENCH_LATENCY_EVENTS (default 200, at
 BENCH_LATENCY_RATE per second, default 25), BENCH_NOISY_EVENTS (default 40), BENCH_CONCURRENCY
 (prefork processes per worker, default 2), BENCH_PERF_PYTHON (the plain-tool venv's python,
-default /tmp/perf-venv/bin/python; see bench/README.md), BENCH_PERF_DIR (default ../shared/perf).
+default /tmp/perf-venv/bin/python; see bench/README.md), BENCH_PERF_DIR (default bench/baselines).
 """
 
 import json
@@ -60,7 +60,7 @@ NOISY_EVENTS = int(os.environ.get("BENCH_NOISY_EVENTS", "40"))
 NOISY_WEBHOOKS = 25
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "2"))
 PERF_PYTHON = os.environ.get("BENCH_PERF_PYTHON", "/tmp/perf-venv/bin/python")
-LIMIT_HTTP = Path(os.environ.get("BENCH_PERF_DIR", ROOT.parent / "shared" / "perf")) / "limit_http.py"
+LIMIT_HTTP = Path(os.environ.get("BENCH_PERF_DIR", ROOT / "bench" / "baselines")) / "limit_http.py"
 
 first_byte: dict[tuple[str, str], float] = {}  # (event id, path) -> perf_counter at the request line
 arrivals: Counter[tuple[str, str]] = Counter()

@@ -1,6 +1,6 @@
 """Where a delivery's time goes: one process drains a backlog with one sender (no threads, so
 the profile is the dispatcher's own work) against the plain tool's keep-alive receiver
-(`../shared/perf/limit_http.py --receiver-only`, a separate process), on PostgreSQL.
+(`bench/baselines/limit_http.py --receiver-only`, a separate process), on PostgreSQL.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/tc_webhooks_bench REDIS_URL=redis://127.0.0.1:6379/2 \\
         .venv/bin/python bench/webhooks_profile.py            # BENCH_EVENTS=2000, BENCH_PROFILE_TOP=25
@@ -42,7 +42,7 @@ from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook  # noqa: E
 EVENTS = int(os.environ.get("BENCH_EVENTS", "2000"))
 TOP = int(os.environ.get("BENCH_PROFILE_TOP", "25"))
 PERF_PYTHON = os.environ.get("BENCH_PERF_PYTHON", "/tmp/perf-venv/bin/python")
-LIMIT_HTTP = Path(os.environ.get("BENCH_PERF_DIR", ROOT.parent / "shared" / "perf")) / "limit_http.py"
+LIMIT_HTTP = Path(os.environ.get("BENCH_PERF_DIR", ROOT / "bench" / "baselines")) / "limit_http.py"
 
 
 class Statements:

@@ -8,6 +8,11 @@ class CoreConfig(AppConfig):
     verbose_name = "Trustcal core"
     default_auto_field = "django.db.models.BigAutoField"
 
+    def ready(self) -> None:
+        from config.datadir import data_dir_prepare
+
+        data_dir_prepare()
+
 
 class TrustcalAdminConfig(AdminConfig):
     """django.contrib.admin with the staff console (config.admin_site) as the default site."""

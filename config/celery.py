@@ -4,6 +4,7 @@ the database holds what is due (delivery rows, export jobs); the broker only say
 import os
 
 from celery import Celery
+from django.conf import settings
 from kombu.transport import TRANSPORT_ALIASES
 
 # The embedded default's broker: kombu's filesystem transport with atomic writes (config/broker.py).
@@ -22,7 +23,7 @@ app.conf.beat_schedule = {
     # Export jobs whose worker died mid-render, or whose message was lost (the row is the truth).
     "compliance-exports-recover": {
         "task": "compliance.tasks.exports_recover",
-        "schedule": float(os.environ.get("TRUSTCAL_EXPORT_RECOVER_SECONDS", "30")),
+        "schedule": settings.EXPORT_RECOVER_SECONDS,
     },
     # Staff-defined thresholds (threshold.breached) and risk users.
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},

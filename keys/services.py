@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from config.bulk import additive_upsert
@@ -175,26 +175,44 @@ def bootstrap_admin_key_ensure(*, value: str) -> ApiKey | None:
     return issued.key
 
 
-# --- usage: counted in memory, written at most every KEY_USAGE_FLUSH_SECONDS per process ----------
+# --- usage: counted in memory, written every KEY_USAGE_FLUSH_SECONDS by one thread per process ----
 
 _usage_lock = threading.Lock()
 _usage_counts: Counter[tuple[str, dt.date]] = Counter()
 _usage_last_used: dict[str, dt.datetime] = {}
-_usage_last_flush = time.monotonic()
+_usage_flusher: threading.Thread | None = None
 
 
 def key_usage_record(*, key_id: str, at: dt.datetime | None = None) -> None:
-    """Called on every authenticated request; costs no I/O except a periodic flush."""
-    global _usage_last_flush
+    """Called on every authenticated request; costs no I/O. A background thread of this process
+    writes what was counted, so `last_used` lags by at most one flush interval even when no
+    further request comes."""
+    global _usage_flusher
     at = at or timezone.now()
     with _usage_lock:
         _usage_counts[(key_id, at.date())] += 1
         _usage_last_used[key_id] = at
-        due = time.monotonic() - _usage_last_flush >= settings.KEY_USAGE_FLUSH_SECONDS
-        if due:
-            _usage_last_flush = time.monotonic()
-    if due:
-        key_usage_flush()
+        # Started on first use rather than at import: a forked web worker has no thread of its
+        # parent's (is_alive() is false there), so each process gets its own.
+        if _usage_flusher is None or not _usage_flusher.is_alive():
+            _usage_flusher = threading.Thread(
+                target=_usage_flush_forever, name="key-usage-flush", daemon=True
+            )
+            _usage_flusher.start()
+
+
+def _usage_flush_forever() -> None:
+    last_flush = time.monotonic()
+    while True:
+        # Short naps, so that a changed interval takes effect within a second.
+        time.sleep(min(settings.KEY_USAGE_FLUSH_SECONDS, 1.0))
+        if time.monotonic() - last_flush < settings.KEY_USAGE_FLUSH_SECONDS:
+            continue
+        last_flush = time.monotonic()
+        try:
+            key_usage_flush()
+        finally:
+            connection.close()  # this thread's own connection; a new one next time
 
 
 def key_usage_flush() -> None:
@@ -215,13 +233,15 @@ def key_usage_write(*, counts: dict[tuple[str, dt.date], int], last_used: dict[s
             ApiKey.objects.filter(pk__in={key_id for key_id, _ in counts}).values_list("pk", flat=True)
         )
         rows = [(key_id, day, count) for (key_id, day), count in counts.items() if key_id in existing]
+        if not rows:
+            return  # keys revoked and deleted since: nothing to write, no write lock taken
         with transaction.atomic():
             additive_upsert(ApiKeyUsageDay, key=("key_id", "day"), values=("count",), rows=rows)
             for key_id in sorted(last_used.keys() & existing):
                 at = last_used[key_id]
                 ApiKey.objects.filter(pk=key_id).exclude(last_used__gte=at).update(last_used=at)
     except DatabaseError:
-        # Usage figures may lag (C11); never fail the request that happened to flush.
+        # Usage figures may lag (docs/reference/access.md); the counts are kept for the next flush.
         logger.warning("key usage flush failed; will retry with the next flush", exc_info=True)
         with _usage_lock:
             _usage_counts.update(counts)

@@ -6,8 +6,6 @@ cache and in-process rate limits. ``DATABASE_URL`` and ``REDIS_URL`` switch it t
 PostgreSQL and Redis (broker, cache, rate limits, metrics) with the same code.
 """
 
-import contextlib
-import os
 from pathlib import Path
 
 import environ
@@ -16,15 +14,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 env = environ.Env()
 
+# The data folder (embedded database, broker messages, exports, static files) is created,
+# and made owner-only, when Django starts (config.datadir, called from config.apps), never
+# while this module is imported.
 DATA_DIR = Path(env.str("TRUSTCAL_DATA_DIR", default=str(BASE_DIR / "var")))
-# The embedded database, broker messages and exports hold customers' data: owner only
-# (folders 0700, files 0600, also for files made later by SQLite, the broker and exports).
-os.umask(0o077)
-DATA_DIR.mkdir(parents=True, exist_ok=True, mode=0o700)
-with contextlib.suppress(OSError):
-    DATA_DIR.chmod(0o700)
-    for _existing in DATA_DIR.glob("trustcal.sqlite3*"):
-        _existing.chmod(0o600)
 
 SERVICE_VERSION = "1.0.0"
 INTEGRATION_VERSION = "1.1.0"
@@ -122,8 +115,6 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "trustcal"}}
     BROKER_DIR = DATA_DIR / "broker"
-    for sub in ("queue", "processed", "control"):
-        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="trustcalfs://")  # config/broker.py
     # Measured (shared/notes): processed folder on the same filesystem, 0.1 s polling.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -156,7 +147,6 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
 # Served by WhiteNoise straight from the installed apps' static folders: no collectstatic step.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = False
@@ -246,6 +236,8 @@ WORKER_HEARTBEAT_MAX_AGE_SECONDS = 60
 # while it renders); a job whose lease ran out is queued again, at most EXPORT_MAX_ATTEMPTS times.
 EXPORT_LEASE_SECONDS = env.float("TRUSTCAL_EXPORT_LEASE_SECONDS", default=300.0)
 EXPORT_MAX_ATTEMPTS = env.int("TRUSTCAL_EXPORT_MAX_ATTEMPTS", default=3)
+# How often beat looks for export jobs whose worker died or whose broker message was lost.
+EXPORT_RECOVER_SECONDS = env.float("TRUSTCAL_EXPORT_RECOVER_SECONDS", default=30.0)
 EXPORTS_PER_CUSTOMER_ACTIVE = env.int("TRUSTCAL_EXPORTS_PER_CUSTOMER_ACTIVE", default=5)
 # Report files go through Django's storage API: a folder under the data folder by default (every
 # process of one host serves it); any django-storages backend (S3, GCS, Azure) at scale, e.g.

@@ -17,6 +17,8 @@ if os.environ.get("REDIS_URL") and _worker.startswith("gw"):
 from .base import *  # noqa: E402, F403
 from .base import DATABASES  # noqa: E402
 
+# Tests write buffered key usage explicitly (keys.services.key_usage_flush) or shorten this.
+KEY_USAGE_FLUSH_SECONDS = 3600.0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # An on-disk test database so that processes started by the tests share it.

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import logging
+import time
 
 import pytest
 import time_machine
@@ -197,6 +198,17 @@ def test_list_is_newest_first_and_paged(admin_api):
     assert page["pagination"]["has_more"] is True
     everything = [k["key_id"] for k in admin_api.get(CREATE, {"limit": 100}).json()["data"]]
     assert everything.index(ids[2]) < everything.index(ids[1]) < everything.index(ids[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_last_used_is_written_by_the_process_within_the_flush_interval_without_another_request():
+    issued = make_key("acme", "pilot")
+    with override_settings(KEY_USAGE_FLUSH_SECONDS=0.2):
+        assert client_for(issued.value).get("/v1/engines/status").status_code == 200
+        deadline = time.monotonic() + 10
+        while ApiKey.objects.get(pk=issued.key.pk).last_used is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert ApiKey.objects.get(pk=issued.key.pk).last_used is not None
 
 
 def test_last_used_and_request_count_30d_are_kept_without_a_write_per_request(
