@@ -60,9 +60,5 @@ class RateLimited(DomainError):
         self.retry_after = seconds
 
 
-def field_error(field: str, message: str, *, code: str = "VALIDATION_ERROR") -> ValidationFailed:
-    return ValidationFailed(f"{field}: {message}", code=code, errors=[{"field": field, "message": message}])
-
-
 class AdminRequired(PermissionDenied):
     default_detail = "This endpoint requires an admin API key."

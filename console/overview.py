@@ -2,7 +2,6 @@
 selectors; none writes."""
 
 import datetime as dt
-import importlib
 from typing import Any
 
 from django.conf import settings
@@ -14,6 +13,7 @@ from audit import selectors as audit_selectors
 from bias import selectors as bias_selectors
 from calibration import rules
 from calibration import selectors as calibration_selectors
+from compliance.selectors import export_list_recent
 from config import heartbeat
 from config.admin_site import changelist_url, console_panel
 from console.charts import Point, line_chart_svg
@@ -103,15 +103,7 @@ def _pct(value: float | None) -> str:
 
 @console_panel(order=30, template="console/panels/exports.html")
 def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
-    """Shown once the compliance app offers `export_list_recent(limit=...)` in its selectors."""
-    try:
-        module = importlib.import_module("compliance.selectors")
-    except ImportError:
-        return None
-    recent = getattr(module, "export_list_recent", None)
-    if recent is None:
-        return None
-    return {"exports": list(recent(limit=5))}
+    return {"exports": list(export_list_recent(limit=5))}
 
 
 @console_panel(order=40, template="console/panels/webhooks.html", permission="webhooks.view_webhook")

@@ -49,6 +49,16 @@ def make_key(
     return api_key_create(customer_id=customer_id, tier=tier, is_admin=is_admin, description=description)
 
 
+def assert_problem(response, status: int, code: str) -> dict:
+    """The answer is the problem document of `status` and `code` (docs/reference/errors.md)."""
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert body["code"] == code and body["status"] == status
+    assert body["request_id"] == response["X-Request-ID"]
+    return body
+
+
 def client_for(value: str | None) -> APIClient:
     client = APIClient()
     if value:

@@ -6,17 +6,11 @@ import json
 import pytest
 import time_machine
 
+from tests.conftest import assert_problem
 from tests.fairness.helpers import SIGNALS, now_iso, post_signal, signal_body
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
-
-
-def assert_problem(response, status: int, code: str):
-    assert response.status_code == status, response.content
-    assert response["Content-Type"].startswith("application/problem+json")
-    assert response.json()["code"] == code
-    return response.json()
 
 
 def test_valid_signal_is_stored_and_returned_with_every_input_field(api):

@@ -8,6 +8,7 @@ import pytest
 from audit.models import AuditEntry, Decision
 from config.inputs import MAX_JSON_DEPTH
 from fairness.models import FairnessSignal
+from tests.conftest import assert_problem
 from tests.fairness.helpers import SIGNALS, signal_body
 
 DECISION = {"user_id": "u1", "ai_recommendation": "approve", "user_decision": "approve"}
@@ -15,14 +16,6 @@ DECISION = {"user_id": "u1", "ai_recommendation": "approve", "user_decision": "a
 
 def raw_post(api, path: str, text: str):
     return api.generic("POST", path, text.encode("utf-8"), content_type="application/json")
-
-
-def assert_problem(response, status: int, code: str) -> None:
-    assert response.status_code == status, response.content
-    assert response["Content-Type"] == "application/problem+json"
-    body = response.json()
-    assert body["code"] == code and body["status"] == status
-    assert body["request_id"] == response["X-Request-ID"]
 
 
 def assert_nothing_stored() -> None:
