@@ -9,6 +9,7 @@ years 1..9999, `from` not after `to`) must hold for all of them alike.
 
 import datetime as dt
 import json
+import math
 from collections.abc import Mapping
 from typing import Any, overload
 
@@ -40,16 +41,21 @@ def is_clean_text(text: str) -> bool:
 
 def check_document(value: Any, *, strings: bool = True) -> None:
     """Walk a parsed JSON document without recursion: deeper than MAX_JSON_DEPTH is
-    INVALID_JSON (ParseError); a key or string holding NUL or an unpaired surrogate is a
+    INVALID_JSON (ParseError); a key or string holding NUL or an unpaired surrogate, or a
+    number that does not fit a finite double (`1e400` parses as infinity), is a
     VALIDATION_ERROR naming where it is (with `strings=False` only the nesting is checked:
-    a batch checks each item's strings with the item, so that one bad item is rejected
-    alone)."""
+    a batch checks each item's strings and numbers with the item, so that one bad item is
+    rejected alone)."""
     stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
         node, depth, where = stack.pop()
         if isinstance(node, str):
             if strings and not is_clean_text(node):
                 raise invalid(where or "body", "must not contain NUL or unpaired surrogates")
+            continue
+        if isinstance(node, float):
+            if strings and not math.isfinite(node):
+                raise invalid(where or "body", "must be a number that fits a finite double")
             continue
         if not isinstance(node, dict | list):
             continue
