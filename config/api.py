@@ -224,13 +224,45 @@ class UTCDateTimeField(serializers.DateTimeField):
 #
 # Every view that serves a customer's data derives from TenantViewSet (resources) or
 # TenantAPIView (actions such as POST /log): `self.customer` is the caller's customer and a
-# resource's queryset is filtered to it in one place that subclasses cannot replace.
+# resource's queryset is filtered to it in one place. What could drop that filter or the
+# authentication in front of it cannot be replaced by a subclass, nor by a mixin listed before
+# the base: the check follows the whole method resolution order when the class is defined.
 # tests/system/test_tenancy.py walks the URL resolver and fails for any /v1 route that is
-# neither public, nor admin-only, nor served by one of these bases.
+# neither public, nor admin-only, nor served by one of these bases, and for any route whose
+# answer to one customer holds another customer's rows.
+
+
+def _refuse_tenant_overrides(cls: type, base: type, names: tuple[str, ...], hint: str) -> None:
+    """Each name must resolve to `base` itself or to a class below it in `cls`'s MRO."""
+    mro = cls.__mro__
+    floor = mro.index(base)
+    for name in names:
+        owner = next((klass for klass in mro if name in klass.__dict__), None)
+        if owner is not None and mro.index(owner) < floor:
+            raise TypeError(
+                f"{cls.__qualname__} replaces {name} (in {owner.__qualname__}), which "
+                f"{base.__name__} keeps so that the tenant filter and authentication hold: {hint}"
+            )
 
 
 class TenantAPIView(APIView):
-    """A non-resource endpoint on the caller's own data (POST /log, /calibrate, ...)."""
+    """A non-resource endpoint on the caller's own data (POST /log, /calibrate, ...): always
+    authenticated by an API key, `self.customer` always the key's customer."""
+
+    _guarded = (
+        "customer",
+        "authentication_classes",
+        "permission_classes",
+        "get_authenticators",
+        "get_permissions",
+        "initial",
+    )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _refuse_tenant_overrides(
+            cls, TenantAPIView, cls._guarded, "read the caller's data through self.customer."
+        )
 
     @property
     def customer(self) -> Any:
@@ -240,20 +272,28 @@ class TenantAPIView(APIView):
 
 class TenantViewSet(viewsets.GenericViewSet):
     """Every resource viewset derives from this: the queryset is always filtered to the
-    caller's customer, so another customer's id is a 404 and no view can forget the filter.
-    A subclass provides `queryset` or `get_base_queryset()`; overriding `get_queryset()` (where
-    the filter lives) is refused when the class is defined."""
+    caller's customer, so another customer's id is a 404, a list shows only the caller's rows,
+    and no view can forget the filter. A subclass provides `queryset` or
+    `get_base_queryset()`, and lists take their rows from `self.get_queryset()`."""
 
     customer_field = "customer"
     lookup_value_regex = r"[A-Za-z0-9._:-]+"
+    _guarded = (
+        "get_queryset",
+        "filter_queryset",
+        "get_object",
+        "customer",
+        "customer_field",
+        "authentication_classes",
+        "permission_classes",
+        "get_authenticators",
+        "get_permissions",
+        "initial",
+    )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "get_queryset" in cls.__dict__:
-            raise TypeError(
-                f"{cls.__qualname__} overrides get_queryset(), which holds the tenant filter: "
-                "override get_base_queryset() instead."
-            )
+        _refuse_tenant_overrides(cls, TenantViewSet, cls._guarded, "override get_base_queryset() instead.")
 
     @property
     def customer(self) -> Any:
@@ -269,6 +309,14 @@ class TenantViewSet(viewsets.GenericViewSet):
         if getattr(self, "swagger_fake_view", False):
             return self.get_base_queryset().none()
         return self.get_base_queryset().filter(**{self.customer_field: self.customer})
+
+    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        # The filter backends narrow what get_queryset() gave; the tenant filter is applied
+        # again so that no backend can widen it.
+        queryset = super().filter_queryset(queryset)
+        if getattr(self, "swagger_fake_view", False):
+            return queryset.none()
+        return queryset.filter(**{self.customer_field: self.customer})
 
 
 __all__ = [
