@@ -10,7 +10,7 @@ exports_list = ExportViewSet.as_view({"get": "list"})
 urlpatterns = [
     *paths("export", export_create, "export-create"),
     *paths("export/templates", ExportTemplatesView.as_view(), "export-templates"),
-    *paths("export/<str:pk>", export_detail, "export-detail"),
-    *paths("export/<str:pk>/download", export_download, "export-download"),
+    *paths("export/<id:pk>", export_detail, "export-detail"),
+    *paths("export/<id:pk>/download", export_download, "export-download"),
     *paths("exports", exports_list, "exports-list"),
 ]

@@ -12,7 +12,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, OperationalError
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
-from django.urls import URLPattern, path
+from django.urls import URLPattern, path, register_converter
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, viewsets
 from rest_framework.response import Response
@@ -33,6 +33,25 @@ PROBLEM_CONTENT_TYPE = "application/problem+json"
 # The one /v1 router: every app registers its viewsets on it (trailing slash optional, C1).
 router = SimpleRouter()
 router.trailing_slash = "/?"  # SimpleRouter only takes a bool; the regex form accepts both
+
+
+# A path id: the alphabet of every id the service issues or keeps (prefixed ULIDs, client
+# decision ids). Anything else (NUL, `%`, `/`, other characters) never reaches a view or a query:
+# the route does not match and the answer is 404 NOT_FOUND (docs/reference/limits.md, "Path ids").
+ID_PATTERN = r"[A-Za-z0-9._:-]{1,128}"
+
+
+class IdConverter:
+    regex = ID_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(IdConverter, "id")
 
 
 def paths(route: str, view: Callable, name: str) -> list[URLPattern]:
@@ -277,7 +296,7 @@ class TenantViewSet(viewsets.GenericViewSet):
     `get_base_queryset()`, and lists take their rows from `self.get_queryset()`."""
 
     customer_field = "customer"
-    lookup_value_regex = r"[A-Za-z0-9._:-]+"
+    lookup_value_regex = ID_PATTERN
     _guarded = (
         "get_queryset",
         "filter_queryset",

@@ -6,7 +6,14 @@ from rest_framework import status as http_status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import CamelPagePagination, TenantViewSet, choice_param, require_object, text_param
+from config.api import (
+    ID_PATTERN,
+    CamelPagePagination,
+    TenantViewSet,
+    choice_param,
+    require_object,
+    text_param,
+)
 from config.inputs import query_time_range
 from fairness import selectors, services
 from fairness.inputs import TOOLS, signal_input_parse
@@ -22,7 +29,6 @@ from fairness.serializers import (
 
 SORT_ORDERS = ["asc", "desc"]
 BOOLEANS = {"true": True, "false": False}
-ID_PATTERN = r"[A-Za-z0-9._:-]+"
 
 
 def _date_params() -> list[OpenApiParameter]:

@@ -15,7 +15,7 @@ from django.utils import timezone
 from config.models import WorkerHeartbeat
 from keys import services
 from keys.exceptions import ApiKeyNotActive
-from keys.models import AdminAuditLog, ApiKey, Customer, Tier
+from keys.models import CUSTOMER_ID_HELP, CUSTOMER_ID_PATTERN, AdminAuditLog, ApiKey, Customer, Tier
 
 
 def _actor(request: HttpRequest) -> services.AdminActor:
@@ -24,9 +24,9 @@ def _actor(request: HttpRequest) -> services.AdminActor:
 
 class CreateKeyForm(forms.Form):
     customer_id = forms.RegexField(
-        regex=r"^[A-Za-z0-9._:-]{1,128}$",
-        max_length=128,
-        help_text="The organisation the key acts for (created if new). Letters, digits and . _ : -",
+        regex=CUSTOMER_ID_PATTERN,
+        max_length=64,
+        help_text=f"The organisation the key acts for (created if new): {CUSTOMER_ID_HELP}.",
     )
     tier = forms.ChoiceField(choices=Tier.choices, help_text="Sets the rate limits.")
     description = forms.CharField(required=False, max_length=255, help_text="Who uses it, for what.")

@@ -1,7 +1,18 @@
+import re
+
 from django.db import models
 from django.utils import timezone
 
 from config.ids import new_id
+
+# A customer id: 1-64 characters of letters, digits and `. _ : -`, but not `.` or `..` (a
+# customer id names folders and files of its exports). docs/reference/limits.md, "Customer ids".
+CUSTOMER_ID_PATTERN = r"^(?!\.\.?$)[A-Za-z0-9._:-]{1,64}$"
+CUSTOMER_ID_HELP = "1 to 64 letters, digits and . _ : - (not . or ..)"
+
+
+def customer_id_valid(value: object) -> bool:
+    return isinstance(value, str) and re.fullmatch(CUSTOMER_ID_PATTERN, value) is not None
 
 
 class Tier(models.TextChoices):

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import hashlib
+import itertools
 import logging
 import re
 import secrets
@@ -16,8 +17,9 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from config.bulk import additive_upsert
+from config.inputs import invalid
 from keys.exceptions import ApiKeyNotActive
-from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer
+from keys.models import CUSTOMER_ID_HELP, AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer, customer_id_valid
 
 logger = logging.getLogger("trustcal.keys")
 
@@ -71,6 +73,8 @@ def api_key_create(
     is_admin: bool = False,
     actor: AdminActor | None = None,
 ) -> IssuedKey:
+    if not customer_id_valid(customer_id):
+        raise invalid("customer_id", f"must be {CUSTOMER_ID_HELP}")
     customer, _ = Customer.objects.get_or_create(id=customer_id)
     issued = _store_key(customer=customer, tier=tier, description=description, is_admin=is_admin)
     AdminAuditLog.objects.create(
@@ -135,18 +139,34 @@ def api_key_revoke(*, key: ApiKey, reason: str = "", actor: AdminActor | None = 
 KEY_PATTERN = re.compile(r"^tcal_[A-Za-z0-9]{40}$")
 
 
+# A bootstrap key's 40 characters must look drawn at random (docs/reference/limits.md, "The
+# bootstrap admin key"): at least 20 different characters (a random key has about 30; fewer
+# than 20 happens about once in 100,000 draws) and at most 8 steps to the same or the next
+# character (`aaaa`, `abcd`; a random key has about 1).
+BOOTSTRAP_MIN_DISTINCT = 20
+BOOTSTRAP_MAX_RUN_STEPS = 8
+
+
+def key_looks_random(value: str) -> bool:
+    body = value.removeprefix(KEY_PREFIX)
+    steps = sum(1 for a, b in itertools.pairwise(body) if ord(b) - ord(a) in (0, 1, -1))
+    return len(set(body)) >= BOOTSTRAP_MIN_DISTINCT and steps <= BOOTSTRAP_MAX_RUN_STEPS
+
+
 @transaction.atomic
 def bootstrap_admin_key_ensure(*, value: str) -> ApiKey | None:
     """Make sure an active admin key with exactly this value exists (TRUSTCAL_BOOTSTRAP_ADMIN_KEY).
 
-    The value must look like a generated key (`tcal_` + 40 base62), so a guessable word is
-    never an admin key. A key with this value that was revoked, rotated or demoted is never
+    The value must look like a generated key (`tcal_` + 40 base62 that look random:
+    key_looks_random), so a guessable word or `tcal_aaaa...` is never an admin key. A key with this value that was revoked, rotated or demoted is never
     brought back: that would undo an administrator's decision silently at the next start.
     Both cases log an error and change nothing (returns None)."""
-    if not KEY_PATTERN.fullmatch(value):
+    if not KEY_PATTERN.fullmatch(value) or not key_looks_random(value):
         logger.error(
             "TRUSTCAL_BOOTSTRAP_ADMIN_KEY is ignored: it must be tcal_ followed by 40 letters or digits "
-            "(generate one with `manage.py create_api_key --admin` or any 40-character base62 string)."
+            "drawn at random (at least %s different characters, no long runs such as aaaa or abcd); "
+            "generate one with `manage.py create_api_key --admin` or a password generator.",
+            BOOTSTRAP_MIN_DISTINCT,
         )
         return None
     existing = ApiKey.objects.filter(digest=key_digest(value)).first()

@@ -4,7 +4,7 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import PagePagination, choice_param, require_object, text_param
+from config.api import ID_PATTERN, PagePagination, choice_param, require_object, text_param
 from config.inputs import header_text
 from keys import selectors, services
 from keys.authentication import IsAdminKey
@@ -37,7 +37,7 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
     permission_classes = [IsAdminKey]
     pagination_class = PagePagination
     serializer_class = ApiKeyOutput
-    lookup_value_regex = r"[A-Za-z0-9._:-]+"
+    lookup_value_regex = ID_PATTERN
 
     def get_queryset(self):
         return selectors.api_key_list()

@@ -47,30 +47,76 @@ class SendResult:
     body: str
 
 
-_SIXTOFOUR = ipaddress.ip_network("2002::/16")
-_TEREDO = ipaddress.ip_network("2001::/32")
+def _nets(*pairs: tuple[str, str]) -> list[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str]]:
+    return [(ipaddress.ip_network(net), label) for net, label in pairs]
+
+
+# The IANA IPv4 and IPv6 Special-Purpose Address Registries, every block marked not globally
+# reachable, written out here rather than taken from the `ipaddress` flags, whose tables differ
+# between Python patch releases (3.12.1 calls 192.0.0.8 global). Plus multicast, and the
+# transition ranges that relay to an embedded IPv4 address (6to4, Teredo, the 6to4 relay anycast),
+# refused whole. docs/reference/limits.md, "Webhook URLs".
+_REFUSED = _nets(
+    ("0.0.0.0/8", "this-network"),
+    ("10.0.0.0/8", "private"),
+    ("100.64.0.0/10", "shared (carrier-grade NAT)"),
+    ("127.0.0.0/8", "loopback"),
+    ("169.254.0.0/16", "link-local"),
+    ("172.16.0.0/12", "private"),
+    ("192.0.0.0/24", "IETF protocol assignment"),
+    ("192.0.2.0/24", "documentation"),
+    ("192.88.99.0/24", "6to4 relay anycast"),
+    ("192.168.0.0/16", "private"),
+    ("198.18.0.0/15", "benchmarking"),
+    ("198.51.100.0/24", "documentation"),
+    ("203.0.113.0/24", "documentation"),
+    ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved"),
+    ("::/128", "unspecified"),
+    ("::1/128", "loopback"),
+    ("::ffff:0:0/96", "IPv4-mapped"),
+    ("64:ff9b:1::/48", "local-use IPv4/IPv6 translation"),
+    ("100::/64", "discard-only"),
+    ("100:0:0:1::/64", "dummy prefix"),
+    ("2001::/32", "Teredo (2001::/32)"),
+    ("2001::/23", "IETF protocol assignment"),
+    ("2001:db8::/32", "documentation"),
+    ("2002::/16", "6to4 (2002::/16)"),
+    ("3fff::/20", "documentation"),
+    ("5f00::/16", "segment routing"),
+    ("fc00::/7", "unique-local (private)"),
+    ("fe80::/10", "link-local"),
+    ("fec0::/10", "site-local (deprecated)"),
+    ("ff00::/8", "multicast"),
+)
+# Blocks inside the refused ones that the registries mark globally reachable.
+_GLOBAL_EXCEPTIONS = [
+    ipaddress.ip_network(net)
+    for net in (
+        "192.0.0.9/32",
+        "192.0.0.10/32",
+        "2001:1::1/128",
+        "2001:1::2/128",
+        "2001:1::3/128",
+        "2001:3::/32",
+        "2001:4:112::/48",
+        "2001:20::/28",
+        "2001:30::/28",
+    )
+]
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 def _address_refused(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    if isinstance(ip, ipaddress.IPv6Address):
-        # Transition ranges embed an IPv4 address a relay may route to (6to4 2002::/16 carries
-        # 2002:7f00:1:: = 127.0.0.1; Teredo 2001::/32): refused whole, whatever they embed.
-        if ip in _SIXTOFOUR:
-            return "6to4 (2002::/16)"
-        if ip in _TEREDO:
-            return "Teredo (2001::/32)"
-        if ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-    for label, flag in (
-        ("loopback", ip.is_loopback),
-        ("private", ip.is_private),
-        ("link-local", ip.is_link_local),
-        ("multicast", ip.is_multicast),
-        ("reserved", ip.is_reserved),
-        ("unspecified", ip.is_unspecified),
-        ("not globally routable", not ip.is_global),
-    ):
-        if flag:
+    if isinstance(ip, ipaddress.IPv6Address) and ip in _NAT64:
+        # The well-known NAT64 prefix reaches the IPv4 address it embeds: judged by that one.
+        embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        reason = _address_refused(embedded)
+        return f"NAT64 of {reason}" if reason else None
+    if any(ip in net for net in _GLOBAL_EXCEPTIONS if net.version == ip.version):
+        return None
+    for net, label in _REFUSED:
+        if net.version == ip.version and ip in net:
             return label
     return None
 

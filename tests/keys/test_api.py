@@ -249,7 +249,7 @@ def test_create_api_key_command_prints_the_value_alone_on_the_last_line(capsys):
 
 
 def test_bootstrap_admin_key_is_ensured_by_migrate(settings):
-    value = "tcal_" + "B" * 40
+    value = "tcal_" + "Hq3ZpT8mWc2KxR5vLb9NdF1sJg7YtE4uAo6PiC0e"
     settings.TRUSTCAL_BOOTSTRAP_ADMIN_KEY = value
     call_command("migrate", verbosity=0)
     call_command("migrate", verbosity=0)  # idempotent
@@ -289,3 +289,17 @@ def test_concurrent_usage_flushes_in_different_orders_neither_deadlock_nor_lose_
         thread.join()
     counts = dict(ApiKeyUsageDay.objects.filter(key_id__in=keys).values_list("key_id", "count"))
     assert counts == dict.fromkeys(keys, 60)
+
+
+@pytest.mark.parametrize("customer_id", [".", "..", "a/b", "a b", "x" * 65, "", "é", "a\\b"])
+def test_a_customer_id_outside_its_alphabet_is_refused(admin_api, customer_id):
+    response = _create(admin_api, customer_id=customer_id)
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "VALIDATION_ERROR"
+    assert response.json()["errors"][0]["field"] == "customer_id"
+    assert not ApiKey.objects.filter(customer_id=customer_id).exists()
+
+
+@pytest.mark.parametrize("customer_id", ["a", "...", "acme.eu:prod-1_b", "x" * 64])
+def test_a_customer_id_of_its_alphabet_is_accepted(admin_api, customer_id):
+    assert _create(admin_api, customer_id=customer_id).status_code == 201

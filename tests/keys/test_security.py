@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from keys.models import AdminAuditLog, ApiKey
+from keys.services import key_digest, key_value_generate
 from tests.conftest import client_for, make_key
 from tests.processes import BIN, ROOT, free_port, process_env, stop
 
@@ -43,8 +44,28 @@ def test_bootstrap_key_that_does_not_look_like_a_key_is_refused_and_logged(setti
     assert client_for("letmein").get(KEYS).status_code == 401
 
 
+@pytest.mark.parametrize(
+    "value",
+    ["tcal_" + "a" * 40, "tcal_" + "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMN", "tcal_" + "ab12" * 10],
+)
+def test_bootstrap_key_that_does_not_look_random_is_refused(settings, caplog, value):
+    settings.TRUSTCAL_BOOTSTRAP_ADMIN_KEY = value
+    with caplog.at_level(logging.ERROR, logger="trustcal.keys"):
+        call_command("migrate", verbosity=0)
+    assert not ApiKey.objects.filter(digest=key_digest(value)).exists()
+    assert "TRUSTCAL_BOOTSTRAP_ADMIN_KEY is ignored" in caplog.text
+    assert client_for(value).get(KEYS).status_code == 401
+
+
+def test_a_generated_bootstrap_key_is_accepted(settings):
+    value = key_value_generate()
+    settings.TRUSTCAL_BOOTSTRAP_ADMIN_KEY = value
+    call_command("migrate", verbosity=0)
+    assert client_for(value).get(KEYS).status_code == 200
+
+
 def test_revoked_bootstrap_key_is_not_restored_by_the_next_migrate(settings, caplog, admin_api):
-    value = "tcal_" + "R" * 40
+    value = "tcal_" + "R7kQz2Lm9XpA4vBn8WcT1yHs5JdG3eFu6KiN0oPr"
     settings.TRUSTCAL_BOOTSTRAP_ADMIN_KEY = value
     call_command("migrate", verbosity=0)
     key = ApiKey.objects.get(prefix=value[:9])

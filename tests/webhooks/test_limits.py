@@ -73,3 +73,33 @@ def test_transition_ranges_and_port_zero_are_refused(api, settings, url):
     response = _create(api, url)
     assert response.status_code == 400, response.json()
     assert response.json()["code"] == "WEBHOOK_INVALID_URL"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://192.0.0.8/hook",  # IETF protocol assignments (192.0.0.0/24)
+        "https://192.0.0.170/hook",
+        "https://100.64.0.1/hook",  # shared address space
+        "https://198.18.0.1/hook",  # benchmarking
+        "https://192.88.99.1/hook",  # 6to4 relay anycast
+        "https://[64:ff9b::a00:1]/hook",  # NAT64 of 10.0.0.1
+        "https://[64:ff9b:1::1]/hook",  # local-use translation
+        "https://[::ffff:808:808]/hook",  # IPv4-mapped
+        "https://[3fff::1]/hook",  # documentation (2024)
+        "https://[5f00::1]/hook",  # segment routing
+        "https://[2001:db8::1]/hook",
+    ],
+)
+def test_every_address_not_globally_reachable_is_refused(api, settings, url):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
+    response = _create(api, url)
+    assert response.status_code == 400, response.json()
+    assert response.json()["code"] == "WEBHOOK_INVALID_URL"
+
+
+@pytest.mark.parametrize("url", ["https://192.0.0.9/hook", "https://192.0.0.10/hook", "https://8.8.8.8/hook"])
+def test_globally_reachable_exceptions_are_accepted(api, settings, url):
+    settings.WEBHOOK_ALLOW_INSECURE_URLS = False
+    response = _create(api, url)
+    assert response.status_code == 201, response.json()

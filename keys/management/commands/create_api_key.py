@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from keys.models import Tier
+from keys.models import CUSTOMER_ID_HELP, Tier, customer_id_valid
 from keys.services import api_key_create
 
 
@@ -15,8 +15,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         customer_id = options["customer_id"].strip()
-        if not customer_id or len(customer_id) > 128:
-            raise CommandError("--customer-id must be 1 to 128 characters")
+        if not customer_id_valid(customer_id):
+            raise CommandError(f"--customer-id must be {CUSTOMER_ID_HELP}")
         issued = api_key_create(
             customer_id=customer_id,
             tier=options["tier"],
