@@ -1,5 +1,5 @@
 """Staff administration: bias alerts (read-only evidence: a detection result has no triage state in
-the API, C7) and per-model favourable values."""
+the API, docs/reference/bias.md, Bias alerts and the feed) and per-model favourable values."""
 
 from django import forms
 from django.contrib import admin

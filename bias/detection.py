@@ -1,5 +1,5 @@
-"""Bias detection (C7): the findings of one attribute's groups, compared with the reference
-group of each bias type, on exact fractions. Pure: no database access."""
+"""Bias detection (docs/reference/bias.md): the findings of one attribute's groups, compared with the
+reference group of each bias type, on exact fractions. Pure: no database access."""
 
 from fractions import Fraction
 from typing import Any
@@ -44,8 +44,8 @@ def _reference(groups: list[tuple[Any, int, int]], higher_is_better: bool):
 
 
 def attribute_findings(attribute: str, groups: list[GroupCounts]) -> list[dict[str, Any]]:
-    """The findings of C7 for one attribute: every group compared with the reference group
-    of each bias type; findings of severity none left out."""
+    """The findings (docs/reference/bias.md, Findings) for one attribute: every group compared with the
+    reference group of each bias type; findings of severity none left out."""
     findings: list[dict[str, Any]] = []
     for bias_type, numerator, denominator, higher_is_better in _RATE_METRICS:
         rows = [(g, numerator(g), denominator(g)) for g in groups if denominator(g) > 0]

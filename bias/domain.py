@@ -1,4 +1,4 @@
-"""Pure rules of C7: value normalisation, subgroup attributes, severities, the z-test."""
+"""Pure rules of docs/reference/bias.md: value normalisation, subgroup attributes, severities, the z-test."""
 
 import math
 from fractions import Fraction
@@ -29,7 +29,7 @@ SIGNIFICANCE = 0.05
 REGULATION = "EU AI Act Art. 10"
 DETECTION_WINDOW_DAYS = 30
 
-# Severity thresholds of C7, as exact fractions so that a boundary (0.30, 0.80) is never
+# Severity thresholds (docs/reference/bias.md), as exact fractions so that a boundary (0.30, 0.80) is never
 # missed by floating-point noise.
 _DIFFERENCE_STEPS = [
     (Fraction(5, 100), "none"),
@@ -46,7 +46,7 @@ _RATIO_STEPS = [
 
 
 def normalize_value(value: Any) -> str:
-    """Decision values compare trimmed and case-folded (C6, C7)."""
+    """Decision values compare trimmed and case-folded (docs/reference/bias.md, Favourable values)."""
     return "" if value is None else str(value).strip().casefold()
 
 
@@ -62,7 +62,7 @@ def is_valid_attribute_name(name: str) -> bool:
 
 
 def parse_subgroups(raw: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
-    """The subgroups object of C7 -> ({attribute: group}, field errors).
+    """The subgroups object (docs/reference/bias.md, Subgroups) -> ({attribute: group}, field errors).
 
     {"gender": "female", "custom": {"region": "north"}} -> {"gender": "female", "custom.region": "north"}.
     Group values are trimmed (case kept); null or absent attributes are skipped."""

@@ -1,4 +1,5 @@
-"""Subgroup attributes, the daily subgroup statistics store, favourable values and bias alerts (C7).
+"""Subgroup attributes, the daily subgroup statistics store, favourable values and bias alerts
+(docs/reference/bias.md).
 
 The statistics store is what keeps bias detection, GET /bias/subgroups and the fairness
 app's amplification analysis independent of history: every decision that carries subgroup
@@ -117,8 +118,8 @@ class SubgroupDailyStat(models.Model):
 
 
 class ModelFavorableValues(models.Model):
-    """A customer's favourable decision values for one model (admin-editable). Without a
-    row the default list of C7 applies. Compared trimmed and case-folded."""
+    """A customer's favourable decision values for one model (admin-editable). Without a row the default
+    list applies (docs/reference/bias.md, Favourable values). Compared trimmed and case-folded."""
 
     customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="favorable_values")
     model_id = models.CharField(max_length=256)
@@ -141,7 +142,8 @@ def _alert_id() -> str:
 
 
 class BiasAlert(models.Model):
-    """A stored bias detection result of severity low or above (C7), shown on GET /bias/feed."""
+    """A stored bias detection result of severity low or above (docs/reference/bias.md), shown on GET
+    /bias/feed."""
 
     id = models.CharField(primary_key=True, max_length=40, default=_alert_id, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="bias_alerts")

@@ -82,7 +82,7 @@ def _favorable_configs(*, customer: Customer, model_id: str | None) -> dict[str,
 
 def _favorable_q(field: str, configs: dict[str, list[str]]) -> Q:
     """`field` (ai_value or human_value) is favourable for its row's model: the model's
-    configured list where there is one, else the default list of C7."""
+    configured list where there is one, else the default list (docs/reference/bias.md, Favourable values)."""
     default = Q(**{f"{field}__in": DEFAULT_FAVORABLE_VALUES})
     if not configs:
         return default
@@ -134,7 +134,7 @@ def subgroup_counts(
     from_day: dt.date | None,
     to_day: dt.date | None,
 ) -> dict[str, list[GroupCounts]]:
-    """Per attribute, per group: the counts behind every figure of C7, summed in SQL over
+    """Per attribute, per group: the counts behind every figure of docs/reference/bias.md, summed in SQL over
     the daily rows of the window (days inclusive). `attributes` None means all present;
     `model_id` None means all models."""
     qs = _stats(customer=customer, model_id=model_id, from_day=from_day, to_day=to_day)
@@ -192,8 +192,8 @@ def _ratio(x: int, n: int) -> float | None:
 def subgroup_report(
     *, customer: Customer, attribute: str | None, model_id: str | None, from_day: dt.date, to_day: dt.date
 ) -> dict[str, Any]:
-    """GET /bias/subgroups (C7): per attribute and group the figures, and the disparity of
-    each group against the reference group (the largest; ties by name)."""
+    """GET /bias/subgroups (docs/reference/bias.md, Subgroup figures): per attribute and group the figures,
+    and the disparity of each group against the reference group (the largest; ties by name)."""
     counts = subgroup_counts(
         customer=customer,
         attributes=[attribute] if attribute else None,

@@ -1,4 +1,4 @@
-"""Input validation and output shapes of the bias endpoints (C7). snake_case."""
+"""Input validation and output shapes of the bias endpoints (docs/reference/bias.md). snake_case."""
 
 from typing import Any
 

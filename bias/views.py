@@ -1,4 +1,4 @@
-"""Thin views of the bias endpoints (C7): validate -> service/selector -> render."""
+"""Thin views of the bias endpoints (docs/reference/bias.md): validate -> service/selector -> render."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema

@@ -1,5 +1,5 @@
-"""The `calibration` engine of /engines/status (C13): cheap reads of the chain heads
-(one row per customer) and the thresholds table."""
+"""The `calibration` engine of /engines/status (docs/reference/system.md, Engine status): cheap reads of
+the chain heads (one row per customer) and the thresholds table."""
 
 from typing import Any
 

@@ -1,5 +1,5 @@
-"""Per-user daily aggregates (every C6 figure is computed from their sums), the risk-user
-notification state, and staff-defined thresholds."""
+"""Per-user daily aggregates (every figure of docs/reference/calibration.md is computed from their sums),
+the risk-user notification state, and staff-defined thresholds."""
 
 from django.db import models
 from django.utils import timezone

@@ -1,12 +1,13 @@
-"""C6's figures over any set of decisions (a compliance report's filtered decisions),
-aggregated in SQL.
+"""The calibration figures (docs/reference/calibration.md) over any set of decisions (a compliance report's
+filtered decisions), aggregated in SQL.
 
 The decisions are grouped by what the figures depend on (user, followed, category, whether
 the outcome is known, confidence bin); each group becomes the columns of the daily
 aggregate (rules.SUM_FIELDS) through rules.contribution itself, applied once per group and
 scaled by its size, so the figures are the API's to the digit. With a known outcome, "the AI
-was right" follows from the stored `followed_ai` and category (C6: followed and wrong is
-OVERTRUSTING, overrode and right is UNDERTRUSTING). Only the appropriate-reliance counts
+was right" follows from the stored `followed_ai` and category (followed and wrong is
+OVERTRUSTING, overrode and right is UNDERTRUSTING: docs/reference/calibration.md, Category of a
+decision). Only the appropriate-reliance counts
 (switch, RAIR, RSR) compare decision strings; they are grouped by the distinct value
 combinations of the decisions that have both an initial decision and an outcome."""
 
@@ -45,8 +46,9 @@ def _grouped(decisions: QuerySet, *keys: str) -> QuerySet:
 
 
 def _ai_right(followed: bool, category: str) -> bool:
-    """With a known outcome, whether the AI was right, from the stored flag and category (C6:
-    followed and wrong is OVERTRUSTING, overrode and right is UNDERTRUSTING)."""
+    """With a known outcome, whether the AI was right, from the stored flag and category
+    (docs/reference/calibration.md: followed and wrong is OVERTRUSTING, overrode and right is
+    UNDERTRUSTING)."""
     return (followed and category != rules.OVERTRUSTING) or (not followed and category == rules.UNDERTRUSTING)
 
 
@@ -112,8 +114,9 @@ def _complete(sums: Mapping[str, float]) -> dict[str, float]:
 
 
 def user_figures(decisions: QuerySet) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(the organisation's figures, one row per user worst trust score first) over `decisions`,
-    by C6's rules: rates over all decisions, trust score and gap weighted by scored decisions."""
+    """(the organisation's figures, one row per user worst trust score first) over `decisions`, by
+    docs/reference/calibration.md, Organisation figures: rates over all decisions, trust score and gap
+    weighted by scored decisions."""
     per_user: dict[str, dict[str, float]] = defaultdict(dict)
     for row in _grouped(decisions, "user_id"):
         _add(per_user[row["user_id"]], _group_sums(row))
@@ -143,8 +146,9 @@ def user_figures(decisions: QuerySet) -> tuple[dict[str, Any], list[dict[str, An
 
 
 def confidence_bands(decisions: QuerySet) -> list[dict[str, Any]]:
-    """Agreement by AI confidence band (C6's five bins): how often reviewers followed the AI
-    at each confidence, against how often the AI was right where the outcome is known."""
+    """Agreement by AI confidence band (the five bins of docs/reference/calibration.md, Trust score): how
+    often reviewers followed the AI at each confidence, against how often the AI was right where the
+    outcome is known."""
     bands: dict[int, dict[str, float]] = {b: {} for b in range(rules.BIN_COUNT)}
     for row in _grouped(decisions):
         if row["conf_bin"] is None:
@@ -186,9 +190,9 @@ def trend_interval(start: dt.date, end: dt.date) -> str:
 def trust_trend(
     decisions: QuerySet, *, start: dt.date, end: dt.date, interval: str | None = None
 ) -> dict[str, Any]:
-    """The trust-score trend over the days [start, end] with C6's per-period rule (users'
-    figures weighted by their scored decisions), zero-filled, in `interval` or the one that
-    suits the period's length."""
+    """The trust-score trend over the days [start, end] with the per-period rule of
+    docs/reference/calibration.md, GET /trust-score/trend (users' figures weighted by their scored
+    decisions), zero-filled, in `interval` or the one that suits the period's length."""
     interval = interval or trend_interval(start, end)
     trunc = _TRUNC[interval]("timestamp", tzinfo=dt.UTC)
     by_period: dict[dt.date, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
@@ -254,9 +258,9 @@ def models_seen(decisions: QuerySet) -> list[dict[str, Any]]:
 
 
 def exact_figures(decisions: QuerySet, *, user_id: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """POST /trust-score over decisions selected by exact timestamps (a bound inside a day,
-    which the daily aggregates cannot honour): (the user's or the organisation's figures, the
-    risk users of C6). Grouped in SQL over the decisions in the window."""
+    """POST /trust-score over decisions selected by exact timestamps (a bound inside a day, which the daily
+    aggregates cannot honour): (the user's or the organisation's figures, the risk users of
+    docs/reference/calibration.md, Risk users). Grouped in SQL over the decisions in the window."""
     organisation, users = user_figures(decisions)
     if user_id is not None:
         empty = rules.figures(dict.fromkeys(rules.SUM_FIELDS, 0))

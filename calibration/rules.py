@@ -1,5 +1,5 @@
-"""The arithmetic of C6, free of the database: the per-record category, each record's
-contribution to the daily aggregates, and every per-user figure computed from the sums.
+"""The arithmetic of docs/reference/calibration.md, free of the database: the per-record category, each
+record's contribution to the daily aggregates, and every per-user figure computed from the sums.
 
 A user's figures are sums over decisions, so they can be added across days, users and
 models and subtracted when a late outcome moves a decision; nothing here needs the rows.
@@ -27,7 +27,7 @@ BIN_COUNT = 5  # [0, 0.2), [0.2, 0.4), [0.4, 0.6), [0.6, 0.8), [0.8, 1.0]
 
 
 def setting(name: str, default: Any) -> Any:
-    """Thresholds are settings (C6); these are the contract's defaults."""
+    """Thresholds are settings; these are the defaults (docs/reference/calibration.md, Settings)."""
     return getattr(settings, name, default)
 
 
@@ -60,8 +60,8 @@ def risk_user_min_decisions() -> int:
 
 
 def is_risk_user(figures: Mapping[str, Any]) -> bool:
-    """C6's risk user: at least risk_user_min_decisions decisions and a trust score under the
-    high-risk bound."""
+    """A risk user (docs/reference/calibration.md, Risk users): at least risk_user_min_decisions decisions
+    and a trust score under the high-risk bound."""
     score = figures.get("trust_score")
     return (
         score is not None
@@ -75,7 +75,8 @@ def window_days() -> int:
 
 
 def norm(value: str | None) -> str | None:
-    """Decisions compare after trimming and case-folding (C6)."""
+    """Decisions compare after trimming and case-folding (docs/reference/calibration.md, Comparing
+    decisions)."""
     return None if value is None else value.strip().casefold()
 
 
@@ -90,7 +91,8 @@ def followed(ai_recommendation: str, user_decision: str) -> bool:
 def record_category(
     *, ai_recommendation: str, user_decision: str, confidence: float | None, outcome: str | None
 ) -> str:
-    """C6 per record: a known outcome decides; else the AI's confidence; else CALIBRATED."""
+    """Category of a decision (docs/reference/calibration.md): a known outcome decides; else the AI's
+    confidence; else CALIBRATED."""
     did_follow = followed(ai_recommendation, user_decision)
     if outcome is not None:
         ai_right = same(outcome, ai_recommendation)
@@ -271,7 +273,7 @@ def r6(value: float | None) -> float | None:
 
 
 def figures(sums: Mapping[str, float]) -> dict[str, Any]:
-    """Every per-user figure of C6 from the summed aggregate columns."""
+    """Every per-user figure (docs/reference/calibration.md) from the summed aggregate columns."""
     n = int(sums["n"])
     gap = _ratio(sums["gap_sum"], scored(sums))
     score = trust_score(sums)

@@ -103,7 +103,7 @@ def user_sums(
 def user_profile(
     customer: Customer, *, user_id: str, days: DayRange | None = None, model_id: str | None = None
 ) -> dict[str, Any]:
-    """C6's per-user figures over `days` (default the last 90 days)."""
+    """The per-user figures (docs/reference/calibration.md) over `days` (default the last 90 days)."""
     days = days or DayRange.last_days(rules.window_days())
     return {
         "user_id": user_id,
@@ -209,7 +209,8 @@ def trend(
     user_id: str | None = None,
     model_id: str | None = None,
 ) -> dict[str, Any]:
-    """Zero-filled points per period (C6), with a least-squares slope of the trust score."""
+    """Zero-filled points per period (docs/reference/calibration.md, GET /trust-score/trend), with a
+    least-squares slope of the trust score."""
     qs = aggregate_rows(customer, days=days, user_id=user_id, model_id=model_id).annotate(
         period=_period_expr(interval)
     )
@@ -254,7 +255,7 @@ def trend(
 def user_calibration_list(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 500
 ) -> list[dict[str, Any]]:
-    """Every user's C6 figures over `days`, risk users first (at least the risk minimum of decisions
+    """Every user's calibration figures over `days`, risk users first (at least the risk minimum of decisions
     and a trust score under the high-risk bound), then by trust score, lowest first; users without a
     score last."""
     out = []

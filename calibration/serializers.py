@@ -1,4 +1,5 @@
-"""Shapes of POST /calibrate, POST /trust-score and GET /trust-score/trend (C6)."""
+"""Shapes of POST /calibrate, POST /trust-score and GET /trust-score/trend
+(docs/reference/calibration.md)."""
 
 import datetime as dt
 from typing import Any

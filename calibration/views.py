@@ -1,4 +1,5 @@
-"""POST /calibrate, POST /trust-score, GET /trust-score/trend (C6)."""
+"""POST /calibrate, POST /trust-score, GET /trust-score/trend
+(docs/reference/calibration.md)."""
 
 import datetime as dt
 from typing import Any

@@ -1,4 +1,5 @@
-"""The amplification figure of C8, as pure functions over aggregated counts.
+"""The amplification figure (docs/reference/fairness.md, Amplification analysis), as pure functions over
+aggregated counts.
 
 Input is what the bias app's statistics store answers: counts of decisions per
 (group, AI value, human value). Rates are exact fractions of those integer counts, so the
@@ -14,9 +15,9 @@ from bias.domain import DEFAULT_FAVORABLE_VALUES as BIAS_DEFAULT_FAVORABLE_VALUE
 from bias.domain import normalize_value
 
 MIN_GROUP_DECISIONS = 30
-# C7's default list, owned by the bias app (one source of truth).
+# The default favourable values (docs/reference/bias.md), owned by the bias app (one source of truth).
 DEFAULT_FAVORABLE_VALUES = frozenset(BIAS_DEFAULT_FAVORABLE_VALUES)
-# (lower bound, level) from the top: interface.md's risk table.
+# (lower bound, level) from the top: docs/reference/fairness.md, Risk levels.
 RISK_BANDS = [
     (Fraction(3, 4), "critical"),
     (Fraction(1, 2), "high"),
@@ -134,7 +135,9 @@ def analyse(
     favorable: frozenset[str] = DEFAULT_FAVORABLE_VALUES,
     analyzed_at: str | None = None,
 ) -> dict[str, Any]:
-    """Steps 2-6 of C8 over the correlated decisions' counts; the analysis object of C8."""
+    """The amplification analysis over the correlated decisions' counts: groups, rates, score, risk level
+    (docs/reference/fairness.md, Amplification analysis), as the analysis object
+    (docs/reference/fairness.md, The analysis object)."""
     groups = group_counts(rows)
     priv, unpriv = choose_groups(
         groups, privileged=privileged, unprivileged=unprivileged, favorable=favorable

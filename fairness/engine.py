@@ -1,4 +1,5 @@
-"""The `amplification` engine in /engines/status and the fairness figures in /metrics (C13)."""
+"""The `amplification` engine in /engines/status and the fairness figures in /metrics
+(docs/reference/system.md)."""
 
 from typing import Any
 

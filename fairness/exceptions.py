@@ -1,4 +1,4 @@
-"""The named errors of the fairness integration (C2, C8)."""
+"""The named errors of the fairness integration (docs/reference/errors.md, Error codes)."""
 
 from config.exceptions import DomainError, RateLimited
 

@@ -1,5 +1,6 @@
-"""Parsing of a fairness signal body in the order C8 fixes: source, metric, then every other
-field (VALIDATION_ERROR). Time rules and the hourly limit belong to the service."""
+"""Parsing of a fairness signal body in the order of docs/reference/fairness.md, Ingestion checks in
+order: source, metric, then every other field (VALIDATION_ERROR). Time rules and the hourly limit
+belong to the service."""
 
 import datetime as dt
 import json

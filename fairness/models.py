@@ -17,7 +17,8 @@ def _alert_id() -> str:
 
 
 class FairnessSignal(models.Model):
-    """A fairness metric reported by an external tool (C8), with its latest amplification analysis."""
+    """A fairness metric reported by an external tool (docs/reference/fairness.md), with its latest
+    amplification analysis."""
 
     id = models.CharField(primary_key=True, max_length=40, default=_signal_id, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="fairness_signals")
@@ -72,7 +73,8 @@ class Severity(models.TextChoices):
 
 
 class AmplificationAlert(models.Model):
-    """Human decisions reinforce the disparity a signal reported (C8). One per signal."""
+    """Human decisions reinforce the disparity a signal reported (docs/reference/fairness.md, Alerts). One
+    per signal."""
 
     id = models.CharField(primary_key=True, max_length=40, default=_alert_id, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="amplification_alerts")

@@ -66,15 +66,17 @@ def alert_list(
 
 
 def favorable_values(*, customer: Customer, model_id: str) -> frozenset[str]:
-    """The model's favourable values when the bias app configures them (C7), else the default list."""
+    """The model's favourable values when the bias app configures them (docs/reference/bias.md, Favourable
+    values), else the default list."""
     from bias import selectors as bias_selectors
 
     return frozenset(bias_selectors.favorable_values(customer=customer, model_id=model_id))
 
 
 def correlated_counts(signal: FairnessSignal) -> list:
-    """Step 1 of C8: the counts of the decisions correlated with the signal, from the bias
-    app's daily subgroup statistics (aggregated in SQL, independent of history size)."""
+    """The counts of the decisions correlated with the signal (docs/reference/fairness.md, Correlated
+    decisions), from the bias app's daily subgroup statistics (aggregated in SQL, independent of history
+    size)."""
     from bias.selectors import amplification_counts
 
     return amplification_counts(

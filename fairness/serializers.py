@@ -1,4 +1,5 @@
-"""camelCase wire shapes of signals and amplification alerts (C1, C8)."""
+"""camelCase wire shapes of signals and amplification alerts (docs/reference/conventions.md, Key case;
+docs/reference/fairness.md)."""
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -61,7 +62,8 @@ class RawPayloadField(serializers.Field):
 
 
 class SignalInputDoc(serializers.Serializer):
-    """The body of POST /model-fairness-signals (parsed by hand in fairness.inputs, C8 order)."""
+    """The body of POST /model-fairness-signals, checked in this order: externalToolId, metricName,
+    every other field, signalTimestamp, then the hourly limit."""
 
     externalToolId = serializers.ChoiceField(choices=TOOLS)
     externalToolVersion = serializers.CharField(required=False, allow_null=True, max_length=255)

@@ -1,4 +1,5 @@
-"""Writes for fairness signals, their amplification analysis and amplification alerts (C8)."""
+"""Writes for fairness signals, their amplification analysis and amplification alerts
+(docs/reference/fairness.md)."""
 
 import datetime as dt
 from dataclasses import dataclass
@@ -47,8 +48,8 @@ def _signal_time_check(signal_timestamp: dt.datetime, now: dt.datetime) -> None:
 
 
 def signal_ingest(*, customer: Customer, data: SignalInput) -> AnalysisResult:
-    """Store a parsed signal after the time rules and the hourly limit (C8 order), analyse it,
-    raise its alert, and emit the events, all in one transaction."""
+    """Store a parsed signal after the time rules and the hourly limit (docs/reference/fairness.md,
+    Ingestion checks in order), analyse it, raise its alert, and emit the events, all in one transaction."""
     _signal_time_check(data.signal_timestamp, timezone.now())
     decision = signal_limiter.hit(customer.pk)
     if not decision.allowed:
@@ -56,7 +57,8 @@ def signal_ingest(*, customer: Customer, data: SignalInput) -> AnalysisResult:
             f"More than {SIGNALS_PER_HOUR} signals in a sliding hour; retry later.",
             retry_after=decision.retry_after,
         )
-    # A request that fails after this point has its hit refunded by the middleware (C4).
+    # A request that fails after this point has its hit refunded by the middleware
+    # (docs/reference/access.md, Named per-customer limits).
     with transaction.atomic():
         signal = FairnessSignal.objects.create(
             customer=customer,
@@ -195,8 +197,8 @@ def alert_status_update(
     resolution_notes: str | None = None,
     resolved_by: str | None = None,
 ) -> AmplificationAlert:
-    """PATCH /bias/amplification/:id and the admin actions (C8 status rules). Every status
-    change is recorded with who, when, from, to and the notes."""
+    """PATCH /bias/amplification/:id and the admin actions (docs/reference/fairness.md, Alert status).
+    Every status change is recorded with who, when, from, to and the notes."""
     alert = AmplificationAlert.objects.select_for_update().get(pk=alert.pk)
     now = timezone.now()
     previous = alert.status

@@ -1,4 +1,5 @@
-"""Fairness signals and amplification alerts over HTTP (C8). Thin: parse, call, render."""
+"""Fairness signals and amplification alerts over HTTP (docs/reference/fairness.md). Thin: parse, call,
+render."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
