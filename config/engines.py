@@ -1,7 +1,7 @@
-"""The apps' figures for /engines/status and /metrics (C13). Each app may have an `engine.py`
-with `engines() -> list[dict]`, `metrics() -> dict` and their customer-scoped forms; they are
-found through Django's app registry (`autodiscover_modules`, as the admin finds `admin.py`),
-so an app never edits config to appear here and config imports no app by name."""
+"""The apps' figures for /engines/status and /metrics (docs/reference/system.md). Each app may have an
+`engine.py` with `engines() -> list[dict]`, `metrics() -> dict` and their customer-scoped forms; they are
+found through Django's app registry (`autodiscover_modules`, as the admin finds `admin.py`), so an app
+never edits config to appear here and config imports no app by name."""
 
 import logging
 import sys
@@ -71,9 +71,9 @@ def engines_snapshot(*, customer: Any = None) -> list[dict[str, Any]]:
 
 
 def metrics_snapshot(*, customer: Any = None) -> dict[str, Any]:
-    """C13's figures. An admin key (customer None) sees the platform's; any other key sees the
-    service's own figures (requests, latency, queue depths, internal errors) and, under the same
-    keys, its own customer's decisions, signals and deliveries (`scope: "customer"`)."""
+    """The figures of docs/reference/system.md, Metrics. An admin key (customer None) sees the platform's;
+    any other key sees the service's own figures (requests, latency, queue depths, internal errors) and,
+    under the same keys, its own customer's decisions, signals and deliveries (`scope: "customer"`)."""
     body: dict[str, Any] = {"scope": "platform" if customer is None else "customer"}
     body["requests"] = request_metrics.snapshot()
     body.update({"decisions_logged": 0, "signals_ingested": 0, "deliveries": {}, "queues": {}})

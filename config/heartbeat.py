@@ -1,5 +1,6 @@
 """Each Celery worker writes a heartbeat row every 10 s from a thread of its own, so /health
-and /engines/status know how many workers are alive on any host (C13)."""
+and /engines/status know how many workers are alive on any host
+(docs/reference/system.md, Health)."""
 
 import datetime as dt
 import logging

@@ -1,4 +1,5 @@
-"""Opaque, time-sortable identifiers: a type prefix and a ULID (contract C1)."""
+"""Opaque, time-sortable identifiers: a type prefix and a ULID (docs/reference/conventions.md,
+Identifiers)."""
 
 import os
 import time

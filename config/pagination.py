@@ -1,4 +1,5 @@
-"""Pagination of C1: `page` (>= 1) and `limit` (1..100) with no silent clamping."""
+"""Pagination (docs/reference/conventions.md, Lists and paging): `page` (>= 1) and `limit` (1..100) with no
+silent clamping."""
 
 import math
 from typing import Any
@@ -28,7 +29,7 @@ def parse_positive_int(raw: str | None, *, name: str, default: int, minimum: int
 
 
 class PagePagination(BasePagination):
-    """`page` (>= 1) and `limit` (1..100), no silent clamping; the envelope of C1."""
+    """`page` (>= 1) and `limit` (1..100), no silent clamping; the list envelope."""
 
     camel_case = False
     max_limit = 100

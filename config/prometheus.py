@@ -6,7 +6,7 @@ path; `unmatched` for paths that resolve to none), so the label set is bounded b
 configuration. The counts are kept by config.metrics, not by a prometheus_client Histogram
 object: with REDIS_URL they are folded into Redis so that one scrape sees every gunicorn
 process and host (the library's own multi-process mode needs a shared directory on one host),
-and the JSON /metrics percentiles (C13) come from the same buckets."""
+and the JSON /metrics percentiles (docs/reference/system.md, Metrics) come from the same buckets."""
 
 from typing import Any
 

@@ -1,8 +1,9 @@
 """Rate limiters that hold across processes and hosts when Redis is configured (atomic Lua
 scripts), and within the process otherwise (the embedded default runs one web process).
 
-- TokenBucket: the per-key tier limit of C4.
-- SlidingWindow: "N accepted per sliding window per customer" limits of C4.
+- TokenBucket: the per-key tier limit (docs/reference/access.md, Rate limits).
+- SlidingWindow: "N accepted per sliding window per customer" limits (docs/reference/access.md, Named
+  per-customer limits).
 """
 
 import math
@@ -144,7 +145,8 @@ class WindowDecision:
 
 # The accepted sliding-window hits of the request being served: if the request then fails for
 # any reason (a later validation, a conflict, a server error), the middleware refunds them, so
-# only requests that succeed count toward the per-customer limits (C4).
+# only requests that succeed count toward the per-customer limits (docs/reference/access.md, Named
+# per-customer limits).
 _request_hits: ContextVar[list[tuple["SlidingWindow", str, WindowDecision]] | None] = ContextVar(
     "trustcal_request_hits", default=None
 )
@@ -164,7 +166,7 @@ def request_hits_end(token: Token, *, succeeded: bool) -> None:
 
 class SlidingWindow:
     """At most `limit` accepted hits per `window` seconds per key. Call `hit` only once the
-    request has passed every other check: rejected requests never count (C4), and the hit of a
+    request has passed every other check: rejected requests never count, and the hit of a
     request that fails afterwards is refunded (request_hits_end)."""
 
     def __init__(self, namespace: str, *, limit: int, window_seconds: float) -> None:
@@ -200,7 +202,7 @@ class SlidingWindow:
             return WindowDecision(False, len(hits), hits[0] + self.window - now)
 
     def refund(self, key: str, decision: WindowDecision) -> None:
-        """Take back an accepted hit whose request then failed: it never counts (C4)."""
+        """Take back an accepted hit whose request then failed: it never counts."""
         if not decision.allowed or not decision.member:
             return
         client = get_redis()

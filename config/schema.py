@@ -1,5 +1,5 @@
-"""OpenAPI generation: every operation documents the problem-document errors of C2, so a
-schema-driven fuzzer can hold the service to its error contract."""
+"""OpenAPI generation: every operation documents the problem-document errors
+(docs/reference/errors.md), so a schema-driven fuzzer can hold the service to them."""
 
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
@@ -55,7 +55,8 @@ class TrustcalAutoSchema(AutoSchema):
 
 
 def canonical_paths(endpoints, **kwargs):
-    """Preprocessing hook: document each path once, without the optional trailing slash (C1)."""
+    """Preprocessing hook: document each path once, without the optional trailing slash
+    (docs/reference/conventions.md, Base path and trailing slash)."""
     seen = set()
     result = []
     for path, path_regex, method, callback in endpoints:

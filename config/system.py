@@ -1,5 +1,5 @@
-"""System endpoints (C13): /health (public), /engines/status, /metrics. The figures come from
-`config.health`, `config.engines` (the apps' `engine.py` hooks) and `config.prometheus`."""
+"""System endpoints (docs/reference/system.md): /health (public), /engines/status, /metrics. The figures
+come from `config.health`, `config.engines` (the apps' `engine.py` hooks) and `config.prometheus`."""
 
 from django.http import HttpResponse
 from django.utils import timezone

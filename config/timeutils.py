@@ -34,7 +34,7 @@ def parse_timestamp(raw: str) -> dt.datetime | None:
         value = value.replace(tzinfo=UTC)
     try:
         return value.astimezone(UTC)
-    except OverflowError:  # its UTC conversion leaves years 1..9999 (C1 addendum)
+    except OverflowError:  # its UTC conversion leaves years 1..9999 (conventions.md, Timestamps)
         return None
 
 
@@ -57,7 +57,8 @@ def parse_day(raw: str) -> dt.date | None:
 
 
 def parse_bound(raw: str, *, end: bool) -> dt.datetime | None:
-    """A `from`/`to` bound: a date (whole day, inclusive, UTC) or a timestamp (C1).
+    """A `from`/`to` bound: a date (whole day, inclusive, UTC) or a timestamp
+    (docs/reference/conventions.md, Time bounds).
 
     For `to` given as a date, the bound is the start of the next day (use it exclusively);
     after 9999-12-31 that is the last representable instant.

@@ -16,5 +16,6 @@ class KeysConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # TRUSTCAL_BOOTSTRAP_ADMIN_KEY: `migrate` makes sure that admin key exists (C3).
+        # TRUSTCAL_BOOTSTRAP_ADMIN_KEY: `migrate` makes sure that admin key exists
+        # (docs/reference/access.md, Bootstrap).
         post_migrate.connect(_ensure_bootstrap_admin_key, sender=self)

@@ -1,4 +1,5 @@
-"""Bearer API-key authentication with the per-key tier rate limit (C3, C4)."""
+"""Bearer API-key authentication with the per-key tier rate limit
+(docs/reference/access.md, Authentication and Rate limits)."""
 
 from dataclasses import dataclass
 

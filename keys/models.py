@@ -22,7 +22,7 @@ class Tier(models.TextChoices):
 
 
 class Customer(models.Model):
-    """A tenant. Every resource belongs to exactly one customer (C3)."""
+    """A tenant. Every resource belongs to exactly one customer (docs/reference/access.md, Tenancy)."""
 
     id = models.CharField(primary_key=True, max_length=128)
     created_at = models.DateTimeField(default=timezone.now)
@@ -43,7 +43,7 @@ class ApiKey(models.Model):
 
     id = models.CharField(primary_key=True, max_length=40, default=_key_id, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="api_keys")
-    # Only the SHA-256 digest of the key value is stored (C3).
+    # Only the SHA-256 digest of the key value is stored (docs/reference/access.md, Key format and storage).
     digest = models.CharField(max_length=64, unique=True, editable=False)
     prefix = models.CharField(max_length=9, editable=False)
     tier = models.CharField(max_length=16, choices=Tier.choices)

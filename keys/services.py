@@ -91,7 +91,7 @@ def api_key_create(
 @transaction.atomic
 def api_key_rotate(*, key: ApiKey, actor: AdminActor | None = None) -> IssuedKey:
     """A new key with the same customer, tier and description; the old one keeps working
-    for the grace period (24 h), then answers 401 (C11)."""
+    for the grace period (24 h), then answers 401 (docs/reference/access.md, Rotation grace)."""
     key = ApiKey.objects.select_for_update().get(pk=key.pk)
     if key.effective_status() != ApiKey.Status.ACTIVE:
         raise ApiKeyNotActive(f"Key {key.id} is {key.effective_status()}; only an active key can be rotated.")
@@ -116,7 +116,8 @@ def api_key_rotate(*, key: ApiKey, actor: AdminActor | None = None) -> IssuedKey
 
 @transaction.atomic
 def api_key_revoke(*, key: ApiKey, reason: str = "", actor: AdminActor | None = None) -> ApiKey:
-    """Stops the key at once, whether active or in its rotation grace (C11)."""
+    """Stops the key at once, whether active or in its rotation grace
+    (docs/reference/access.md, Key administration)."""
     key = ApiKey.objects.select_for_update().get(pk=key.pk)
     if not key.is_usable():
         raise ApiKeyNotActive(f"Key {key.id} is already {key.effective_status()}.")

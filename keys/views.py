@@ -31,7 +31,7 @@ def _actor(request) -> services.AdminActor:
 
 
 class ApiKeyAdminViewSet(viewsets.GenericViewSet):
-    """API key administration (C11). Admin keys see every customer's keys: this is the one
+    """API key administration. Admin keys see every customer's keys: this is the one
     deliberately cross-tenant resource."""
 
     permission_classes = [IsAdminKey]
