@@ -32,7 +32,7 @@ def norm(value: str | None) -> str:
 
 
 def category(spec: Spec) -> str:
-    """C6's per-record category."""
+    """The category of a decision (docs/reference/calibration.md, Category of a decision)."""
     followed = norm(spec.ai) == norm(spec.human)
     if spec.outcome is not None:
         ai_right = norm(spec.outcome) == norm(spec.ai)

@@ -1,4 +1,4 @@
-"""POST /detect-bias and GET /bias/feed (C7), over HTTP."""
+"""POST /detect-bias and GET /bias/feed (docs/reference/bias.md), over HTTP."""
 
 import pytest
 

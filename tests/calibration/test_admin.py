@@ -1,5 +1,5 @@
-"""The Django admin pages of C5/C6 objects render for staff: decisions (read-only, searchable,
-filterable), user profiles, thresholds (editable)."""
+"""The Django admin pages of decision and calibration objects render for staff: decisions
+(read-only, searchable, filterable), user profiles, thresholds (editable)."""
 
 import pytest
 from django.contrib.auth import get_user_model

@@ -1,5 +1,5 @@
-"""POST /calibrate over HTTP: each per-record category rule of C6, outcome precedence,
-the per-user figures on hand-computed tables, and the response body."""
+"""POST /calibrate over HTTP: each rule of docs/reference/calibration.md, Category of a decision,
+outcome precedence, the per-user figures on hand-computed tables, and the response body."""
 
 import datetime as dt
 

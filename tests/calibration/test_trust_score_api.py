@@ -1,5 +1,5 @@
-"""POST /trust-score, GET /trust-score/trend (C6), risk_user.identified and
-threshold.breached (C14) over HTTP and through the beat task."""
+"""POST /trust-score, GET /trust-score/trend (docs/reference/calibration.md), risk_user.identified and
+threshold.breached (docs/reference/events.md) over HTTP and through the beat task."""
 
 import datetime as dt
 

@@ -1,5 +1,5 @@
 """Amplification end to end: decisions logged over POST /log with subgroups, then a signal
-ingested or re-analysed; the figures of C8 read back over HTTP."""
+ingested or re-analysed; the figures of docs/reference/fairness.md read back over HTTP."""
 
 import datetime as dt
 import itertools

@@ -1,4 +1,4 @@
-"""The amplification figure of C8 against hand-made counts (no database)."""
+"""The amplification figure (docs/reference/fairness.md) against hand-made counts (no database)."""
 
 import pytest
 

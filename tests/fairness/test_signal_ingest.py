@@ -1,4 +1,5 @@
-"""POST /model-fairness-signals: every rule of C8 and its order, over HTTP."""
+"""POST /model-fairness-signals: every rule of docs/reference/fairness.md, Ingestion checks in order,
+over HTTP."""
 
 import datetime as dt
 import json

@@ -1,6 +1,6 @@
 """The admin API's query parameters and the X-Admin-User header go through the one input
-layer (C1 addendum): overlong or NUL-holding values are a 400 problem document, and a
-refused request changes nothing."""
+layer (docs/reference/conventions.md, Strings): overlong or NUL-holding values are a 400
+problem document, and a refused request changes nothing."""
 
 import pytest
 

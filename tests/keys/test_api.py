@@ -1,4 +1,4 @@
-"""API keys, authentication and tenancy over HTTP (contract C3, C11)."""
+"""API keys, authentication and tenancy over HTTP (docs/reference/access.md)."""
 
 import datetime as dt
 import logging
