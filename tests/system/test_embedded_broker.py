@@ -19,6 +19,8 @@ PRODUCERS = 2
 
 PRODUCE = """
 import sys
+import django
+django.setup()  # prepares the data folder, as every entry point of the service does
 from config.celery import app
 name, count = sys.argv[1], int(sys.argv[2])
 with app.producer_or_acquire() as producer:
