@@ -1,5 +1,6 @@
 """Shared API plumbing: the tenant-scoped base viewset, pagination, the JSON parser and
-the exception handler that turns every error into an RFC 9457 problem document (C2)."""
+the exception handler that turns every error into an RFC 9457 problem document
+(docs/reference/errors.md, The problem document)."""
 
 import json
 import logging
@@ -30,7 +31,8 @@ logger = logging.getLogger("trustcal.api")
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
-# The one /v1 router: every app registers its viewsets on it (trailing slash optional, C1).
+# The one /v1 router: every app registers its viewsets on it (trailing slash optional:
+# docs/reference/conventions.md, Base path and trailing slash).
 router = SimpleRouter()
 router.trailing_slash = "/?"  # SimpleRouter only takes a bool; the regex form accepts both
 
@@ -55,7 +57,7 @@ register_converter(IdConverter, "id")
 
 
 def paths(route: str, view: Callable, name: str) -> list[URLPattern]:
-    """A path that answers with and without a trailing slash, without redirecting (C1)."""
+    """A path that answers with and without a trailing slash, without redirecting."""
     return [path(route, view, name=name), path(route + "/", view)]
 
 
@@ -209,7 +211,7 @@ def require_object(data: Any) -> dict[str, Any]:
 
 
 class StrictCharField(serializers.CharField):
-    """A JSON string and nothing else (numbers and booleans are a type error, C2)."""
+    """A JSON string and nothing else (numbers and booleans are a VALIDATION_ERROR)."""
 
     default_error_messages = {"invalid": "Must be a string."}
 
@@ -227,7 +229,8 @@ class StrictCharField(serializers.CharField):
 
 
 class UTCDateTimeField(serializers.DateTimeField):
-    """ISO 8601 in (naive taken as UTC), ISO 8601 UTC with Z and milliseconds out (C1)."""
+    """ISO 8601 in (naive taken as UTC), ISO 8601 UTC with Z and milliseconds out
+    (docs/reference/conventions.md, Timestamps)."""
 
     def to_internal_value(self, value: Any):
         parsed = parse_timestamp(value) if isinstance(value, str) else None

@@ -1,4 +1,5 @@
-"""The one error type of the domain: every DomainError becomes a problem document (C2)."""
+"""The one error type of the domain: every DomainError becomes a problem document
+(docs/reference/errors.md)."""
 
 from typing import Any
 

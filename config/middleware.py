@@ -1,5 +1,6 @@
 """Request context for every response: X-Request-ID, the 1 MiB body limit, rate-limit
-headers, request metrics, and problem documents for errors raised outside DRF (C1, C2)."""
+headers, request metrics, and problem documents for errors raised outside DRF
+(docs/reference/conventions.md, Sizes; docs/reference/errors.md)."""
 
 import logging
 import re
@@ -73,7 +74,7 @@ class RequestContextMiddleware:
     @staticmethod
     def _unclean_input(request: HttpRequest) -> HttpResponse | None:
         """A query string or a header the service reads holding NUL or an unpaired surrogate
-        is refused before any view (C1 addendum)."""
+        is refused before any view (docs/reference/conventions.md, Strings)."""
         problem = query_problem(request.GET)
         if problem is None and not is_clean_text(request.META.get("HTTP_AUTHORIZATION", "")):
             problem = invalid("Authorization", "must not contain NUL or unpaired surrogates")
