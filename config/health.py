@@ -4,6 +4,7 @@
 import datetime as dt
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -37,10 +38,17 @@ def _check_database() -> None:
 
 
 def _check_cache() -> dict[str, Any]:
-    token = str(time.time_ns())
-    cache.set("trustcal:health", token, 30)
-    if cache.get("trustcal:health") != token:
-        raise RuntimeError("cache read-back mismatch")
+    """A write and read-back of a key of this call's own (random, deleted after): concurrent
+    checks never see each other's values, so a healthy cache always passes (one shared key
+    made about half of 16 concurrent calls report a mismatch)."""
+    key = f"trustcal:health:{uuid.uuid4().hex}"
+    token = uuid.uuid4().hex
+    cache.set(key, token, 30)
+    try:
+        if cache.get(key) != token:
+            raise RuntimeError("cache read-back mismatch")
+    finally:
+        cache.delete(key)
     return {"backend": "redis" if settings.REDIS_URL else "local-memory"}
 
 

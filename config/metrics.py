@@ -6,6 +6,7 @@ raw path: the set of groups is the set of routes, whatever clients send, and a p
 resolves to no route counts in the one `unmatched` group. Label values are escaped by
 prometheus_client when the text exposition is rendered."""
 
+import math
 import re
 import threading
 import time
@@ -46,6 +47,7 @@ UNMATCHED = "unmatched"
 _REDIS_KEY = "trustcal:metrics:requests"
 FLUSH_SECONDS = 5.0
 _SEP = "|"  # field separator in the counters: never part of a route label
+_OVER = "over"  # sums of the requests slower than the last bound, per group
 
 _lock = threading.Lock()
 _pending: Counter[str] = Counter()  # not yet folded into Redis
@@ -77,14 +79,17 @@ def _bucket(duration_ms: float) -> str:
 
 
 def record_request(group: str, status: int, duration_ms: float) -> None:
-    fields = ("total", f"status{_SEP}{status // 100}xx", f"lat{_SEP}{group}{_SEP}{_bucket(duration_ms)}")
+    bucket = _bucket(duration_ms)
+    fields = ("total", f"status{_SEP}{status // 100}xx", f"lat{_SEP}{group}{_SEP}{bucket}")
+    sums = [group] + ([f"{_OVER}{_SEP}{group}"] if bucket == "inf" else [])
     global _last_flush
     with _lock:
         for field in fields:
             _pending[field] += 1
             _local[field] += 1
-        _pending_sums[group] = _pending_sums.get(group, 0.0) + duration_ms
-        _local_sums[group] = _local_sums.get(group, 0.0) + duration_ms
+        for name in sums:  # the group's total, and the total of its requests beyond the last bound
+            _pending_sums[name] = _pending_sums.get(name, 0.0) + duration_ms
+            _local_sums[name] = _local_sums.get(name, 0.0) + duration_ms
         due = time.monotonic() - _last_flush >= FLUSH_SECONDS
         if due:
             _last_flush = time.monotonic()
@@ -114,7 +119,10 @@ def flush() -> None:
                 _pending_sums[group] = _pending_sums.get(group, 0.0) + total
 
 
-def _percentile(buckets: list[tuple[float, int]], q: float) -> float | None:
+def _percentile(buckets: list[tuple[float, int]], q: float, *, over_ms: float = 0.0) -> float | None:
+    """The upper bound of the bucket holding the q-quantile. In the open bucket past the last
+    bound it is the mean duration of the requests there (`over_ms` is their total), always a
+    finite number: JSON has no infinity, and one slow request must not break /metrics."""
     total = sum(count for _, count in buckets)
     if not total:
         return None
@@ -123,8 +131,10 @@ def _percentile(buckets: list[tuple[float, int]], q: float) -> float | None:
     for bound, count in buckets:
         seen += count
         if seen >= rank:
+            if math.isinf(bound):
+                return round(max(over_ms / count, BUCKETS_MS[-1]), 1) if count else float(BUCKETS_MS[-1])
             return bound
-    return buckets[-1][0]
+    return float(BUCKETS_MS[-1])
 
 
 def _raw() -> tuple[dict[str, int], dict[str, float]]:
@@ -155,7 +165,12 @@ def histograms() -> dict[str, dict[str, Any]]:
     out = {}
     for group, buckets in sorted(groups.items()):
         buckets.sort()
-        out[group] = {"buckets": buckets, "count": sum(c for _, c in buckets), "sum_ms": sums.get(group, 0.0)}
+        out[group] = {
+            "buckets": buckets,
+            "count": sum(c for _, c in buckets),
+            "sum_ms": sums.get(group, 0.0),
+            "over_ms": sums.get(f"{_OVER}{_SEP}{group}", 0.0),
+        }
     return out
 
 
@@ -166,9 +181,9 @@ def snapshot() -> dict[str, Any]:
     latency = {
         group: {
             "count": figures["count"],
-            "p50": _percentile(figures["buckets"], 0.50),
-            "p95": _percentile(figures["buckets"], 0.95),
-            "p99": _percentile(figures["buckets"], 0.99),
+            "p50": _percentile(figures["buckets"], 0.50, over_ms=figures["over_ms"]),
+            "p95": _percentile(figures["buckets"], 0.95, over_ms=figures["over_ms"]),
+            "p99": _percentile(figures["buckets"], 0.99, over_ms=figures["over_ms"]),
         }
         for group, figures in histograms().items()
     }

@@ -74,3 +74,27 @@ def test_json_metrics_keep_the_c13_shape_next_to_the_histogram(api):
     assert set(body["requests"]["by_status"]) == {"2xx", "3xx", "4xx", "5xx"}
     for key in ("decisions_logged", "signals_ingested", "deliveries", "queues"):
         assert key in body
+
+
+def test_a_request_slower_than_the_last_bound_keeps_every_percentile_finite(api, admin_api):
+    """One request slower than 30 s lands in the open bucket: /metrics still answers 200 with
+    finite percentiles (the mean of the slow requests), also after the process forgot its own
+    counters (a restart: the figures then come from Redis, or start again without it)."""
+    from config import metrics
+
+    metrics.record_request("/v1/export", 202, 45_000.0)
+    metrics.record_request("/v1/export", 202, 55_000.0)
+    response = api.get("/v1/metrics")
+    assert response.status_code == 200, response.content
+    latency = response.json()["requests"]["latency_ms"]["/v1/export"]
+    assert latency["p50"] == latency["p99"] == 50_000.0
+    metrics.flush()
+    with metrics._lock:
+        metrics._local.clear()
+        metrics._local_sums.clear()
+    for client in (api, admin_api):
+        again = client.get("/v1/metrics")
+        assert again.status_code == 200
+        for value in again.json()["requests"]["latency_ms"].get("/v1/export", {"p99": 0}).values():
+            assert value is None or value < float("inf")
+    assert api.get("/v1/metrics", HTTP_ACCEPT="text/plain").status_code == 200

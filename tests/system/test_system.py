@@ -130,3 +130,23 @@ def test_production_settings_refuse_to_start_without_a_real_secret_key():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
     )
     assert accepted.returncode == 0, accepted.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("processes")
+def test_health_reports_a_healthy_cache_as_passing_under_concurrent_calls(transactional_db):
+    """16 concurrent /health calls against a real gunicorn (the cache shared by its threads, or
+    Redis shared by every process): no call sees another's check (docs/reference/limits.md,
+    "Health")."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    WorkerHeartbeat.objects.create(hostname="w1@host", last_seen=timezone.now(), started_at=timezone.now())
+
+    def one(_: int) -> tuple[str, str]:
+        with urllib.request.urlopen(base + "/v1/health", timeout=30) as response:
+            body = json.loads(response.read())
+        return body["status"], body["checks"]["cache"]["status"]
+
+    with processes.gunicorn(workers=2, threads=8) as base, ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(one, range(200)))
+    assert answers == [("healthy", "pass")] * 200, [a for a in answers if a != ("healthy", "pass")][:5]
