@@ -35,7 +35,7 @@ assert list(DecisionOutput().fields) == DECISION_OUTPUT_FIELDS
 
 
 class AuditEntryOutput(serializers.Serializer):
-    """An entry of GET /audit-trail: the document that is hashed (C5)."""
+    """An entry of GET /audit-trail: the document that is hashed (docs/reference/decisions.md)."""
 
     entry_id = serializers.CharField()
     sequence = serializers.IntegerField()

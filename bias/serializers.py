@@ -12,7 +12,8 @@ DECISION_ID_REGEX = r"^[A-Za-z0-9._:-]{1,128}$"
 
 
 class SubgroupsInput(serializers.Serializer):
-    """Documentation shape; validation is bias.domain.parse_subgroups (strict strings)."""
+    """Demographic subgroups of a decision: string values for the attributes present, and any
+    further attributes under `custom` (docs/reference/bias.md)."""
 
     gender = serializers.CharField(required=False, allow_null=True, max_length=256)
     age_group = serializers.CharField(required=False, allow_null=True, max_length=256)

@@ -7,7 +7,7 @@ from config.api import UTCDateTimeField
 
 
 class ExportOutput(serializers.ModelSerializer):
-    """An export job (C12): `download_url`, `size_bytes`, `sha256` and `completed_at` once
+    """An export job: `download_url`, `size_bytes`, `sha256` and `completed_at` once
     completed; `error` when failed."""
 
     export_id = serializers.CharField(source="id")
@@ -68,9 +68,31 @@ class _FiltersDoc(serializers.Serializer):
 
 
 class ExportRequestDoc(serializers.Serializer):
-    """POST /export's body, for the schema (compliance/inputs.py validates it)."""
+    """POST /export's body: the report template, its format, the period and the filters."""
 
     template = serializers.ChoiceField(choices=TEMPLATE_IDS)
     format = serializers.ChoiceField(choices=FORMATS, required=False, default="pdf")
     time_period = _TimePeriodDoc(required=False)
     filters = _FiltersDoc(required=False)
+
+
+class _TemplateSectionOutput(serializers.Serializer):
+    id = serializers.CharField(help_text="The section's key in the json format's `sections`")
+    title = serializers.CharField()
+
+
+class _TemplateOutput(serializers.Serializer):
+    id = serializers.ChoiceField(choices=TEMPLATE_IDS, help_text="The value for POST /export's `template`")
+    name = serializers.CharField()
+    regulation = serializers.CharField(help_text="The regulation the report gives evidence for")
+    description = serializers.CharField()
+    formats = serializers.ListField(child=serializers.ChoiceField(choices=FORMATS))
+    sections = _TemplateSectionOutput(many=True, help_text="The report's sections, in the order they appear")
+
+
+class TemplatesOutput(serializers.Serializer):
+    """GET /export/templates: every report template with its formats and sections, under
+    `data` (declared in get_fields: `data` is a serializer's own property)."""
+
+    def get_fields(self):
+        return {"data": _TemplateOutput(many=True)}

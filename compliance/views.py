@@ -11,14 +11,15 @@ from compliance.exceptions import ExportNotFound, ExportNotReady
 from compliance.inputs import export_request_parse
 from compliance.models import ExportJob
 from compliance.report import CONTENT_TYPES
-from compliance.serializers import ExportOutput, ExportRequestDoc
+from compliance.serializers import ExportOutput, ExportRequestDoc, TemplatesOutput
 from config.api import PagePagination, TenantAPIView, TenantViewSet, require_object
 
 
 class ExportTemplatesView(TenantAPIView):
-    """GET /export/templates (C12): the report templates with their sections and formats."""
+    """GET /export/templates: the report templates with their sections and formats
+    (docs/reference/reports.md)."""
 
-    @extend_schema(operation_id="export_templates")
+    @extend_schema(operation_id="export_templates", responses=TemplatesOutput)
     def get(self, request):
         return Response({"data": TEMPLATES})
 
@@ -52,7 +53,7 @@ class AnyMediaJSONRenderer(JSONRenderer):
 
 
 class ExportViewSet(TenantViewSet):
-    """Compliance exports of the caller's customer (C12); another customer's id is a 404."""
+    """Compliance exports of the caller's customer; another customer's id is a 404."""
 
     queryset = ExportJob.objects.all()
     pagination_class = PagePagination

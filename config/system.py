@@ -4,8 +4,7 @@ come from `config.health`, `config.engines` (the apps' `engine.py` hooks) and `c
 from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -15,12 +14,8 @@ from config.api import TenantAPIView
 from config.engines import engines_snapshot, metrics_snapshot
 from config.health import health_snapshot
 from config.prometheus import prometheus_text
+from config.system_schema import EnginesStatusOutput, HealthOutput, MetricsOutput
 from config.timeutils import isoformat
-
-_check = inline_serializer(
-    "HealthCheck",
-    {"status": serializers.ChoiceField(choices=["pass", "fail"]), "latency_ms": serializers.FloatField()},
-)
 
 
 class HealthView(APIView):
@@ -30,16 +25,10 @@ class HealthView(APIView):
     @extend_schema(
         auth=[],
         responses={
-            (200, "application/json"): inline_serializer(
-                "Health",
-                {
-                    "status": serializers.ChoiceField(choices=["healthy", "degraded", "unhealthy"]),
-                    "version": serializers.CharField(),
-                    "timestamp": serializers.CharField(),
-                    "checks": serializers.DictField(child=_check),
-                },
+            (200, "application/json"): HealthOutput,
+            (503, "application/json"): OpenApiResponse(
+                HealthOutput, description="The database is unreachable (status unhealthy)"
             ),
-            (503, "application/json"): OpenApiResponse(description="Database unreachable (status unhealthy)"),
         },
     )
     def get(self, request):
@@ -48,15 +37,7 @@ class HealthView(APIView):
 
 
 class EnginesStatusView(TenantAPIView):
-    @extend_schema(
-        responses=inline_serializer(
-            "EnginesStatus",
-            {
-                "engines": serializers.ListField(child=serializers.DictField()),
-                "timestamp": serializers.CharField(),
-            },
-        )
-    )
+    @extend_schema(responses=EnginesStatusOutput)
     def get(self, request):
         customer = None if request.user.is_admin else self.customer
         return Response(
@@ -79,16 +60,7 @@ class MetricsView(TenantAPIView):
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["json", "prometheus"])],
         responses={
-            (200, "application/json"): inline_serializer(
-                "Metrics",
-                {
-                    "requests": serializers.DictField(),
-                    "decisions_logged": serializers.IntegerField(),
-                    "signals_ingested": serializers.IntegerField(),
-                    "deliveries": serializers.DictField(),
-                    "queues": serializers.DictField(),
-                },
-            ),
+            (200, "application/json"): MetricsOutput,
             (200, "text/plain"): OpenApiTypes.STR,
         },
     )

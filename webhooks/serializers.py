@@ -19,7 +19,10 @@ class EventsField(serializers.JSONField):
 
 
 class WebhookCreateInput(serializers.Serializer):
-    url = UrlField(allow_null=True, help_text="HTTPS endpoint URL (C10).")
+    url = UrlField(
+        allow_null=True,
+        help_text="The receiving HTTPS endpoint; it must resolve to public addresses only (docs/reference/webhooks.md).",
+    )
     events = EventsField(allow_null=True, help_text="Event names, or `*` for all.")
     description = serializers.CharField(
         max_length=500, required=False, allow_blank=True, allow_null=True, default=""
@@ -63,7 +66,7 @@ class WebhookRotatedOutput(serializers.Serializer):
 
 
 class WebhookTestOutput(serializers.Serializer):
-    """C9's test answer. 200 when the attempt finished within the wait; 202 with `success`,
+    """The answer of a test delivery. 200 when the attempt finished within the wait; 202 with `success`,
     `response_status`, `duration_ms` and `error` null while it is still running (poll the
     delivery in GET /webhooks/:id/deliveries?event_type=webhook.test)."""
 

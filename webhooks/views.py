@@ -22,7 +22,7 @@ DELIVERY_STATUSES = [str(s) for s in Delivery.Status.values]
 
 
 class WebhookViewSet(TenantViewSet):
-    """Webhook subscriptions of the caller's customer (C9); another customer's id is a 404."""
+    """Webhook subscriptions of the caller's customer; another customer's id is a 404."""
 
     queryset = Webhook.objects.all()
     pagination_class = PagePagination
