@@ -1,9 +1,9 @@
 """Time bounds on the endpoints whose figures are daily aggregates (POST /trust-score, GET
-/trust-score/trend, GET /bias/subgroups), C1 addendum: a date covers its UTC day, a timestamp
-is exact. Dates and timestamps on a UTC day boundary read the daily aggregates; a timestamp
-inside a day makes the trust score and the trend compute from the decisions in the exact
-window; the subgroups, whose daily statistics cannot, answer 400 VALIDATION_ERROR for it
-rather than silently widening it to the day."""
+/trust-score/trend, GET /bias/subgroups), docs/reference/conventions.md, Time bounds: a date
+covers its UTC day, a timestamp is exact. Dates and timestamps on a UTC day boundary read the
+daily aggregates; a timestamp inside a day makes the trust score and the trend compute from the
+decisions in the exact window; the subgroups, whose daily statistics cannot, answer 400
+VALIDATION_ERROR for it rather than silently widening it to the day."""
 
 import pytest
 

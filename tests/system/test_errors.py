@@ -1,4 +1,4 @@
-"""Conventions and errors over HTTP (contract C1, C2)."""
+"""Conventions and errors over HTTP (docs/reference/conventions.md, docs/reference/errors.md)."""
 
 import json
 

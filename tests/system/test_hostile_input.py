@@ -1,6 +1,7 @@
-"""Hostile input answers a 4xx problem document and stores nothing (C1 addendum, C2): dates at
-the edge of years 1..9999, NUL characters and unpaired surrogates anywhere a string enters,
-JSON nested past 64 levels, `from` after `to`. Each case was a 500 or a silent wrong answer."""
+"""Hostile input answers a 4xx problem document and stores nothing (docs/reference/conventions.md, Time
+bounds and Strings; docs/reference/errors.md): dates at the edge of years 1..9999, NUL characters and
+unpaired surrogates anywhere a string enters, JSON nested past 64 levels, `from` after `to`. Each case was
+a 500 or a silent wrong answer."""
 
 import json
 

@@ -1,5 +1,6 @@
-"""Hostile input answers a 4xx problem document, never a 500, and stores nothing (C1 addendum,
-C2): extreme dates, NUL and unpaired surrogates, deep JSON, `from` after `to`, mixed bounds."""
+"""Hostile input answers a 4xx problem document, never a 500, and stores nothing
+(docs/reference/conventions.md; docs/reference/errors.md): extreme dates, NUL and unpaired surrogates, deep
+JSON, `from` after `to`, mixed bounds."""
 
 import json
 

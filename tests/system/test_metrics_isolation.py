@@ -1,5 +1,5 @@
 """/metrics and /engines/status: grouped by resolved route (bounded, escaped), and no figure
-that moves when another customer acts (C13)."""
+that moves when another customer acts (docs/reference/system.md, What a non-admin key sees)."""
 
 import pytest
 from django.conf import settings

@@ -1,4 +1,4 @@
-"""Tier rate limits and per-customer sliding windows (contract C4)."""
+"""Tier rate limits and per-customer sliding windows (docs/reference/access.md)."""
 
 import concurrent.futures
 import time
@@ -103,8 +103,8 @@ def test_rate_limit_holds_across_two_server_processes_sharing_redis(transactiona
 
 
 def test_a_refunded_hit_does_not_count_toward_a_sliding_window():
-    """A request that passed the limiter and then failed gives its hit back (C4: rejected
-    requests do not count); works on Redis and in-process alike."""
+    """A request that passed the limiter and then failed gives its hit back (rejected requests do not
+    count: docs/reference/access.md, Named per-customer limits); works on Redis and in-process alike."""
     window = SlidingWindow("test:refund", limit=2, window_seconds=60)
     window.reset()
     first = window.hit("acme")
