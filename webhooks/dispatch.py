@@ -20,6 +20,7 @@ in bulk. docs/architecture.md ("Webhook dispatcher") explains the design; in sho
 
 import contextlib
 import datetime as dt
+import functools
 import json
 import logging
 import os
@@ -36,12 +37,13 @@ from django.utils import timezone
 
 from config.timeutils import isoformat
 from webhooks import conf, connections, signing, transport
-from webhooks.claims import Claim, claim_release, deliveries_claim
+from webhooks.claims import Claim, claim_release, claim_token, deliveries_claim, webhook_claim, webhooks_pick
 from webhooks.events import TEST_EVENT_TYPE
 from webhooks.models import Delivery, DispatchCounter, Event, Webhook
 from webhooks.outcomes import Outcomes, back_off, recovered
 
 logger = logging.getLogger("trustcal.webhooks")
+
 
 API_VERSION = "1.0.0"
 INTERNAL_ERRORS = "internal_errors"
@@ -145,77 +147,153 @@ def _is_timeout(result: transport.SendResult) -> bool:
 def delivery_attempt(*, delivery: Delivery, token: str, webhook: Webhook | None = None) -> bool | None:
     """One attempt of a claimed delivery, its outcome written at once. True/False for
     success/failure, None when the claim was lost or the webhook is gone or disabled."""
-    sent = _send_group(token, [delivery], in_thread=False, webhook=webhook)
+    sent = _Holder(delivery.webhook_id, token, threaded=False, webhook=webhook).send([delivery])
     if not sent:
         return None
     return next(iter(sent.values()))
 
 
-WEBHOOK_REFRESH_SECONDS = 1.0
+class _Stop(Exception):
+    """The holder stops: its unsent rows go back (after its outcomes are written)."""
 
 
-def _send_group(
-    token: str, deliveries: list[Delivery], *, in_thread: bool, webhook: Webhook | None = None
-) -> dict[str, bool]:
-    """One webhook's claimed rows, in event order, by one sender. The webhook (status, URL,
-    secrets) is read again when the copy is over a second old; the lease is extended while
-    the group runs; a timeout or a disabled webhook releases the rest of the claim at once."""
-    if in_thread:
-        close_old_connections()  # the pool's threads keep their connection (CONN_MAX_AGE)
-    # In a sender thread, routine outcome writes go to a writer thread while sending goes on;
-    # in the caller's thread (tests, one sender) they stay on the caller's own connection.
-    outcomes = Outcomes(token, writer=_writer_pool() if in_thread else None)
-    done: dict[str, bool] = {}
-    lease = dt.timedelta(seconds=conf.lease_seconds())
-    margin = dt.timedelta(seconds=conf.timeout_seconds() + 10)
-    lease_until = min((d.claimed_until for d in deliveries if d.claimed_until), default=None)
-    read_at = time.monotonic() if webhook is not None else 0.0
-    try:
-        for index, delivery in enumerate(deliveries):
-            rest = [d.pk for d in deliveries[index:]]
-            if webhook is None or time.monotonic() - read_at > WEBHOOK_REFRESH_SECONDS:
-                webhook = Webhook.objects.filter(pk=delivery.webhook_id).first()
-                read_at = time.monotonic()
-            if webhook is None:
-                break
-            if webhook.status != Webhook.Status.ENABLED:
-                done.update(outcomes.flush())
-                claim_release(token=token, delivery_ids=rest)
-                break
-            now = timezone.now()
-            if lease_until is None or lease_until - now < min(margin, lease):
-                extended = Delivery.objects.filter(
-                    pk__in=rest, claim_token=token, status=Delivery.Status.PENDING
-                ).update(claimed_until=now + lease)
-                if extended < len(rest):
-                    break  # part of the claim was taken over: stop rather than send out of order
-                lease_until = now + lease
-            try:
-                result = send(webhook, delivery.event, now)
-            except Exception:
-                logger.exception(
-                    "delivery %s: internal error while sending (not counted as an attempt)", delivery.pk
-                )
-                done.update(outcomes.flush())
-                internal_error_count(delivery_id=delivery.pk, token=token)
-                claim_release(token=token, delivery_ids=rest[1:])
-                break
-            outcomes.add(delivery, now, result)
-            if _is_timeout(result):
-                done.update(outcomes.flush())
-                back_off(webhook)
-                claim_release(token=token, delivery_ids=rest[1:])
-                break
-            if result.ok:
-                recovered(webhook)
-            if not result.ok and delivery.attempt_count + 1 >= conf.MAX_ATTEMPTS:
-                done.update(outcomes.flush())
-                webhook = None  # it may just have been disabled: read it again
-            elif outcomes.due():
-                done.update(outcomes.flush_soon())
-    finally:
-        done.update(outcomes.flush())
-    return done
+class _Holder:
+    """The one sender of one webhook. It sends its claimed rows in event order over the
+    webhook's kept connection; while it sends, the next claim of its webhook (one
+    `UPDATE ... RETURNING`) and a fresh read of the webhook (status, URL, secrets) run on a
+    writer thread, and so do the outcome writes: between two sends nothing waits on the
+    database. It keeps the webhook while rows are due, within the call's time budget; after
+    WEBHOOK_DISPATCH_SLICE_SECONDS it lets go when another webhook may be waiting for a sender."""
+
+    def __init__(
+        self, webhook_id: str, token: str, *, threaded: bool, webhook: Webhook | None = None
+    ) -> None:
+        self.webhook_id = webhook_id
+        self.token = token
+        self.threaded = threaded
+        self.writer = _writer_pool() if threaded else None
+        self.outcomes = Outcomes(token, writer=self.writer)
+        self.webhook = webhook
+        self.done: dict[str, bool] = {}
+
+    # --- the database side (a writer thread when threaded) ---
+
+    def _next(self, *, yielding: bool) -> tuple[Webhook | None, list[Delivery]]:
+        """The webhook read again and its next claim; none when `yielding` (the holder's slice
+        is over) and another webhook waits for a sender."""
+        webhook = Webhook.objects.filter(pk=self.webhook_id).first()
+        if webhook is None or (yielding and _others_waiting(webhook)):
+            return webhook, []
+        rows = webhook_claim(webhook_id=self.webhook_id, token=self.token, limit=conf.dispatch_per_webhook())
+        return webhook, rows
+
+    # --- the loop ---
+
+    def run(self, *, until: float) -> int:
+        """Claim and send this webhook's due rows until none are left, the budget (`until`,
+        monotonic) is spent, or the slice is over and others wait. Returns attempts made."""
+        slice_end = time.monotonic() + conf.dispatch_slice_seconds()
+        ahead: Future[tuple[Webhook | None, list[Delivery]]] | None = None
+        try:
+            self.webhook, rows = self._next(yielding=False)
+            while rows:
+                now = time.monotonic()
+                more = now < until
+                yielding = now >= slice_end
+                if more and self.writer is not None:
+                    # one claim ahead, while this one is sent
+                    ahead = self.writer.submit(_in_writer, functools.partial(self._next, yielding=yielding))
+                self.send(rows, release=False)
+                if ahead is not None:
+                    self.webhook, rows = ahead.result()
+                    ahead = None
+                elif more:
+                    self.webhook, rows = self._next(yielding=yielding)
+                else:
+                    rows = []
+        except _Stop:
+            pass
+        finally:
+            if ahead is not None:
+                with contextlib.suppress(Exception):
+                    ahead.result()
+            self.done.update(self.outcomes.flush())
+            claim_release(token=self.token)
+        return len(self.done)
+
+    def send(self, deliveries: list[Delivery], *, release: bool = True) -> dict[str, bool]:
+        """Send claimed rows in order. A timeout, a disabled or deleted webhook, a bug of ours
+        or a lost lease stops the holder (raises _Stop when called from run)."""
+        lease = dt.timedelta(seconds=conf.lease_seconds())
+        margin = min(dt.timedelta(seconds=conf.timeout_seconds() + 10), lease)
+        lease_until = min((d.claimed_until for d in deliveries if d.claimed_until), default=None)
+        stopped = False
+        try:
+            for index, delivery in enumerate(deliveries):
+                webhook = self.webhook
+                if webhook is None:
+                    webhook = self.webhook = Webhook.objects.filter(pk=self.webhook_id).first()
+                if webhook is None or webhook.status != Webhook.Status.ENABLED:
+                    stopped = True
+                    break
+                now = timezone.now()
+                if lease_until is None or lease_until - now < margin:
+                    rest = [d.pk for d in deliveries[index:]]
+                    extended = Delivery.objects.filter(
+                        pk__in=rest, claim_token=self.token, status=Delivery.Status.PENDING
+                    ).update(claimed_until=now + lease)
+                    if extended < len(rest):
+                        stopped = True  # part of the claim was taken over: stop rather than send out of order
+                        break
+                    lease_until = now + lease
+                try:
+                    result = send(webhook, delivery.event, now)
+                except Exception:
+                    logger.exception(
+                        "delivery %s: internal error while sending (not counted as an attempt)", delivery.pk
+                    )
+                    self.done.update(self.outcomes.flush())
+                    internal_error_count(delivery_id=delivery.pk, token=self.token)
+                    stopped = True
+                    break
+                if _is_timeout(result):
+                    back_off(webhook, token=self.token, delivery_id=delivery.pk)
+                    self.outcomes.add(delivery, now, result)
+                    stopped = True
+                    break
+                self.outcomes.add(delivery, now, result)
+                if result.ok:
+                    if webhook.consecutive_timeouts or webhook.backoff_until:
+                        self.done.update(self.outcomes.flush())
+                        recovered(webhook, token=self.token, delivery_id=delivery.pk)
+                elif delivery.attempt_count + 1 >= conf.MAX_ATTEMPTS:
+                    self.done.update(self.outcomes.flush())
+                    self.webhook = None  # it may just have been disabled: read it again
+                if self.outcomes.due():
+                    self.done.update(self.outcomes.flush_soon())
+        finally:
+            if release:
+                self.done.update(self.outcomes.flush())
+                claim_release(token=self.token, delivery_ids=[d.pk for d in deliveries])
+        if stopped and not release:
+            raise _Stop  # run() writes the outcomes and gives back every unsent row
+        return self.done
+
+
+def _others_waiting(webhook: Webhook) -> bool:
+    """At the end of a holder's slice: does another webhook wait for a sender? Yes when every
+    sender of this process is busy, or another webhook of the same customer is due and nobody
+    sends to it (the customer's share may be what keeps it waiting)."""
+    if len(_inflight) >= conf.dispatch_threads():
+        return True
+    return bool(
+        webhooks_pick(
+            limit=conf.dispatch_batch_size(),
+            skip=[webhook.pk],
+            max_webhooks=1,
+            customer_id=webhook.customer_id,
+        )
+    )
 
 
 # --- the dispatch loop ---------------------------------------------------------------------------
@@ -223,6 +301,8 @@ def _send_group(
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = 0
 _inflight: set[Future] = set()
+_holding: dict[str, str] = {}  # webhook id -> customer id, holders of this process
+_holding_lock = threading.Lock()
 HELD_BACK_RETRIES = 50
 HELD_BACK_PAUSE_SECONDS = 0.02
 
@@ -235,6 +315,7 @@ def _send_pool() -> ThreadPoolExecutor:
         _pool = ThreadPoolExecutor(max_workers=conf.dispatch_threads(), thread_name_prefix="webhook-send")
         _pool_pid = os.getpid()
         _inflight.clear()
+        _holding.clear()
     return _pool
 
 
@@ -243,13 +324,19 @@ _writers_pid = 0
 
 
 def _writer_pool() -> ThreadPoolExecutor:
-    """Threads that write outcomes for the senders of this process (WEBHOOK_OUTCOME_WRITERS),
-    each with its own database connection."""
+    """Threads that claim ahead and write outcomes for the holders of this process
+    (WEBHOOK_OUTCOME_WRITERS), each with its own database connection."""
     global _writers, _writers_pid
     if _writers is None or _writers_pid != os.getpid():
         _writers = ThreadPoolExecutor(max_workers=conf.outcome_writers(), thread_name_prefix="webhook-write")
         _writers_pid = os.getpid()
     return _writers
+
+
+def _in_writer[T](function: Callable[[], T]) -> T:
+    """A writer thread: its own database connection, reused between jobs (CONN_MAX_AGE)."""
+    close_old_connections()
+    return function()
 
 
 def send_pool_close() -> None:
@@ -300,70 +387,90 @@ def in_thread(function: Callable[..., None], **kwargs: str) -> None:
         logger.exception("webhook background job failed: %s", getattr(function, "__name__", function))
 
 
-def _groups(claimed: list[Delivery]) -> list[list[Delivery]]:
-    groups: dict[str, list[Delivery]] = {}
-    for delivery in claimed:
-        groups.setdefault(delivery.webhook_id, []).append(delivery)
-    return list(groups.values())
+def _hold(webhook_id: str, *, until: float) -> int:
+    """A sender thread: hold one webhook (its own database connection, reused)."""
+    close_old_connections()
+    try:
+        return _Holder(webhook_id, claim_token(), threaded=True).run(until=until)
+    finally:
+        with _holding_lock:
+            _holding.pop(webhook_id, None)
 
 
 def deliveries_dispatch_due(
     *, webhook_ids: Iterable[str] | None = None, limit: int | None = None, budget_seconds: float = 20.0
 ) -> int:
-    """Claim due deliveries (of the given webhooks, or all) and send them until nothing is due
-    or the time budget is spent (the beat runs again in 2 s). Returns the attempts made.
+    """Start holders for due webhooks (of the given ones, or all) and let them send until
+    nothing is due or the time budget is spent (the beat runs again in 2 s). Returns the
+    attempts made.
 
-    With WEBHOOK_DISPATCH_THREADS > 1 each claimed webhook gets its own sender thread, and a
-    thread that finishes is refilled by the next claim at once: a slow receiver holds one
-    thread while the others keep going."""
+    With WEBHOOK_DISPATCH_THREADS > 1 each webhook gets its own sender thread, and a thread
+    that finishes is refilled at once: a slow receiver holds one thread while the others keep
+    going. With 1, holders run one after another in the caller's thread."""
     hooks = list(webhook_ids) if webhook_ids is not None else None
     limit = limit or conf.dispatch_batch_size()
     slots = conf.dispatch_threads()
-    started = time.monotonic()
+    until = time.monotonic() + budget_seconds
     total = 0
-    waits = 0
+    empty: dict[str, int] = {}  # webhooks whose holder found nothing to claim (held back)
+
+    def skip() -> list[str]:
+        return [hook for hook, n in empty.items() if n >= HELD_BACK_RETRIES]
+
     if slots <= 1:
-        while True:
-            token, claimed, held_back = deliveries_claim(limit=limit, webhook_ids=hooks)
-            for group in _groups(claimed):
-                total += len(_send_group(token, group, in_thread=False))
-            if time.monotonic() - started > budget_seconds:
+        while time.monotonic() < until:
+            picked = webhooks_pick(limit=limit, webhook_ids=hooks, skip=skip())
+            if not picked:
                 break
-            if held_back and waits < HELD_BACK_RETRIES:
-                waits += 1
-                if not claimed:
-                    time.sleep(HELD_BACK_PAUSE_SECONDS)
-                continue
-            if not claimed:
-                break
+            sent_now = 0
+            for hook, _customer in picked:
+                sent = _Holder(hook, claim_token(), threaded=False).run(until=until)
+                sent_now += sent
+                if not sent:
+                    empty[hook] = empty.get(hook, 0) + 1
+            total += sent_now
+            if not sent_now:
+                time.sleep(HELD_BACK_PAUSE_SECONDS)
         return total
     pool = _send_pool()
-    mine: set[Future] = set()
+    mine: dict[Future, str] = {}
     while True:
         free = slots - len(_inflight)
-        claimed = []
-        held_back = False
-        if free > 0 and time.monotonic() - started <= budget_seconds:
-            token, claimed, held_back = deliveries_claim(limit=limit, webhook_ids=hooks, max_webhooks=free)
-            for group in _groups(claimed):
-                future = pool.submit(_send_group, token, group, in_thread=True)
+        started = 0
+        if free > 0 and time.monotonic() < until:
+            with _holding_lock:
+                holding = dict(_holding)
+            picked = webhooks_pick(
+                limit=limit, webhook_ids=hooks, max_webhooks=free, holding=holding, skip=skip()
+            )
+            for hook, customer in picked:
+                with _holding_lock:
+                    if hook in _holding:
+                        continue
+                    _holding[hook] = customer
+                future = pool.submit(_hold, hook, until=until)
                 _inflight.add(future)
                 future.add_done_callback(_inflight.discard)
-                mine.add(future)
-        if held_back and not claimed and waits < HELD_BACK_RETRIES:
-            waits += 1
+                mine[future] = hook
+                started += 1
+        finished = [f for f in mine if f.done()]
+        nothing = False
+        for future in finished:
+            hook = mine.pop(future)
+            sent = future.result()
+            total += sent
+            if not sent:
+                empty[hook] = empty.get(hook, 0) + 1
+                nothing = True
+        if not mine and not started:
+            break
+        if started and free - started > 0:
+            continue  # still free senders: see whether more is due
+        if nothing and not started and not mine:
             time.sleep(HELD_BACK_PAUSE_SECONDS)
             continue
-        running = {f for f in mine if not f.done()}
-        for future in mine - running:
-            total += len(future.result())
-        mine = running
-        if not mine and not claimed:
-            break
-        if claimed and free - len(_groups(claimed)) > 0:
-            continue  # still free senders: see whether more is due
         if mine:
-            wait(mine, timeout=0.2, return_when=FIRST_COMPLETED)
+            wait(list(mine), timeout=0.2, return_when=FIRST_COMPLETED)
     return total
 
 
@@ -397,4 +504,4 @@ def deliveries_start(*, delivery_ids: Iterable[str]) -> int:
     return deliveries_dispatch_due(webhook_ids=sorted(hooks)) if hooks else 0
 
 
-__all__ = ["Claim", "claim_release", "deliveries_claim"]
+__all__ = ["Claim", "claim_release", "deliveries_claim", "webhook_claim"]

@@ -6,8 +6,10 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
+from typing import Any
 
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections, connection, transaction
+from django.db.models import Exists
 from django.utils import timezone
 
 from webhooks import conf, transport
@@ -19,16 +21,18 @@ _Batch = list[tuple[Delivery, dt.datetime, dt.datetime, transport.SendResult]]
 
 
 class Outcomes:
-    """Attempt outcomes of one claim, buffered and written together while the claim is still
-    ours: one locking SELECT, one UPDATE per kind of outcome and one INSERT per flush. With a
-    writer (a thread pool), routine flushes run there while the sender goes on sending."""
+    """Attempt outcomes of one holder, buffered and written a few at a time while the rows are
+    still its own: per flush one `UPDATE ... RETURNING` per kind of outcome (fenced by the claim
+    token: a row taken over by someone else is left alone) and one INSERT of the attempts. With
+    a writer (a thread pool), routine flushes run there while the holder goes on sending, and
+    the holder never waits for them until it stops."""
 
     def __init__(self, token: str, *, writer: Executor | None = None) -> None:
         self.token = token
         self.pending: _Batch = []
         self.last_flush = time.monotonic()
         self.writer = writer
-        self.writing: Future[dict[str, bool]] | None = None
+        self.writing: list[Future[dict[str, bool]]] = []
 
     def add(self, delivery: Delivery, attempted_at: dt.datetime, result: transport.SendResult) -> None:
         self.pending.append((delivery, attempted_at, timezone.now(), result))
@@ -39,27 +43,33 @@ class Outcomes:
         )
 
     def flush(self) -> dict[str, bool]:
-        """Write the buffered outcomes now, after the one being written in the background;
-        returns {delivery id: ok} for those still ours."""
-        written = self._written()
+        """Write the buffered outcomes now, after every write handed to the writer is done;
+        returns {delivery id: ok} for those that were still ours."""
+        written = self._written(wait=True)
         written.update(self._write(self._take()))
         return written
 
     def flush_soon(self) -> dict[str, bool]:
-        """With a writer: hand the buffered outcomes to it and go on sending (one write in
-        flight at a time, so the sender waits only when the previous one is not done);
-        returns the outcomes written meanwhile. Without one, the same as flush()."""
+        """With a writer: hand the buffered outcomes to it and go on sending; returns the
+        outcomes written meanwhile. Without one, the same as flush()."""
         if self.writer is None:
             return self.flush()
-        written = self._written()
+        written = self._written(wait=False)
         batch = self._take()
         if batch:
-            self.writing = self.writer.submit(_in_writer, self._write, batch)
+            self.writing.append(self.writer.submit(_in_writer, self._write, batch))
         return written
 
-    def _written(self) -> dict[str, bool]:
-        writing, self.writing = self.writing, None
-        return writing.result() if writing is not None else {}
+    def _written(self, *, wait: bool) -> dict[str, bool]:
+        written: dict[str, bool] = {}
+        still = []
+        for future in self.writing:
+            if wait or future.done():
+                written.update(future.result())
+            else:
+                still.append(future)
+        self.writing = still
+        return written
 
     def _take(self) -> _Batch:
         batch, self.pending = self.pending, []
@@ -69,55 +79,56 @@ class Outcomes:
     def _write(self, batch: _Batch) -> dict[str, bool]:
         if not batch:
             return {}
+        groups: dict[tuple, list[tuple[Delivery, dt.datetime, dt.datetime, transport.SendResult]]] = {}
+        for item in batch:
+            delivery, _attempted_at, finished, result = item
+            number = delivery.attempt_count + 1
+            if result.ok:
+                key: tuple = (Delivery.Status.SUCCEEDED, result.status, None)
+            elif number >= conf.MAX_ATTEMPTS:
+                key = (Delivery.Status.FAILED, result.status, None)
+            else:
+                key = (Delivery.Status.PENDING, result.status, conf.RETRY_DELAYS_SECONDS[number - 1])
+            groups.setdefault(key, []).append(item)
         written: dict[str, bool] = {}
+        attempts, disable = [], set()
         with transaction.atomic():
-            ids = [d.pk for d, *_ in batch]
-            mine = set(
-                Delivery.objects.select_for_update()
-                .filter(pk__in=ids, claim_token=self.token, status=Delivery.Status.PENDING)
-                .values_list("pk", flat=True)
-            )
-            rows, attempts, disable = [], [], set()
-            for delivery, attempted_at, finished, result in batch:
-                number = delivery.attempt_count + 1
-                if delivery.pk not in mine:
-                    logger.warning(
-                        "delivery %s: claim lost or row deleted during attempt %s; outcome dropped",
-                        delivery.pk,
-                        number,
-                    )
-                    continue
-                delivery.attempt_count = number
-                delivery.last_response_status = result.status
-                delivery.claimed_until = None
-                delivery.claim_token = None
-                if result.ok:
-                    delivery.status = Delivery.Status.SUCCEEDED
-                    delivery.next_attempt_at = None
-                    delivery.completed_at = finished
-                elif number >= conf.MAX_ATTEMPTS:
-                    delivery.status = Delivery.Status.FAILED
-                    delivery.next_attempt_at = None
-                    delivery.completed_at = finished
-                    disable.add(delivery.webhook_id)
-                else:
-                    delay = conf.RETRY_DELAYS_SECONDS[number - 1]
-                    delivery.next_attempt_at = finished + dt.timedelta(seconds=delay)
-                rows.append(delivery)
-                attempts.append(
-                    DeliveryAttempt(
-                        delivery_id=delivery.pk,
-                        attempt=number,
-                        attempted_at=attempted_at,
-                        response_status=result.status,
-                        duration_ms=result.duration_ms,
-                        error=(result.error or None) and result.error[:500],
-                        response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
-                    )
+            for (status, response_status, delay), members in groups.items():
+                # a group's retry is due `delay` after its latest failure: never early for any
+                finished = max(m[2] for m in members)
+                next_attempt_at = finished + dt.timedelta(seconds=delay) if delay is not None else None
+                mine = _rows_write(
+                    token=self.token,
+                    ids=[m[0].pk for m in members],
+                    status=status,
+                    response_status=response_status,
+                    next_attempt_at=next_attempt_at,
+                    completed_at=None if status == Delivery.Status.PENDING else finished,
                 )
-                written[delivery.pk] = result.ok
-            if rows:
-                _rows_write(rows)
+                for delivery, attempted_at, _finished, result in members:
+                    number = delivery.attempt_count + 1
+                    if delivery.pk not in mine:
+                        logger.warning(
+                            "delivery %s: claim lost or row deleted during attempt %s; outcome dropped",
+                            delivery.pk,
+                            number,
+                        )
+                        continue
+                    if status == Delivery.Status.FAILED:
+                        disable.add(delivery.webhook_id)
+                    attempts.append(
+                        DeliveryAttempt(
+                            delivery_id=delivery.pk,
+                            attempt=number,
+                            attempted_at=attempted_at,
+                            response_status=result.status,
+                            duration_ms=result.duration_ms,
+                            error=(result.error or None) and result.error[:500],
+                            response_body=result.body[: conf.RESPONSE_BODY_LIMIT],
+                        )
+                    )
+                    written[delivery.pk] = result.ok
+            if attempts:
                 DeliveryAttempt.objects.bulk_create(attempts)
             now = timezone.now()
             for webhook_id in sorted(disable):
@@ -136,38 +147,71 @@ def _in_writer(write: Callable[[_Batch], dict[str, bool]], batch: _Batch) -> dic
     return write(batch)
 
 
-def _rows_write(rows: list[Delivery]) -> None:
-    """One plain UPDATE per distinct set of new values, so a flush of successes answered with the
-    same status code is one statement (Django's bulk_update builds a CASE per field and row, and
-    compiling it cost more than the sends). A group's `completed_at` is its latest finish, at
+_ROWS_SQL = """
+UPDATE webhooks_delivery
+SET status = %(status)s, attempt_count = attempt_count + 1, last_response_status = %(response_status)s,
+    next_attempt_at = %(next_attempt_at)s, completed_at = %(completed_at)s,
+    claimed_until = NULL, claim_token = NULL
+WHERE claim_token = %(token)s AND status = 'pending' AND id IN ({ids})
+RETURNING id
+"""
+
+
+def _rows_write(
+    *,
+    token: str,
+    ids: list[str],
+    status: str,
+    response_status: int | None,
+    next_attempt_at: dt.datetime | None,
+    completed_at: dt.datetime | None,
+) -> set[str]:
+    """One outcome kind of a flush in one statement, only on rows the holder still has (the
+    claim token matches); returns their ids. A group's `completed_at` is its latest finish, at
     most one flush interval after the others; the attempt rows keep each exact time."""
-    groups: dict[tuple, list[Delivery]] = {}
-    for row in rows:
-        key = (row.status, row.attempt_count, row.last_response_status, row.next_attempt_at)
-        groups.setdefault(key, []).append(row)
-    for (status, attempts, response_status, next_attempt_at), members in groups.items():
-        finished = [m.completed_at for m in members if m.completed_at is not None]
-        Delivery.objects.filter(pk__in=[m.pk for m in members]).update(
-            status=status,
-            attempt_count=attempts,
-            last_response_status=response_status,
-            next_attempt_at=next_attempt_at,
-            completed_at=max(finished) if finished else None,
-            claimed_until=None,
-            claim_token=None,
-        )
+    adapt = connection.ops.adapt_datetimefield_value
+    params: dict[str, Any] = {
+        "status": status,
+        "response_status": response_status,
+        "next_attempt_at": adapt(next_attempt_at) if next_attempt_at else None,
+        "completed_at": adapt(completed_at) if completed_at else None,
+        "token": token,
+    }
+    names = []
+    for i, pk in enumerate(ids):
+        params[f"id{i}"] = pk
+        names.append(f"%(id{i})s")
+    with connection.cursor() as cursor:
+        cursor.execute(_ROWS_SQL.format(ids=", ".join(names)), params)
+        return {row[0] for row in cursor.fetchall()}
 
 
-def back_off(webhook: Webhook) -> None:
-    """A timeout: pause this webhook alone (base * 2^(n-1) seconds, capped)."""
+def _still_holding(token: str, delivery_id: str) -> Exists:
+    return Exists(Delivery.objects.filter(pk=delivery_id, claim_token=token, status=Delivery.Status.PENDING))
+
+
+def back_off(webhook: Webhook, *, token: str, delivery_id: str) -> bool:
+    """A timeout: pause this webhook alone (base * 2^(n-1) seconds, capped). Fenced: written
+    only while the holder still has the timed-out delivery (its outcome not yet recorded), so
+    a holder whose lease ran out cannot pause a webhook someone else is sending to."""
     n = webhook.consecutive_timeouts + 1
     pause = min(conf.backoff_max_seconds(), conf.backoff_base_seconds() * 2 ** min(n - 1, 20))
     until = timezone.now() + dt.timedelta(seconds=pause)
-    Webhook.objects.filter(pk=webhook.pk).update(consecutive_timeouts=n, backoff_until=until)
-    webhook.consecutive_timeouts, webhook.backoff_until = n, until
+    done = Webhook.objects.filter(_still_holding(token, delivery_id), pk=webhook.pk).update(
+        consecutive_timeouts=n, backoff_until=until
+    )
+    if done:
+        webhook.consecutive_timeouts, webhook.backoff_until = n, until
+    return bool(done)
 
 
-def recovered(webhook: Webhook) -> None:
-    if webhook.consecutive_timeouts or webhook.backoff_until:
-        Webhook.objects.filter(pk=webhook.pk).update(consecutive_timeouts=0, backoff_until=None)
+def recovered(webhook: Webhook, *, token: str, delivery_id: str) -> bool:
+    """A success after timeouts: the webhook's back-off is over. Fenced like back_off."""
+    if not (webhook.consecutive_timeouts or webhook.backoff_until):
+        return False
+    done = Webhook.objects.filter(_still_holding(token, delivery_id), pk=webhook.pk).update(
+        consecutive_timeouts=0, backoff_until=None
+    )
+    if done:
         webhook.consecutive_timeouts, webhook.backoff_until = 0, None
+    return bool(done)
