@@ -1,25 +1,32 @@
 """Webhook delivery bench, PostgreSQL + Redis, measured side by side in one run with the plain
-loop of `bench/baselines/limit_http.py --concurrency 2 --processes 2` (signed POSTs from httpx):
+loop of `bench/baselines/limit_http.py --concurrency 2 --processes 2` (signed POSTs from httpx,
+measured first):
 
 1. the plain loop's requests/s;
-2. a backlog of BENCH_EVENTS events (default 10,000) emitted and committed before two Celery
-   workers start: deliveries/s from first to last receipt, as a ratio of the loop, and how many
-   deliveries arrived more than once (duplicates);
-3. emit -> receiver first byte for spaced events (p50, p99), the "quiet" baseline;
-4. the same spaced events while a second customer's 25 webhooks point at a receiver that accepts
+2. one webhook: a backlog of BENCH_EVENTS events (default 10,000) emitted and committed before
+   two Celery workers start: deliveries/s from first to last receipt, as a ratio of the loop,
+   and how many deliveries arrived more than once (duplicates);
+3. 25 webhooks of one customer: BENCH_EVENTS / 25 events fanned out to each (the same number
+   of deliveries), the same way;
+4. emit -> receiver first byte for spaced events (p50, p99), the "quiet" baseline;
+5. the same spaced events while a second customer's 25 webhooks point at a receiver that accepts
    and never answers, with BENCH_NOISY_EVENTS events each queued: the quiet customer's p99 as
    a ratio of its baseline (the dispatcher's per-customer share should keep it near 1).
+
+The receivers answer like the plain loop's receiver (asyncio, keep-alive, an empty 200), so the
+ratio compares the senders, not two receivers.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/tc_webhooks_bench REDIS_URL=redis://127.0.0.1:6379/2 \\
         .venv/bin/python bench/webhooks_bench.py
 
-Options (env): BENCH_EVENTS, BENCH_WEBHOOKS (webhooks of the busy customer the backlog fans out
-to, default 1: the strictest per-webhook ordering case), BENCH_LATENCY_EVENTS (default 200, at
-BENCH_LATENCY_RATE per second, default 25), BENCH_NOISY_EVENTS (default 40), BENCH_CONCURRENCY
-(prefork processes per worker, default 2), BENCH_PERF_PYTHON (the plain-tool venv's python,
-default /tmp/perf-venv/bin/python; see bench/README.md), BENCH_PERF_DIR (default bench/baselines).
+Options (env): BENCH_EVENTS, BENCH_MANY (webhooks of the second phase, default 25),
+BENCH_LATENCY_EVENTS (default 200, at BENCH_LATENCY_RATE per second, default 25),
+BENCH_NOISY_EVENTS (default 40), BENCH_CONCURRENCY (prefork processes per worker, default 2),
+BENCH_PERF_PYTHON (the plain-tool venv's python, default /tmp/perf-venv/bin/python; see
+bench/README.md), BENCH_PERF_DIR (default bench/baselines).
 """
 
+import asyncio
 import json
 import os
 import socket
@@ -29,7 +36,6 @@ import sys
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +59,7 @@ from webhooks import services  # noqa: E402
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook  # noqa: E402
 
 EVENTS = int(os.environ.get("BENCH_EVENTS", "10000"))
-WEBHOOKS = int(os.environ.get("BENCH_WEBHOOKS", "1"))
+MANY = int(os.environ.get("BENCH_MANY", "25"))
 LATENCY_EVENTS = int(os.environ.get("BENCH_LATENCY_EVENTS", "200"))
 LATENCY_RATE = float(os.environ.get("BENCH_LATENCY_RATE", "25"))
 NOISY_EVENTS = int(os.environ.get("BENCH_NOISY_EVENTS", "40"))
@@ -61,38 +67,63 @@ NOISY_WEBHOOKS = 25
 CONCURRENCY = int(os.environ.get("BENCH_CONCURRENCY", "2"))
 PERF_PYTHON = os.environ.get("BENCH_PERF_PYTHON", "/tmp/perf-venv/bin/python")
 LIMIT_HTTP = Path(os.environ.get("BENCH_PERF_DIR", ROOT / "bench" / "baselines")) / "limit_http.py"
+EMIT_BATCH = 500
 
 first_byte: dict[tuple[str, str], float] = {}  # (event id, path) -> perf_counter at the request line
 arrivals: Counter[tuple[str, str]] = Counter()
 lock = threading.Lock()
 received = threading.Semaphore(0)
+RESPONSE = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """The plain loop's receiver (limit_http.py), recording the webhook-id, the path and when
+    the request line arrived."""
+    try:
+        while True:
+            line = await reader.readline()
+            if not line:
+                break
+            at = time.perf_counter()
+            head = await reader.readuntil(b"\r\n\r\n")
+            length, event_id = 0, ""
+            for header in head.split(b"\r\n"):
+                name = header[:15].lower()
+                if name == b"content-length:":
+                    length = int(header[15:])
+                elif name[:11] == b"webhook-id:":
+                    event_id = header[11:].strip().decode()
+            if length:
+                await reader.readexactly(length)
+            key = (event_id, line.split(b" ")[1].decode())
+            with lock:
+                first_byte.setdefault(key, at)
+                arrivals[key] += 1
+            received.release()
+            writer.write(RESPONSE)
+            await writer.drain()
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
         pass
-
-    def parse_request(self):
-        self._t = time.perf_counter()  # the request line has just arrived
-        return super().parse_request()
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        key = (self.headers["webhook-id"], self.path)
-        with lock:
-            first_byte.setdefault(key, self._t)
-            arrivals[key] += 1
-        received.release()
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()  # keeps the connection open, as the plain loop's receiver does
+    finally:
+        writer.close()
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
+def receiver_start() -> int:
+    ready: list[int] = []
+    started = threading.Event()
+
+    def run() -> None:
+        async def main() -> None:
+            server = await asyncio.start_server(_handle, "127.0.0.1", 0, backlog=1024)
+            ready.append(server.sockets[0].getsockname()[1])
+            started.set()
+            await asyncio.Event().wait()
+
+        asyncio.run(main())
+
+    threading.Thread(target=run, daemon=True).start()
+    started.wait(10)
+    return ready[0]
 
 
 class Silent:
@@ -139,6 +170,10 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, round(q / 100 * (len(values) - 1)))]
 
 
+def load() -> str:
+    return f"{os.getloadavg()[0]:.2f}"
+
+
 def plain_loop() -> float:
     if not Path(PERF_PYTHON).exists():
         sys.exit(f"{PERF_PYTHON} not found: create the plain-tool venv (bench/README.md)")
@@ -151,7 +186,7 @@ def plain_loop() -> float:
     return float(json.loads(out.strip().splitlines()[-1])["req_per_s"])
 
 
-def spaced(customer: Customer, tag: str) -> list[float]:
+def spaced(customer: Customer, tag: str, fan_out: int) -> list[float]:
     """LATENCY_EVENTS events at LATENCY_RATE/s; emit start -> request line, ms."""
     emitted: dict[str, float] = {}
     for i in range(LATENCY_EVENTS):
@@ -161,7 +196,7 @@ def spaced(customer: Customer, tag: str) -> list[float]:
         )
         emitted[event.id] = started
         time.sleep(max(0.0, 1 / LATENCY_RATE - (time.perf_counter() - started)))
-    wait_deliveries(LATENCY_EVENTS * WEBHOOKS, 120)
+    wait_deliveries(LATENCY_EVENTS * fan_out, 120)
     with lock:
         return [(t - emitted[eid]) * 1000 for (eid, _), t in first_byte.items() if eid in emitted]
 
@@ -173,56 +208,92 @@ def drain_start_tasks() -> None:
     time.sleep(1.0)
 
 
-def main() -> None:
-    call_command("migrate", verbosity=0)
-    print("load average before:", " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
-    limit = plain_loop()
-    print(f"plain loop (limit_http --concurrency 2 --processes 2): {limit:.0f} req/s", flush=True)
-
-    client = get_redis()
-    if client is not None:
-        client.delete("celery")
-    server = Server(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    port = server.server_address[1]
-    silent = Silent()
-    busy, _ = Customer.objects.get_or_create(id="bench")
-    noisy, _ = Customer.objects.get_or_create(id="bench-noisy")
-    Webhook.objects.filter(customer__in=[busy, noisy]).delete()
-    for i in range(WEBHOOKS):
-        services.webhook_create(customer=busy, url=f"http://127.0.0.1:{port}/hook{i}", events=["*"])
-    reset()
-    for i in range(EVENTS):
-        services.event_emit(customer=busy, type="bias.detected", data={"decision_id": f"tp_{i}"})
-    connection.close()
-    print(
-        f"backlog of {EVENTS * WEBHOOKS} deliveries ({WEBHOOKS} webhook(s)), 2 workers x {CONCURRENCY} "
-        f"prefork processes",
-        flush=True,
-    )
+def workers() -> list:
     contexts = [celery_worker(f"bench{i}", beat=(i == 0), concurrency=CONCURRENCY) for i in range(2)]
     for ctx in contexts:
         ctx.__enter__()
+    return contexts
+
+
+def workers_stop(contexts: list) -> None:
+    for ctx in reversed(contexts):
+        ctx.__exit__(None, None, None)
+
+
+def backlog(customer: Customer, port: int, hooks: int, events: int, tag: str, limit: float) -> str:
+    """`events` events fanned out to `hooks` new webhooks, committed before the workers start;
+    the deliveries/s from the first to the last receipt."""
+    Webhook.objects.filter(customer=customer).delete()
+    for i in range(hooks):
+        services.webhook_create(customer=customer, url=f"http://127.0.0.1:{port}/{tag}{i}", events=["*"])
+    reset()
+    client = get_redis()
+    for start in range(0, events, EMIT_BATCH):
+        services.events_emit(
+            customer=customer,
+            events=[
+                ("bias.detected", {"decision_id": f"{tag}_{i}"})
+                for i in range(start, min(events, start + EMIT_BATCH))
+            ],
+        )
+    if client is not None:
+        client.delete("celery")  # the beat finds the backlog; no head start for anyone
+    connection.close()
+    total = events * hooks
+    print(
+        f"backlog of {total} deliveries ({hooks} webhook(s)), 2 workers x {CONCURRENCY} prefork processes",
+        flush=True,
+    )
+    contexts = workers()
     try:
-        done = wait_deliveries(EVENTS * WEBHOOKS, 900)
+        done = wait_deliveries(total, 900)
         with lock:
             first = min(first_byte.values())
         time.sleep(2.0)
         with lock:
             duplicates = sum(n - 1 for n in arrivals.values())
-        rate = EVENTS * WEBHOOKS / (done - first)
-        print(
-            f"dispatcher: {rate:.0f} deliveries/s = {rate / limit:.2f} of the plain loop; "
-            f"duplicates {duplicates}; load average {os.getloadavg()[0]:.2f}",
-            flush=True,
-        )
+    finally:
+        workers_stop(contexts)
+    rate = total / (done - first)
+    line = (
+        f"{hooks} webhook(s), {total} deliveries: {rate:.0f}/s = {rate / limit:.2f} of the plain loop; "
+        f"duplicates {duplicates}; load average {load()}"
+    )
+    print(line, flush=True)
+    Webhook.objects.filter(customer=customer).delete()
+    reset()
+    return line
+
+
+def main() -> None:
+    call_command("migrate", verbosity=0)
+    print("load average before:", " ".join(f"{x:.2f}" for x in os.getloadavg()), flush=True)
+    limit = plain_loop()
+    lines = [
+        f"plain loop (limit_http --concurrency 2 --processes 2): {limit:.0f} req/s; load average {load()}"
+    ]
+    print(lines[0], flush=True)
+
+    port = receiver_start()
+    silent = Silent()
+    busy, _ = Customer.objects.get_or_create(id="bench")
+    noisy, _ = Customer.objects.get_or_create(id="bench-noisy")
+    Webhook.objects.filter(customer__in=[busy, noisy]).delete()
+    lines.append(backlog(busy, port, 1, EVENTS, "one", limit))
+    lines.append(backlog(busy, port, MANY, max(1, EVENTS // MANY), "many", limit))
+
+    services.webhook_create(customer=busy, url=f"http://127.0.0.1:{port}/quiet", events=["*"])
+    contexts = workers()
+    try:
+        time.sleep(3.0)  # the workers are up
         drain_start_tasks()
         reset()
-        quiet = spaced(busy, "quiet")
-        print(
-            f"emit -> first byte, quiet: p50 {statistics.median(quiet):.1f} ms, p99 {pct(quiet, 99):.1f} ms",
-            flush=True,
+        quiet = spaced(busy, "quiet", 1)
+        lines.append(
+            f"emit -> first byte, quiet: p50 {statistics.median(quiet):.1f} ms, p99 {pct(quiet, 99):.1f} ms; "
+            f"load average {load()}"
         )
+        print(lines[-1], flush=True)
         # The noisy customer: every webhook it may have, each to a receiver that never answers.
         for i in range(NOISY_WEBHOOKS):
             services.webhook_create(customer=noisy, url=f"http://localhost:{silent.port}/h{i}", events=["*"])
@@ -231,19 +302,19 @@ def main() -> None:
         deadline = time.monotonic() + 30
         while len(silent.held) < 4 and time.monotonic() < deadline:
             time.sleep(0.1)
-        loud = spaced(busy, "loud")
-        print(
+        loud = spaced(busy, "loud", 1)
+        lines.append(
             f"emit -> first byte, quiet customer while {NOISY_WEBHOOKS} webhooks of another hang "
             f"({len(silent.held)} connections held): p50 {statistics.median(loud):.1f} ms, "
             f"p99 {pct(loud, 99):.1f} ms = {pct(loud, 99) / pct(quiet, 99):.2f}x the quiet p99; "
-            f"load average {os.getloadavg()[0]:.2f}",
-            flush=True,
+            f"load average {load()}"
         )
+        print(lines[-1], flush=True)
     finally:
-        for ctx in reversed(contexts):
-            ctx.__exit__(None, None, None)
-        Webhook.objects.filter(customer=noisy).delete()
+        workers_stop(contexts)
+        Webhook.objects.filter(customer__in=[busy, noisy]).delete()
         reset()
+    print("\nsummary of this run:\n" + "\n".join(lines), flush=True)
 
 
 if __name__ == "__main__":

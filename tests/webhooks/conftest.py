@@ -1,13 +1,28 @@
 import pytest
 
 from tests.webhooks.receiver import HOLD, Receiver, start
-from webhooks import connections
+from webhooks import connections, dispatch
 
 
 @pytest.fixture(autouse=True)
 def _single_thread_dispatch(settings):
-    """In-process dispatch runs on the test's own connection (its transaction), so no threads."""
+    """In-process dispatch runs on the test's own connection (its transaction), so no threads,
+    unless the test asks for `threaded`."""
     settings.WEBHOOK_DISPATCH_THREADS = 1
+
+
+@pytest.fixture
+def threaded(transactional_db, settings, _single_thread_dispatch):
+    """The production configuration: the default number of sender threads, each holder claiming
+    ahead and writing outcomes on writer threads (their own database connections, so the test
+    data must be committed: transactional_db). Pools are closed afterwards."""
+    from config.settings import base
+
+    settings.WEBHOOK_DISPATCH_THREADS = base.WEBHOOK_DISPATCH_THREADS
+    settings.WEBHOOK_OUTCOME_WRITERS = base.WEBHOOK_OUTCOME_WRITERS
+    assert settings.WEBHOOK_DISPATCH_THREADS > 1
+    yield settings
+    dispatch.send_pool_close()
 
 
 @pytest.fixture(autouse=True)

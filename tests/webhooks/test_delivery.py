@@ -12,7 +12,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from tests.webhooks.helpers import emit, webhook
 from tests.webhooks.receiver import HANG, RESET
-from webhooks import dispatch, services
+from webhooks import dispatch, outcomes, services
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 pytestmark = pytest.mark.django_db
@@ -191,7 +191,7 @@ def test_the_address_rule_is_checked_again_before_every_attempt(settings, receiv
     assert attempt.error.startswith("url_refused") and not receiver.requests
 
 
-def test_first_attempts_start_in_event_order_per_webhook(insecure, receiver):
+def test_first_attempts_start_in_event_order_per_webhook(threaded, insecure, receiver):
     webhook(receiver.url, ["*"])
     events = [emit() for _ in range(5)]
     # make the later event due first: the claim must still not start it before the earlier one
@@ -218,7 +218,9 @@ def test_a_retrying_delivery_does_not_hold_back_later_events(insecure, receiver)
     assert Delivery.objects.get(event=first).status == "pending"
 
 
-def test_an_expired_lease_is_claimed_again_and_the_stale_holder_cannot_write(insecure, settings, receiver):
+def test_an_expired_lease_is_claimed_again_and_the_stale_holder_cannot_write(
+    threaded, insecure, settings, receiver
+):
     settings.WEBHOOK_LEASE_SECONDS = 30
     webhook(receiver.url, ["*"])
     event = emit()
@@ -247,7 +249,7 @@ def test_retry_now_makes_a_failed_delivery_due_again(insecure, receiver):
     assert delivery.status == "succeeded" and delivery.attempt_count == 6
 
 
-def test_retrying_an_old_skipped_delivery_keeps_its_place_in_event_order(insecure, receiver):
+def test_retrying_an_old_skipped_delivery_keeps_its_place_in_event_order(threaded, insecure, receiver):
     hook, _ = webhook(receiver.url, ["*"])
     Webhook.objects.filter(pk=hook.pk).update(status="disabled")
     old = emit()
@@ -263,7 +265,7 @@ def test_retrying_an_old_skipped_delivery_keeps_its_place_in_event_order(insecur
 
 
 def test_deliveries_created_in_the_same_microsecond_are_claimed_in_id_order_without_stalling(
-    insecure, receiver
+    threaded, insecure, receiver
 ):
     webhook(receiver.url, ["*"])
     with time_machine.travel(T0, tick=False):
@@ -295,3 +297,48 @@ def test_several_webhooks_are_sent_in_parallel_threads_each_in_event_order(
         got = [r.headers["webhook-id"] for r in receiver.requests if r.path == f"/hook/{i}"]
         assert got == [e.id for e in events]
     assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+
+
+def test_a_backlog_of_one_webhook_arrives_once_each_in_event_order_while_holders_claim_ahead(
+    threaded, insecure, receiver
+):
+    """Small claims, so the holder claims ahead many times while sending: every delivery
+    arrives exactly once, in event order, with one attempt recorded each."""
+    threaded.WEBHOOK_DISPATCH_PER_WEBHOOK = 7
+    threaded.WEBHOOK_OUTCOME_BATCH = 3
+    receiver.keep_alive = True
+    webhook(receiver.url, ["*"])
+    events = services.events_emit(
+        customer=Webhook.objects.get().customer,
+        events=[("bias.detected", {"decision_id": f"dec_{i}"}) for i in range(120)],
+    )
+    assert _dispatch() == 120
+    assert receiver.ids() == [e.id for e in events]
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
+    assert DeliveryAttempt.objects.count() == 120
+    assert not Delivery.objects.filter(claim_token__isnull=False).exists()
+
+
+def test_a_stale_holder_can_neither_back_off_nor_recover_the_webhook(threaded, insecure, settings, receiver):
+    """Back-off and recovery are fenced like outcomes: once another holder has taken the
+    deliveries over (the first one's lease ran out), the first one's writes are dropped."""
+    settings.WEBHOOK_LEASE_SECONDS = 30
+    hook, _ = webhook(receiver.url, ["*"])
+    emit()
+    stale = dispatch.deliveries_claim(limit=10)
+    delivery = stale.deliveries[0]
+    with time_machine.travel(timezone.now() + dt.timedelta(seconds=31)):
+        fresh = dispatch.deliveries_claim(limit=10)
+        assert [d.pk for d in fresh.deliveries] == [delivery.pk]
+        assert outcomes.back_off(hook, token=stale.token, delivery_id=delivery.pk) is False
+        hook.refresh_from_db()
+        assert hook.backoff_until is None and hook.consecutive_timeouts == 0
+        assert outcomes.back_off(hook, token=fresh.token, delivery_id=delivery.pk) is True
+        hook.refresh_from_db()
+        assert hook.backoff_until is not None and hook.consecutive_timeouts == 1
+        assert outcomes.recovered(hook, token=stale.token, delivery_id=delivery.pk) is False
+        hook.refresh_from_db()
+        assert hook.consecutive_timeouts == 1
+        assert outcomes.recovered(hook, token=fresh.token, delivery_id=delivery.pk) is True
+        hook.refresh_from_db()
+        assert hook.backoff_until is None and hook.consecutive_timeouts == 0

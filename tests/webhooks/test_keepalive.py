@@ -17,7 +17,7 @@ def _dispatch() -> int:
     return dispatch.deliveries_dispatch_due()
 
 
-def test_consecutive_deliveries_to_one_webhook_reuse_one_connection(insecure, receiver):
+def test_consecutive_deliveries_to_one_webhook_reuse_one_connection(threaded, insecure, receiver):
     receiver.keep_alive = True
     webhook(receiver.url, ["*"])
     first = [emit(decision_id=f"dec_{i}") for i in range(5)]
@@ -52,7 +52,9 @@ def test_without_keep_alive_every_delivery_has_its_own_connection(insecure, sett
 
 
 @pytest.mark.parametrize("closing", ["drop_after", "close_silently"])
-def test_a_receiver_closing_kept_connections_gets_every_delivery_exactly_once(insecure, receiver, closing):
+def test_a_receiver_closing_kept_connections_gets_every_delivery_exactly_once(
+    threaded, insecure, receiver, closing
+):
     receiver.keep_alive = True
     if closing == "drop_after":
         receiver.drop_after = 2  # reads a connection's second request, closes without answering
