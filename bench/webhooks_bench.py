@@ -285,7 +285,9 @@ def main() -> None:
     services.webhook_create(customer=busy, url=f"http://127.0.0.1:{port}/quiet", events=["*"])
     contexts = workers()
     try:
-        time.sleep(3.0)  # the workers are up
+        # the workers are up once a first event has gone through
+        services.event_emit(customer=busy, type="bias.detected", data={"decision_id": "warm-up"})
+        wait_deliveries(1, 120)
         drain_start_tasks()
         reset()
         quiet = spaced(busy, "quiet", 1)
