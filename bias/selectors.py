@@ -134,8 +134,8 @@ def subgroup_counts(
     from_day: dt.date | None,
     to_day: dt.date | None,
 ) -> dict[str, list[GroupCounts]]:
-    """Per attribute, per group: the counts behind every figure of docs/reference/bias.md, summed in SQL over
-    the daily rows of the window (days inclusive). `attributes` None means all present;
+    """Per attribute, per group: the counts behind every figure (docs/reference/bias.md), summed in SQL
+    over the daily rows of the window (days inclusive). `attributes` None means all present;
     `model_id` None means all models."""
     qs = _stats(customer=customer, model_id=model_id, from_day=from_day, to_day=to_day)
     if attributes is not None:

@@ -1,5 +1,6 @@
-"""The arithmetic of docs/reference/calibration.md, free of the database: the per-record category, each
-record's contribution to the daily aggregates, and every per-user figure computed from the sums.
+"""The arithmetic of the calibration figures (docs/reference/calibration.md), free of the database: the
+per-record category, each record's contribution to the daily aggregates, and every per-user figure
+computed from the sums.
 
 A user's figures are sums over decisions, so they can be added across days, users and
 models and subtracted when a late outcome moves a decision; nothing here needs the rows.
