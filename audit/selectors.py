@@ -204,9 +204,3 @@ def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], An
         for block in copy:
             write(bytes(block))
     return True
-
-
-def customers_by_decisions(*, limit: int = 50) -> list[tuple[str, int]]:
-    """(customer id, decisions logged), busiest first: one row per customer from the chain heads."""
-    rows = ChainHead.objects.order_by("-decisions", "customer_id").values_list("customer_id", "decisions")
-    return list(rows[:limit])

@@ -19,7 +19,6 @@ from django.db.models.functions import Coalesce
 
 from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value
 from bias.models import BiasAlert, BiasAlertFinding, Correctness, ModelFavorableValues, SubgroupDailyStat
-from config.counts import counts_by
 from config.querysets import narrowed
 from keys.models import Customer
 
@@ -284,10 +283,3 @@ def bias_alerts_for_report(
     """The bias alerts raised in [since, until), newest first (a compliance report's period)."""
     qs = BiasAlert.objects.filter(customer=customer, created_at__gte=since, created_at__lt=until)
     return narrowed(qs, model_id__in=model_ids).order_by("-created_at", "-id")
-
-
-def bias_alerts_by_severity(*, since: dt.datetime, customer: Customer | None = None) -> dict[str, int]:
-    """Bias alerts stored since `since`, per severity (every severity present). All customers when
-    `customer` is None (the staff console)."""
-    qs = narrowed(BiasAlert.objects.filter(created_at__gte=since), customer=customer)
-    return counts_by(qs, "severity", ("critical", "high", "medium", "low"))

@@ -1,4 +1,4 @@
-"""The `report_generation` engine of /engines/status and the export counts of /metrics (C13).
+"""The `report_generation` engine of /engines/status and the export counts of /metrics (docs/reference/system.md).
 An admin key sees the platform's jobs; any other key sees its own customer's."""
 
 import datetime as dt
@@ -7,26 +7,28 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from compliance import selectors
+from compliance import platform, selectors
 from config.heartbeat import workers_online
 from config.timeutils import isoformat
 from keys.models import Customer
 
 
-def _figures(customer: Customer | None) -> dict[str, Any]:
-    counts = selectors.export_status_counts(customer=customer)
-    since = timezone.now() - dt.timedelta(hours=24)
+def _figures(counts: dict[str, int], failed: int, last_completed_at: dt.datetime | None) -> dict[str, Any]:
     return {
         "queued_exports": counts["queued"],
         "processing_exports": counts["processing"],
-        "failed_exports_24h": selectors.export_failed_since(since=since, customer=customer),
-        "last_completed_at": isoformat(selectors.export_last_completed_at(customer=customer)),
+        "failed_exports_24h": failed,
+        "last_completed_at": isoformat(last_completed_at),
     }
 
 
 def engines() -> list[dict[str, Any]]:
     online = workers_online()
-    figures = _figures(None)
+    figures = _figures(
+        platform.platform_export_status_counts(),
+        platform.platform_export_failed_since(since=timezone.now() - dt.timedelta(hours=24)),
+        platform.platform_export_last_completed_at(),
+    )
     return [
         {
             "name": "report_generation",
@@ -40,11 +42,16 @@ def engines() -> list[dict[str, Any]]:
 
 
 def customer_engines(customer: Customer) -> dict[str, dict[str, Any]]:
-    return {"report_generation": _figures(customer)}
+    figures = _figures(
+        selectors.export_status_counts(customer=customer),
+        selectors.export_failed_since(since=timezone.now() - dt.timedelta(hours=24), customer=customer),
+        selectors.export_last_completed_at(customer=customer),
+    )
+    return {"report_generation": figures}
 
 
 def metrics() -> dict[str, Any]:
-    counts = selectors.export_status_counts()
+    counts = platform.platform_export_status_counts()
     return {"exports": counts, "queues": {"exports_queued": counts["queued"]}}
 
 

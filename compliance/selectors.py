@@ -1,10 +1,12 @@
-"""Reads of export jobs: the customer's list, the latest ones, and the engine's figures."""
+"""Reads of a customer's export jobs: the list and the engine's figures (every customer's figures
+are in compliance.platform)."""
 
 import datetime as dt
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Max, QuerySet
 
 from compliance.models import ExportJob
+from config.counts import counts_by
 from keys.models import Customer
 
 
@@ -13,31 +15,16 @@ def export_list(*, customer: Customer) -> QuerySet[ExportJob]:
     return ExportJob.objects.filter(customer=customer).order_by("-created_at", "-id")
 
 
-def export_list_recent(*, limit: int = 5, customer: Customer | None = None) -> list[ExportJob]:
-    """The latest exports (all customers' for the staff console when `customer` is None)."""
-    qs = ExportJob.objects.select_related("customer").order_by("-created_at", "-id")
-    if customer is not None:
-        qs = qs.filter(customer=customer)
-    return list(qs[:limit])
+def export_status_counts(*, customer: Customer) -> dict[str, int]:
+    return counts_by(ExportJob.objects.filter(customer=customer), "status", ExportJob.Status.values)
 
 
-def export_status_counts(*, customer: Customer | None = None) -> dict[str, int]:
-    qs = ExportJob.objects.all() if customer is None else ExportJob.objects.filter(customer=customer)
-    rows = qs.order_by().values("status").annotate(n=Count("id"))
-    counts = dict.fromkeys(ExportJob.Status.values, 0)
-    counts.update({row["status"]: row["n"] for row in rows})
-    return counts
+def export_failed_since(*, since: dt.datetime, customer: Customer) -> int:
+    return ExportJob.objects.filter(
+        customer=customer, status=ExportJob.Status.FAILED, completed_at__gte=since
+    ).count()
 
 
-def export_failed_since(*, since: dt.datetime, customer: Customer | None = None) -> int:
-    qs = ExportJob.objects.filter(status=ExportJob.Status.FAILED, completed_at__gte=since)
-    if customer is not None:
-        qs = qs.filter(customer=customer)
-    return qs.count()
-
-
-def export_last_completed_at(*, customer: Customer | None = None) -> dt.datetime | None:
-    qs = ExportJob.objects.filter(status=ExportJob.Status.COMPLETED)
-    if customer is not None:
-        qs = qs.filter(customer=customer)
+def export_last_completed_at(*, customer: Customer) -> dt.datetime | None:
+    qs = ExportJob.objects.filter(customer=customer, status=ExportJob.Status.COMPLETED)
     return qs.aggregate(last=Max("completed_at"))["last"]

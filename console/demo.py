@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
 
-from audit import selectors as audit_selectors
+from audit import platform as audit_platform
 from audit import services as audit_services
 from bias import services as bias_services
 from config.exceptions import DomainError
@@ -139,7 +139,7 @@ def _webhook(customer: Customer, report: Report) -> None:
 def seed(*, create_users: bool = True) -> Report:
     """Create the demo organisation once; on a second run, report what exists and change nothing."""
     report = Report()
-    existing = dict(audit_selectors.customers_by_decisions(limit=1000)).get(demo_data.CUSTOMER, 0)
+    existing = dict(audit_platform.platform_customers_by_decisions(limit=1000)).get(demo_data.CUSTOMER, 0)
     if existing:
         report.add(
             f"Demo organisation {demo_data.CUSTOMER} exists already ({existing} decisions): left as it is."

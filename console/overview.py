@@ -9,17 +9,17 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from audit import selectors as audit_selectors
-from bias import selectors as bias_selectors
+from audit import platform as audit_platform
+from bias import platform as bias_platform
 from calibration import rules
 from calibration import selectors as calibration_selectors
-from compliance.selectors import export_list_recent
+from compliance.platform import platform_export_list_recent
 from config import heartbeat
 from config.admin_site import changelist_url, console_panel
 from console.charts import Point, line_chart_svg
-from fairness import selectors as fairness_selectors
+from fairness import platform as fairness_platform
 from keys.models import Customer
-from webhooks import selectors as webhook_selectors
+from webhooks import platform as webhook_platform
 
 SEVERITIES = ("critical", "high", "medium", "low")
 TREND_DAYS = 60
@@ -28,9 +28,9 @@ BIAS_ALERT_DAYS = 7
 
 @console_panel(order=10, template="console/panels/alerts.html", permission="fairness.view_amplificationalert")
 def open_alerts(request: HttpRequest) -> dict[str, Any]:
-    amplification = fairness_selectors.open_alerts_by_severity()
+    amplification = fairness_platform.platform_open_alerts_by_severity()
     since = timezone.now() - dt.timedelta(days=BIAS_ALERT_DAYS)
-    bias = bias_selectors.bias_alerts_by_severity(since=since)
+    bias = bias_platform.platform_bias_alerts_by_severity(since=since)
     rows = [
         {
             "severity": s,
@@ -57,7 +57,7 @@ def open_alerts(request: HttpRequest) -> dict[str, Any]:
 
 
 def _selected_customer(request: HttpRequest) -> tuple[Customer | None, list[tuple[str, int]]]:
-    busiest = audit_selectors.customers_by_decisions(limit=50)
+    busiest = audit_platform.platform_customers_by_decisions(limit=50)
     wanted = request.GET.get("customer") or (busiest[0][0] if busiest else None)
     customer = Customer.objects.filter(pk=wanted).first() if wanted else None
     return customer, busiest
@@ -103,13 +103,13 @@ def _pct(value: float | None) -> str:
 
 @console_panel(order=30, template="console/panels/exports.html")
 def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
-    return {"exports": list(export_list_recent(limit=5))}
+    return {"exports": platform_export_list_recent(limit=5)}
 
 
 @console_panel(order=40, template="console/panels/webhooks.html", permission="webhooks.view_webhook")
 def disabled_webhooks(request: HttpRequest) -> dict[str, Any]:
     return {
-        "webhooks": webhook_selectors.webhooks_disabled_by_failures(limit=10),
+        "webhooks": webhook_platform.platform_webhooks_disabled_by_failures(limit=10),
         "list_url": changelist_url("webhooks.webhook", status__exact="disabled"),
     }
 

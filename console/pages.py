@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from audit import selectors as audit_selectors
+from audit import platform as audit_platform
 from calibration import selectors as calibration_selectors
 from config.admin_site import console_page
 from keys.models import Customer
@@ -18,7 +18,7 @@ WINDOWS = (90, 30)  # 90: C6's window, the one the API's risk users use
     permission="calibration.view_userdailyaggregate",
 )
 def user_calibration(request: HttpRequest) -> HttpResponse:
-    customers = audit_selectors.customers_by_decisions(limit=200)
+    customers = audit_platform.platform_customers_by_decisions(limit=200)
     wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
     customer = Customer.objects.filter(pk=wanted).first()
     try:

@@ -4,7 +4,6 @@ import datetime as dt
 
 from django.db.models import Count, QuerySet
 
-from config.counts import counts_by
 from config.querysets import narrowed
 from fairness.amplification import attribute_key
 from fairness.models import AmplificationAlert, FairnessSignal
@@ -106,10 +105,3 @@ def alerts_for_report(
         AmplificationAlert.objects.filter(customer=customer, created_at__lt=until), model_id__in=model_ids
     )
     return qs.select_related("signal").prefetch_related("status_changes").order_by("-created_at", "-id")
-
-
-def open_alerts_by_severity(*, customer: Customer | None = None) -> dict[str, int]:
-    """Alerts still to be dealt with (open or acknowledged), counted per severity, every severity
-    present (0 when none). All customers when `customer` is None (the staff console)."""
-    qs = narrowed(AmplificationAlert.objects.filter(status__in=("open", "acknowledged")), customer=customer)
-    return counts_by(qs, "severity", ("critical", "high", "medium", "low"))

@@ -14,7 +14,7 @@ from django.utils import timezone
 from config.heartbeat import workers_online
 from config.timeutils import isoformat
 from keys.models import Customer
-from webhooks import selectors
+from webhooks import platform, selectors
 
 METRICS_CACHE_SECONDS = 10
 
@@ -22,9 +22,9 @@ METRICS_CACHE_SECONDS = 10
 def engines() -> list[dict[str, Any]]:
     now = timezone.now()
     online = workers_online()
-    pending = selectors.deliveries_pending_count()
-    due = selectors.deliveries_due_count(now=now)
-    failed = selectors.deliveries_failed_since(since=now - dt.timedelta(hours=24))
+    pending = platform.platform_deliveries_pending_count()
+    due = platform.platform_deliveries_due_count(now=now)
+    failed = platform.platform_deliveries_failed_since(since=now - dt.timedelta(hours=24))
     # From the workers alone: a status that moved with the backlog would tell every customer
     # when another one has deliveries waiting.
     status = "operational" if online else "down"
@@ -33,7 +33,7 @@ def engines() -> list[dict[str, Any]]:
             "name": "webhook_delivery",
             "status": status,
             "version": settings.SERVICE_VERSION,
-            "last_activity_at": isoformat(selectors.last_attempt_at()),
+            "last_activity_at": isoformat(platform.platform_last_attempt_at()),
             "pending_deliveries": pending,
             "due_deliveries": due,
             "failed_deliveries_24h": failed,
@@ -45,12 +45,12 @@ def engines() -> list[dict[str, Any]]:
 def metrics() -> dict[str, Any]:
     counts = cache.get("trustcal:webhooks:status-counts")
     if counts is None:
-        counts = selectors.delivery_status_counts()
+        counts = platform.platform_delivery_status_counts()
         cache.set("trustcal:webhooks:status-counts", counts, METRICS_CACHE_SECONDS)
     return {
         "deliveries": counts,
-        "queues": {"webhook_deliveries_due": selectors.deliveries_due_count()},
-        "delivery_internal_errors": selectors.internal_error_total(),
+        "queues": {"webhook_deliveries_due": platform.platform_deliveries_due_count()},
+        "delivery_internal_errors": platform.platform_internal_error_total(),
     }
 
 
@@ -58,8 +58,8 @@ def platform_metrics() -> dict[str, Any]:
     """Figures about the service itself, shown to every key: the due backlog and bugs of ours
     while sending (never counted as failed attempts)."""
     return {
-        "queues": {"webhook_deliveries_due": selectors.deliveries_due_count()},
-        "delivery_internal_errors": selectors.internal_error_total(),
+        "queues": {"webhook_deliveries_due": platform.platform_deliveries_due_count()},
+        "delivery_internal_errors": platform.platform_internal_error_total(),
     }
 
 

@@ -5,13 +5,13 @@ import threading
 import time
 from dataclasses import dataclass
 
-from django.db.models import Count, Prefetch, QuerySet
-from django.utils import timezone
+from django.db.models import Prefetch, QuerySet
 
+from config.counts import counts_by
 from config.querysets import narrowed
 from keys.models import Customer
 from webhooks import conf
-from webhooks.models import Delivery, DeliveryAttempt, DispatchCounter, Event, Webhook
+from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
 
 
 def webhook_list(*, customer: Customer) -> QuerySet[Webhook]:
@@ -26,39 +26,20 @@ def delivery_list(
     return qs.order_by("-created_at", "-id").prefetch_related(Prefetch("attempts", queryset=attempts))
 
 
-def _of(customer: Customer | None) -> QuerySet[Delivery]:
-    rows = Delivery.objects.all()
-    return rows if customer is None else rows.filter(webhook__customer=customer)
+def _of(customer: Customer) -> QuerySet[Delivery]:
+    return Delivery.objects.filter(webhook__customer=customer)
 
 
-def delivery_status_counts(*, customer: Customer | None = None) -> dict[str, int]:
-    counts = dict.fromkeys(Delivery.Status.values, 0)
-    for row in _of(customer).order_by().values("status").annotate(n=Count("id")):
-        counts[row["status"]] = row["n"]
-    return counts
+def delivery_status_counts(*, customer: Customer) -> dict[str, int]:
+    return counts_by(_of(customer), "status", Delivery.Status.values)
 
 
-def deliveries_due_count(*, now: dt.datetime | None = None) -> int:
-    now = now or timezone.now()
-    return Delivery.objects.filter(status=Delivery.Status.PENDING, next_attempt_at__lte=now).count()
-
-
-def deliveries_pending_count(*, customer: Customer | None = None) -> int:
+def deliveries_pending_count(*, customer: Customer) -> int:
     return _of(customer).filter(status=Delivery.Status.PENDING).count()
 
 
-def deliveries_failed_since(*, since: dt.datetime, customer: Customer | None = None) -> int:
+def deliveries_failed_since(*, since: dt.datetime, customer: Customer) -> int:
     return _of(customer).filter(status=Delivery.Status.FAILED, completed_at__gte=since).count()
-
-
-def last_attempt_at() -> dt.datetime | None:
-    return DeliveryAttempt.objects.order_by("-attempted_at").values_list("attempted_at", flat=True).first()
-
-
-def internal_error_total() -> int:
-    return int(
-        DispatchCounter.objects.filter(name="internal_errors").values_list("value", flat=True).first() or 0
-    )
 
 
 @dataclass(frozen=True)
@@ -108,12 +89,3 @@ def webhook_test_wait(*, delivery_id: str) -> TestResult:
     finally:
         _test_waiters.release()
     return result
-
-
-def webhooks_disabled_by_failures(*, limit: int = 10) -> list[Webhook]:
-    """Webhooks the delivery worker turned off after repeated failures, latest first (all customers)."""
-    return list(
-        Webhook.objects.filter(status=Webhook.Status.DISABLED, disabled_reason=conf.DISABLED_REASON_FAILURES)
-        .select_related("customer")
-        .order_by("-disabled_at", "-id")[:limit]
-    )
