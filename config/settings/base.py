@@ -18,6 +18,8 @@ env = environ.Env()
 # and made owner-only, when Django starts (config.datadir, called from config.apps), never
 # while this module is imported.
 DATA_DIR = Path(env.str("TRUSTCAL_DATA_DIR", default=str(BASE_DIR / "var")))
+# The address `manage.py serve` (make run) listens on.
+BIND = env.str("TRUSTCAL_BIND", default="127.0.0.1:8000")
 
 SERVICE_VERSION = "1.0.0"
 INTEGRATION_VERSION = "1.1.0"
@@ -150,7 +152,6 @@ STATIC_ROOT = DATA_DIR / "static"
 # Served by WhiteNoise straight from the installed apps' static folders: no collectstatic step.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = False
-MEDIA_ROOT = Path(env.str("TRUSTCAL_MEDIA_DIR", default=str(DATA_DIR / "media")))
 
 # Request bodies over 1 MiB answer 413 PAYLOAD_TOO_LARGE (contract C1).
 MAX_REQUEST_BYTES = 1024 * 1024

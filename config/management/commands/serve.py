@@ -73,7 +73,7 @@ class Command(BaseCommand):
     help = "Migrate, then start web (gunicorn) + Celery worker with beat, supervised, until interrupted."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--bind", default=os.environ.get("TRUSTCAL_BIND", "127.0.0.1:8000"))
+        parser.add_argument("--bind", default=settings.BIND)
         parser.add_argument("--web-workers", type=int, default=1)
         parser.add_argument("--threads", type=int, default=8)
         parser.add_argument("--no-worker", action="store_true")
