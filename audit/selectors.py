@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import CharField, F, Func, Max, QuerySet
+from django.db.models import CharField, F, Func, Max, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
 from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
+from config import csvcells
 from config.querysets import narrowed
 from config.timeutils import isoformat
 from keys.models import Customer
@@ -181,12 +182,18 @@ def decision_log_rows(decisions: QuerySet[Decision], *, limit: int | None = None
 
 
 def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], Any]) -> bool:
-    """On PostgreSQL, the decision log as CSV (header first, C12's columns, the API's
-    timestamp format) straight from COPY ... TO STDOUT into `write`; False elsewhere (the
-    caller writes decision_log_rows itself)."""
+    """On PostgreSQL, the decision log as CSV (header first, the compliance CSV's columns, the
+    API's timestamp format, text cells made spreadsheet-safe by config.csvcells) straight from
+    COPY ... TO STDOUT into `write`; False elsewhere (the caller writes decision_log_rows
+    itself, through the same rule)."""
     if connection.vendor != "postgresql":
         return False
-    columns: dict[str, Any] = {name: F(name) for name in DECISION_LOG_COLUMNS}
+    columns: dict[str, Any] = {
+        name: Func(F(name), template=csvcells.SQL_TEMPLATE, output_field=TextField())
+        if isinstance(Decision._meta.get_field(name), CharField | TextField)
+        else F(name)
+        for name in DECISION_LOG_COLUMNS
+    }
     columns["timestamp"] = Func(
         F("timestamp"),
         template="to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",

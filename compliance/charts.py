@@ -21,6 +21,11 @@ plt.rcParams.update(
         "axes.spines.right": False,
         "svg.fonttype": "path",
         "svg.hashsalt": "trustcal",  # stable ids: the same data draws the same bytes
+        # Labels come from customers' data (subgroup values, attribute names): every character
+        # is drawn as itself. With math parsing on, a `$` started mathtext and a value like
+        # `$\bad{$` failed every PDF of its period (docs/reference/limits.md, "Chart labels").
+        "text.parse_math": False,
+        "text.usetex": False,
     }
 )
 

@@ -2,10 +2,8 @@
 format: json (the data, its decision log streamed), csv (the filtered decision log, streamed
 from a server-side cursor or COPY) and pdf (compliance/pdf.py)."""
 
-import csv
 import datetime as dt
 import hashlib
-import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,6 +14,7 @@ from calibration import reporting
 from compliance import eu_ai_act, texas_traiga
 from compliance.evidence import Scope, gather
 from compliance.evidence import alerts as evidence_alerts
+from config import csvcells
 from config.timeutils import isoformat
 
 LOG_PREVIEW_MAX = 500  # decisions printed in a PDF; beyond, the whole log is attached as CSV
@@ -133,23 +132,32 @@ def _csv_value(value: Any) -> Any:
         return "true"
     if value is False:
         return "false"
-    return value
+    return csvcells.cell(value)
+
+
+def _csv_field(value: Any) -> str:
+    """One CSV field as PostgreSQL's COPY writes it: quoted when it holds a comma, a quote, a
+    line feed or a carriage return (the stdlib writer leaves a lone CR bare when lines end
+    in LF, which splits the row for a reader)."""
+    text = "" if value is None else str(value)
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
 
 
 def write_decision_log_csv(report: Report, out: Any) -> None:
-    """C12's CSV: the filtered decision log, header first; COPY on PostgreSQL."""
+    """The compliance CSV: the filtered decision log, header first, text cells made
+    spreadsheet-safe (config.csvcells); COPY on PostgreSQL."""
     if audit_selectors.decision_log_copy(report.scope.decisions(), out.write):
         return
-    text = io.StringIO()
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(audit_selectors.DECISION_LOG_COLUMNS)
-    for count, row in enumerate(report.log_rows(), start=1):
-        writer.writerow([_csv_value(v) for v in row.values()])
-        if count % 2000 == 0:
-            out.write(text.getvalue().encode())
-            text.seek(0)
-            text.truncate()
-    out.write(text.getvalue().encode())
+    lines = [",".join(audit_selectors.DECISION_LOG_COLUMNS)]
+    for row in report.log_rows():
+        lines.append(",".join(_csv_field(_csv_value(v)) for v in row.values()))
+        if len(lines) >= 2000:
+            out.write(("\n".join(lines) + "\n").encode())
+            lines.clear()
+    if lines:
+        out.write(("\n".join(lines) + "\n").encode())
 
 
 def render_csv(report: Report, out: HashingWriter) -> None:
