@@ -11,11 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
+
+from config.failures import FailureWindow
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,21 @@ def _allowed(request: HttpRequest, permission: str | None) -> bool:
     return permission is None or request.user.has_perm(permission)
 
 
+# Failed console sign-ins, counted per client address and per user name (docs/reference/
+# limits.md, "Console sign-in"): past the limit in one window, the sign-in form answers 429
+# without checking the password, so a password cannot be guessed even when it is right.
+login_failures = FailureWindow(
+    "adminlogin",
+    limit=lambda: settings.ADMIN_LOGIN_FAILURES,
+    window_seconds=lambda: settings.ADMIN_LOGIN_WINDOW_SECONDS,
+)
+
+
+def _login_subjects(request: HttpRequest) -> list[str]:
+    username = str(request.POST.get("username", ""))[:150].strip().casefold()
+    return [f"addr:{request.META.get('REMOTE_ADDR') or 'unknown'}", f"user:{username}"]
+
+
 class TrustcalAdminSite(admin.AdminSite):
     site_header = "Trustcal staff console"
     site_title = "Trustcal console"
@@ -138,6 +156,24 @@ class TrustcalAdminSite(admin.AdminSite):
     site_url = None  # no public site to "view": the service is an API (/v1/docs)
     index_template = "admin/console/overview.html"
     enable_nav_sidebar = True
+
+    def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+        if request.method != "POST":
+            return super().login(request, extra_context)
+        subjects = _login_subjects(request)
+        wait = max(login_failures.blocked_for(subject) for subject in subjects)
+        if wait:
+            return HttpResponse(
+                f"Too many failed sign-ins from this address or for this user; try again in {wait} s.",
+                status=429,
+                content_type="text/plain; charset=utf-8",
+                headers={"Retry-After": str(wait)},
+            )
+        response = super().login(request, extra_context)
+        if not (300 <= response.status_code < 400):  # a redirect is a successful sign-in
+            for subject in subjects:
+                login_failures.fail(subject)
+        return response
 
     def get_urls(self) -> list[Any]:
         extra: list[URLPattern] = [

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from config.api import paths, problem_response, router
 from config.system import EnginesStatusView, HealthView, MetricsView
@@ -25,7 +25,7 @@ v1_patterns: list = [
     *paths("engines/status", EnginesStatusView.as_view(), "engines-status"),
     *paths("metrics", MetricsView.as_view(), "metrics"),
     *paths("schema", SpectacularAPIView.as_view(), "schema"),
-    *paths("docs", SpectacularSwaggerView.as_view(url_name="schema"), "docs"),
+    *paths("docs", SpectacularSwaggerSplitView.as_view(url_name="schema"), "docs"),
     *paths("redoc", SpectacularRedocView.as_view(url_name="schema"), "redoc"),
     *app_patterns,
     path("", include(router.urls)),

@@ -9,6 +9,7 @@ PostgreSQL and Redis (broker, cache, rate limits, metrics) with the same code.
 from pathlib import Path
 
 import environ
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -63,7 +64,29 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
 ]
+
+# Content-Security-Policy on every response (docs/reference/limits.md, "Browser security"):
+# scripts only from this origin (no inline script anywhere: the console has none, Swagger UI
+# loads its start-up script from /v1/docs?script), no plugins, no framing, forms post here.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+# Applied by config.settings.production (plain http stays usable in development and tests):
+# HTTPS only, with HSTS; /v1/health answers over http too, for load balancers' probes.
+SSL_REDIRECT = env.bool("TRUSTCAL_SSL_REDIRECT", default=True)
+HSTS_SECONDS = env.int("TRUSTCAL_HSTS_SECONDS", default=31_536_000)
+HSTS_INCLUDE_SUBDOMAINS = env.bool("TRUSTCAL_HSTS_INCLUDE_SUBDOMAINS", default=True)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -246,6 +269,10 @@ WEBHOOK_KEEPALIVE_SECONDS = env.float("WEBHOOK_KEEPALIVE_SECONDS", default=2.0)
 TIER_LIMITS = {"pilot": (100, 150), "growth": (500, 750), "enterprise": (1000, 1500)}
 RATE_LIMITS_ENABLED = env.bool("TRUSTCAL_RATE_LIMITS_ENABLED", default=True)
 KEY_ROTATION_GRACE_HOURS = 24
+# The staff console's sign-in: failures per client address and per user name in one window,
+# then 429 until the window ends (docs/reference/limits.md, "Console sign-in").
+ADMIN_LOGIN_FAILURES = env.int("TRUSTCAL_ADMIN_LOGIN_FAILURES", default=10)
+ADMIN_LOGIN_WINDOW_SECONDS = env.int("TRUSTCAL_ADMIN_LOGIN_WINDOW_SECONDS", default=900)
 # How often a process writes its buffered key usage (last_used, request counts).
 KEY_USAGE_FLUSH_SECONDS = env.float("TRUSTCAL_KEY_USAGE_FLUSH_SECONDS", default=30.0)
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = 60
