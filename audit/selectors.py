@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import CharField, F, Func, Max, QuerySet, TextField
+from django.db.models import CharField, F, Func, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
@@ -29,12 +29,6 @@ def audit_trail_size(customer: Customer) -> int:
 def decision_get(customer: Customer, decision_id: str) -> Decision | None:
     """One stored decision of the customer, or None."""
     return Decision.objects.filter(customer=customer, decision_id=decision_id).first()
-
-
-def chain_last_append_at() -> dt.datetime | None:
-    """When any customer's chain last grew (the calibration engine's last activity; a
-    platform figure, no customer's data)."""
-    return ChainHead.objects.aggregate(last=Max("updated_at"))["last"]
 
 
 def audit_trail_list(

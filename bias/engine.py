@@ -7,7 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from bias.models import BiasAlert
-from bias.selectors import bias_last_activity
+from bias.platform import platform_bias_last_activity
 from config.timeutils import isoformat
 
 
@@ -18,7 +18,7 @@ def engines() -> list[dict[str, Any]]:
             "name": "bias_detection",
             "status": "operational",
             "version": settings.SERVICE_VERSION,
-            "last_activity_at": isoformat(bias_last_activity()),
+            "last_activity_at": isoformat(platform_bias_last_activity()),
             "alerts_last_24h": BiasAlert.objects.filter(created_at__gte=since).count(),
         }
     ]

@@ -3,7 +3,7 @@ customer's key."""
 
 import datetime as dt
 
-from bias.models import BiasAlert
+from bias.models import BiasAlert, SubgroupAttachment
 from config.counts import counts_by
 
 
@@ -12,3 +12,12 @@ def platform_bias_alerts_by_severity(*, since: dt.datetime) -> dict[str, int]:
     return counts_by(
         BiasAlert.objects.filter(created_at__gte=since), "severity", ("critical", "high", "medium", "low")
     )
+
+
+def platform_bias_last_activity() -> dt.datetime | None:
+    latest = [
+        BiasAlert.objects.order_by("-created_at").values_list("created_at", flat=True).first(),
+        SubgroupAttachment.objects.order_by("-updated_at").values_list("updated_at", flat=True).first(),
+    ]
+    present = [t for t in latest if t is not None]
+    return max(present) if present else None

@@ -242,8 +242,8 @@ def subgroup_report(
 
 
 def bias_alert_list(
+    rows: QuerySet[BiasAlert],
     *,
-    customer: Customer,
     severity: str | None = None,
     attribute: str | None = None,
     bias_type: str | None = None,
@@ -251,10 +251,10 @@ def bias_alert_list(
     created_from: dt.datetime | None = None,
     created_to: dt.datetime | None = None,
 ) -> QuerySet[BiasAlert]:
-    """The customer's bias alerts, newest first. `attribute` and `bias_type` match a finding
-    of the alert (the same finding when both are given)."""
+    """The bias alerts of a tenant-filtered queryset, newest first. `attribute` and `bias_type`
+    match a finding of the alert (the same finding when both are given)."""
     qs = narrowed(
-        BiasAlert.objects.filter(customer=customer),
+        rows,
         severity=severity,
         model_id=model_id,
         created_at__gte=created_from,
@@ -264,17 +264,6 @@ def bias_alert_list(
         findings = narrowed(BiasAlertFinding.objects.all(), attribute=attribute, bias_type=bias_type)
         qs = qs.filter(pk__in=findings.values("alert_id"))
     return qs.order_by("-created_at", "-id")
-
-
-def bias_last_activity() -> dt.datetime | None:
-    from bias.models import SubgroupAttachment
-
-    latest = [
-        BiasAlert.objects.order_by("-created_at").values_list("created_at", flat=True).first(),
-        SubgroupAttachment.objects.order_by("-updated_at").values_list("updated_at", flat=True).first(),
-    ]
-    present = [t for t in latest if t is not None]
-    return max(present) if present else None
 
 
 def bias_alerts_for_report(

@@ -66,7 +66,7 @@ class BiasFeedViewSet(TenantViewSet):
     def list(self, request):
         created_from, created_to = query_time_range(request)
         qs = selectors.bias_alert_list(
-            customer=self.customer,
+            self.get_queryset(),
             severity=query_choice(request, "severity", ALERT_SEVERITIES),
             attribute=_attribute(request),
             bias_type=query_choice(request, "bias_type", [t.value for t in BiasType]),

@@ -5,14 +5,14 @@ from typing import Any
 
 from django.conf import settings
 
-from audit import selectors as audit_selectors
+from audit import platform as audit_platform
 from calibration import rules
 from calibration.models import Threshold
 from config.timeutils import isoformat
 
 
 def engines() -> list[dict[str, Any]]:
-    last = audit_selectors.chain_last_append_at()
+    last = audit_platform.platform_chain_last_append_at()
     return [
         {
             "name": "calibration",

@@ -10,9 +10,9 @@ from config.counts import counts_by
 from keys.models import Customer
 
 
-def export_list(*, customer: Customer) -> QuerySet[ExportJob]:
-    """The customer's exports, newest first (the id is time-sortable and breaks ties)."""
-    return ExportJob.objects.filter(customer=customer).order_by("-created_at", "-id")
+def export_list(rows: QuerySet[ExportJob]) -> QuerySet[ExportJob]:
+    """The exports of a tenant-filtered queryset, newest first (the time-sortable id breaks ties)."""
+    return rows.order_by("-created_at", "-id")
 
 
 def export_status_counts(*, customer: Customer) -> dict[str, int]:

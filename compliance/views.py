@@ -80,7 +80,7 @@ class ExportViewSet(TenantViewSet):
 
     @extend_schema(responses=ExportOutput(many=True), operation_id="exports_list")
     def list(self, request):
-        page = self.paginate_queryset(selectors.export_list(customer=self.customer))
+        page = self.paginate_queryset(selectors.export_list(self.get_queryset()))
         return self.get_paginated_response(ExportOutput(page, many=True).data)
 
     @extend_schema(

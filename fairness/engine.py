@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db.models import Max
 
 from config.timeutils import isoformat
-from fairness import selectors
+from fairness import platform
 from fairness.models import AmplificationAlert, FairnessSignal
 from keys.models import Customer
 
@@ -17,7 +17,7 @@ def engines() -> list[dict[str, Any]]:
     last_signal = FairnessSignal.objects.aggregate(at=Max("ingested_at"))["at"]
     last_alert = AmplificationAlert.objects.aggregate(at=Max("updated_at"))["at"]
     last = max((t for t in (last_signal, last_alert) if t is not None), default=None)
-    alerts = selectors.alerts_by_status()
+    alerts = platform.platform_alerts_by_status()
     return [
         {
             "name": "amplification",
@@ -31,8 +31,8 @@ def engines() -> list[dict[str, Any]]:
 
 def metrics() -> dict[str, Any]:
     statuses = dict.fromkeys(("open", "acknowledged", "resolved", "false_positive"), 0)
-    statuses.update(selectors.alerts_by_status())
-    return {"signals_ingested": selectors.signals_ingested_total(), "amplification_alerts": statuses}
+    statuses.update(platform.platform_alerts_by_status())
+    return {"signals_ingested": platform.platform_signals_ingested_total(), "amplification_alerts": statuses}
 
 
 def customer_metrics(customer: Customer) -> dict[str, Any]:

@@ -1,11 +1,22 @@
 """Figures over every customer's amplification alerts, for the staff console. Nothing here is
 shown to a customer's key."""
 
+from django.db.models import Count
+
 from config.counts import counts_by
-from fairness.models import AmplificationAlert
+from fairness.models import AmplificationAlert, FairnessSignal
 
 
 def platform_open_alerts_by_severity() -> dict[str, int]:
     """Alerts still to be dealt with (open or acknowledged), per severity (every severity present)."""
     qs = AmplificationAlert.objects.filter(status__in=("open", "acknowledged"))
     return counts_by(qs, "severity", ("critical", "high", "medium", "low"))
+
+
+def platform_signals_ingested_total() -> int:
+    return FairnessSignal.objects.count()
+
+
+def platform_alerts_by_status() -> dict[str, int]:
+    rows = AmplificationAlert.objects.values("status").annotate(n=Count("id")).order_by()
+    return {row["status"]: row["n"] for row in rows}

@@ -2,7 +2,7 @@
 
 import datetime as dt
 
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 
 from config.querysets import narrowed
 from fairness.amplification import attribute_key
@@ -19,7 +19,7 @@ SIGNAL_SORT_FIELDS = {
 
 
 def signal_list(
-    customer: Customer,
+    rows: QuerySet[FairnessSignal],
     *,
     model_id: str | None = None,
     external_tool_id: str | None = None,
@@ -31,7 +31,7 @@ def signal_list(
     sort_order: str = "desc",
 ) -> QuerySet[FairnessSignal]:
     qs = narrowed(
-        FairnessSignal.objects.filter(customer=customer),
+        rows,
         model_id=model_id,
         external_tool_id=external_tool_id,
         protected_attribute=protected_attribute,
@@ -41,11 +41,11 @@ def signal_list(
     )
     prefix = "-" if sort_order == "desc" else ""
     # The id (time-sortable) breaks ties so pages never overlap.
-    return qs.select_related("alert").order_by(f"{prefix}{SIGNAL_SORT_FIELDS[sort_by]}", f"{prefix}id")
+    return qs.order_by(f"{prefix}{SIGNAL_SORT_FIELDS[sort_by]}", f"{prefix}id")
 
 
 def alert_list(
-    customer: Customer,
+    rows: QuerySet[AmplificationAlert],
     *,
     status: str | None = None,
     severity: str | None = None,
@@ -54,7 +54,7 @@ def alert_list(
     end: dt.datetime | None = None,
 ) -> QuerySet[AmplificationAlert]:
     qs = narrowed(
-        AmplificationAlert.objects.filter(customer=customer),
+        rows,
         status=status,
         severity=severity,
         protected_attribute=protected_attribute,
@@ -85,15 +85,6 @@ def correlated_counts(signal: FairnessSignal) -> list:
         attribute=attribute_key(signal.protected_attribute),
         since=signal.signal_timestamp - CORRELATION_WINDOW,
     )
-
-
-def signals_ingested_total() -> int:
-    return FairnessSignal.objects.count()
-
-
-def alerts_by_status() -> dict[str, int]:
-    rows = AmplificationAlert.objects.values("status").annotate(n=Count("id")).order_by()
-    return {row["status"]: row["n"] for row in rows}
 
 
 def alerts_for_report(

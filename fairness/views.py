@@ -82,7 +82,7 @@ class FairnessSignalViewSet(TenantViewSet):
         passes = choice_param(request, "passesThreshold", list(BOOLEANS))
         start, end = query_time_range(request, from_name="startDate", to_name="endDate")
         qs = selectors.signal_list(
-            self.customer,
+            self.get_queryset(),
             model_id=text_param(request, "modelId"),
             external_tool_id=text_param(request, "externalToolId"),
             protected_attribute=text_param(request, "protectedAttribute"),
@@ -125,7 +125,7 @@ class AmplificationAlertViewSet(TenantViewSet):
     def list(self, request):
         start, end = query_time_range(request, from_name="startDate", to_name="endDate")
         qs = selectors.alert_list(
-            self.customer,
+            self.get_queryset(),
             status=choice_param(request, "status", list(AlertStatus.values)),
             severity=choice_param(request, "severity", list(Severity.values)),
             protected_attribute=text_param(request, "protectedAttribute"),

@@ -14,10 +14,6 @@ from webhooks import conf
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
 
 
-def webhook_list(*, customer: Customer) -> QuerySet[Webhook]:
-    return Webhook.objects.filter(customer=customer).order_by("-created_at", "-id")
-
-
 def delivery_list(
     *, webhook: Webhook, status: str | None = None, event_type: str | None = None
 ) -> QuerySet[Delivery]:

@@ -33,7 +33,7 @@ class WebhookViewSet(TenantViewSet):
 
     @extend_schema(responses=WebhookOutput(many=True))
     def list(self, request):
-        page = self.paginate_queryset(selectors.webhook_list(customer=self.customer))
+        page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(WebhookOutput(page, many=True).data)
 
     @extend_schema(request=WebhookCreateInput, responses={201: WebhookCreatedOutput})
