@@ -11,7 +11,8 @@ from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 
 class WebhookForm(forms.ModelForm):
-    """Staff edits go through the same URL (C10) and event rules as the API."""
+    """Staff edits go through the same URL and event rules as the API (docs/reference/webhooks.md,
+    "Subscriptions", "URL safety")."""
 
     class Meta:
         model = Webhook

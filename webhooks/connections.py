@@ -1,7 +1,7 @@
 """Keep-alive connections of one dispatcher process, kept per webhook and checked address.
 
 A connection is filed under (webhook id, scheme, host, port, address): the host is the name
-used for the Host header and TLS SNI, the address the one C10 checked when the connection
+used for the Host header and TLS SNI, the address the URL check (docs/reference/webhooks.md, "URL safety") returned when the connection
 was opened. The URL is still resolved and checked before every attempt (transport.resolve);
 an idle connection is handed out only for the same webhook and the same freshly checked
 address, never for a URL that is now refused (dispatch.send drops the webhook's connections

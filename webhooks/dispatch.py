@@ -1,4 +1,4 @@
-"""The delivery dispatcher (C9): claims due delivery rows fairly, sends them, records outcomes
+"""The delivery dispatcher (docs/reference/webhooks.md, "Delivery guarantees" to "Fairness"): claims due delivery rows fairly, sends them, records outcomes
 in bulk. docs/architecture.md ("Webhook dispatcher") explains the design; in short:
 
 - Durable rows: a delivery is a row from the moment its event is recorded. A claim is a lease
@@ -53,7 +53,8 @@ INTERNAL_ERRORS = "internal_errors"
 
 
 def envelope(event: Event) -> bytes:
-    """The body of C9, serialised once per attempt; these exact bytes are signed."""
+    """The envelope (docs/reference/events.md, "The envelope"), serialised once per attempt;
+    these exact bytes are signed."""
     body = {
         "id": event.id,
         "type": event.type,
@@ -92,7 +93,7 @@ def _host_semaphore(host: str) -> threading.BoundedSemaphore:
 
 
 def send(webhook: Webhook, event: Event, now: dt.datetime) -> transport.SendResult:
-    """One attempt: C10 checks again (DNS rebinding), sign, POST to the checked address, over
+    """One attempt: the URL checked again (DNS rebinding), sign, POST to the checked address, over
     the webhook's kept-alive connection when it goes to that same address.
     Transport failures come back as a failed SendResult; anything raised is a bug of ours."""
     keep_alive = conf.keepalive_seconds() > 0

@@ -1,4 +1,4 @@
-"""The `webhook_delivery` engine for /engines/status and delivery figures for /metrics (C13).
+"""The `webhook_delivery` engine for /engines/status and delivery figures for /metrics (docs/reference/system.md).
 
 Every figure is an indexed count: pending and due rows come from the partial index on
 pending rows, failures in 24 h from (status, completed_at); the per-status totals for

@@ -1,4 +1,4 @@
-"""The event catalogue of interface.md, with the regulation each event names (C14)."""
+"""The event catalogue, with the regulation each event names (docs/reference/events.md, "Event list")."""
 
 EVENT_REGULATIONS: dict[str, str | None] = {
     "trust.miscalibrated": "EU AI Act Art. 14(4)(b)",

@@ -19,7 +19,7 @@ def _delivery_id() -> str:
 
 
 class Event(models.Model):
-    """Every event is stored before delivery (C14); the id is the envelope's id and
+    """Every event is stored before delivery (docs/reference/events.md, "Storage before delivery"); the id is the envelope's id and
     idempotency key."""
 
     id = models.CharField(primary_key=True, max_length=40, default=_event_id, editable=False)
@@ -39,7 +39,7 @@ class Event(models.Model):
 
 
 class Webhook(models.Model):
-    """A customer's subscription (C9). `secret` must stay usable for HMAC signing, so it is
+    """A customer's subscription (docs/reference/webhooks.md, "Subscriptions"). `secret` must stay usable for HMAC signing, so it is
     stored as issued; it is never logged, never in __str__/admin, and only shown by create
     and rotate-secret."""
 
@@ -81,7 +81,8 @@ class Webhook(models.Model):
 class Delivery(models.Model):
     """One event for one webhook: a durable outbox row from the moment the event is recorded.
     The worker claims due rows by setting `claimed_until` (a lease) and `claim_token`; an
-    attempt's outcome is written only while the token still matches (C9)."""
+    attempt's outcome is written only while the token still matches (docs/reference/webhooks.md,
+    "Claims and fencing")."""
 
     class Status(models.TextChoices):
         PENDING = "pending"

@@ -1,4 +1,5 @@
-"""Attempt outcomes written in bulk, and the per-webhook back-off (C9); see
+"""Attempt outcomes written in bulk, and the per-webhook back-off (docs/reference/webhooks.md,
+"Claims and fencing", "Back-off of a timing-out receiver"); see
 webhooks/dispatch.py for the whole design."""
 
 import datetime as dt
@@ -88,21 +89,26 @@ class Outcomes:
             elif number >= conf.MAX_ATTEMPTS:
                 key = (Delivery.Status.FAILED, result.status, None)
             else:
-                key = (Delivery.Status.PENDING, result.status, conf.RETRY_DELAYS_SECONDS[number - 1])
+                key = (Delivery.Status.PENDING, result.status, None)
             groups.setdefault(key, []).append(item)
         written: dict[str, bool] = {}
         attempts, disable = [], set()
         with transaction.atomic():
-            for (status, response_status, delay), members in groups.items():
-                # a group's retry is due `delay` after its latest failure: never early for any
+            for (status, response_status, _), members in groups.items():
                 finished = max(m[2] for m in members)
-                next_attempt_at = finished + dt.timedelta(seconds=delay) if delay is not None else None
+                retry_at = None
+                if status == Delivery.Status.PENDING:
+                    # each retry is due its delay after its own failure
+                    retry_at = {
+                        d.pk: done + dt.timedelta(seconds=conf.RETRY_DELAYS_SECONDS[d.attempt_count])
+                        for d, _at, done, _result in members
+                    }
                 mine = _rows_write(
                     token=self.token,
                     ids=[m[0].pk for m in members],
                     status=status,
                     response_status=response_status,
-                    next_attempt_at=next_attempt_at,
+                    retry_at=retry_at,
                     completed_at=None if status == Delivery.Status.PENDING else finished,
                 )
                 for delivery, attempted_at, _finished, result in members:
@@ -150,7 +156,7 @@ def _in_writer(write: Callable[[_Batch], dict[str, bool]], batch: _Batch) -> dic
 _ROWS_SQL = """
 UPDATE webhooks_delivery
 SET status = %(status)s, attempt_count = attempt_count + 1, last_response_status = %(response_status)s,
-    next_attempt_at = %(next_attempt_at)s, completed_at = %(completed_at)s,
+    next_attempt_at = {next_attempt_at}, completed_at = %(completed_at)s,
     claimed_until = NULL, claim_token = NULL
 WHERE claim_token = %(token)s AND status = 'pending' AND id IN ({ids})
 RETURNING id
@@ -163,26 +169,31 @@ def _rows_write(
     ids: list[str],
     status: str,
     response_status: int | None,
-    next_attempt_at: dt.datetime | None,
+    retry_at: dict[str, dt.datetime] | None,
     completed_at: dt.datetime | None,
 ) -> set[str]:
     """One outcome kind of a flush in one statement, only on rows the holder still has (the
-    claim token matches); returns their ids. A group's `completed_at` is its latest finish, at
-    most one flush interval after the others; the attempt rows keep each exact time."""
+    claim token matches); returns their ids. `retry_at` gives each retried row its own due
+    time. A group's `completed_at` is its latest finish, at most one flush after the others;
+    the attempt rows keep each exact time."""
     adapt = connection.ops.adapt_datetimefield_value
     params: dict[str, Any] = {
         "status": status,
         "response_status": response_status,
-        "next_attempt_at": adapt(next_attempt_at) if next_attempt_at else None,
         "completed_at": adapt(completed_at) if completed_at else None,
         "token": token,
     }
-    names = []
+    names, cases = [], []
     for i, pk in enumerate(ids):
         params[f"id{i}"] = pk
         names.append(f"%(id{i})s")
+        if retry_at is not None:
+            params[f"at{i}"] = adapt(retry_at[pk])
+            cases.append(f"WHEN %(id{i})s THEN %(at{i})s")
+    next_attempt_at = f"CASE id {' '.join(cases)} END" if cases else "NULL"
+    sql = _ROWS_SQL.format(ids=", ".join(names), next_attempt_at=next_attempt_at)
     with connection.cursor() as cursor:
-        cursor.execute(_ROWS_SQL.format(ids=", ".join(names)), params)
+        cursor.execute(sql, params)
         return {row[0] for row in cursor.fetchall()}
 
 

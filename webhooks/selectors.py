@@ -40,7 +40,7 @@ def deliveries_failed_since(*, since: dt.datetime, customer: Customer) -> int:
 
 @dataclass(frozen=True)
 class TestResult:
-    """C9's test answer; `success` (and the attempt's figures) are null while it is pending."""
+    """The test send's answer (docs/reference/webhooks.md, "Test sends"); `success` (and the attempt's figures) are null while it is pending."""
 
     delivery: Delivery
     event: Event

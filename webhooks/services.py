@@ -1,6 +1,6 @@
 """Writes for events and webhooks. Every domain emits events through event_emit().
 
-Delivery design (contract C9): a delivery is a database row from the moment its event is
+Delivery design (docs/reference/webhooks.md, "Delivery guarantees"): a delivery is a database row from the moment its event is
 recorded (same transaction). On commit, a Celery task is asked to start it "now"; the beat
 task `deliveries_dispatch_due` claims whatever is due (first attempts whose message was lost,
 retries, rows of a crashed worker) every 2 s. Claiming and sending live in webhooks/dispatch.py."""
@@ -43,7 +43,7 @@ SUBSCRIBABLE = [*EVENT_TYPES, "*"]
 
 def event_emit(*, customer: Customer, type: str, data: dict[str, Any]) -> Event:
     """Store an event inside the caller's transaction. `data` carries the ids a receiver
-    needs; `regulation` is added where interface.md's events table names one.
+    needs; `regulation` is added where docs/reference/events.md ("Event list") names one.
 
     In the same transaction, one delivery row per webhook of the customer subscribed to the
     type (or `*`): `pending` for an enabled webhook, `skipped` for a disabled one. The first
@@ -126,7 +126,7 @@ def _deliveries_enqueue(delivery_ids: list[str]) -> None:
 
 
 def webhook_url_validate(url: Any) -> str:
-    """C10 at create/update: https (unless insecure URLs are allowed), and the host must not
+    """The URL rule at create/update (docs/reference/webhooks.md, "URL safety"): https (unless insecure URLs are allowed), and the host must not
     resolve to a loopback, private, link-local, multicast, reserved or unspecified address."""
     if not isinstance(url, str):
         raise WebhookInvalidUrl("url must be a string.")

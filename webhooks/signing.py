@@ -1,4 +1,4 @@
-"""Standard Webhooks signing (standardwebhooks.com, contract C9)."""
+"""Standard Webhooks signing (standardwebhooks.com; docs/reference/webhooks.md, "Signatures")."""
 
 import base64
 import hashlib

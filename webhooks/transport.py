@@ -1,4 +1,4 @@
-"""Outgoing HTTP for webhooks, SSRF-safe (contract C10).
+"""Outgoing HTTP for webhooks, SSRF-safe (docs/reference/webhooks.md, "URL safety").
 
 The URL's host is resolved once per attempt, every address is checked, and the connection
 is made to the checked address (pinned), with the hostname kept for the Host header and for
@@ -26,7 +26,7 @@ from webhooks.conf import RESPONSE_BODY_LIMIT
 
 
 class UnsafeUrl(Exception):
-    """The URL is refused by the rules of C10; the message says why (no secrets in it)."""
+    """The URL is refused by the URL rules; the message says why (no secrets in it)."""
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ def url_parse(url: str, *, allow_insecure: bool) -> tuple[str, str, int, str]:
 
 
 def resolve(url: str, *, allow_insecure: bool) -> Target:
-    """Parse, resolve and check every address the host resolves to (C10)."""
+    """Parse, resolve and check every address the host resolves to."""
     scheme, host, port, path = url_parse(url, allow_insecure=allow_insecure)
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)

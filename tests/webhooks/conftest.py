@@ -34,7 +34,8 @@ def _no_kept_connections():
 
 @pytest.fixture
 def insecure(settings):
-    """Loopback receivers are only reachable with WEBHOOK_ALLOW_INSECURE_URLS (C10)."""
+    """Loopback receivers are only reachable with WEBHOOK_ALLOW_INSECURE_URLS
+    (docs/reference/webhooks.md, "URL safety")."""
     settings.WEBHOOK_ALLOW_INSECURE_URLS = True
     return settings
 

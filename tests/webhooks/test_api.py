@@ -1,4 +1,4 @@
-"""The webhook endpoints of C9 over HTTP: bodies, codes, URL safety (C10), tenancy."""
+"""The webhook endpoints over HTTP: bodies, codes, URL safety, tenancy (docs/reference/webhooks.md)."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 """Delivery behaviour against real loopback receivers: signing, rotation, the exact retry
-schedule, disable/enable, failure reasons, ordering and leases (contract C9, C10)."""
+schedule, disable/enable, failure reasons, ordering and leases (docs/reference/webhooks.md)."""
 
 import datetime as dt
 import json

@@ -1,4 +1,4 @@
-"""Keep-alive connections to receivers (C9, C10): reused only for the same webhook and the same
+"""Keep-alive connections to receivers (docs/reference/webhooks.md, "Keep-alive"): reused only for the same webhook and the same
 freshly checked address, resent once on a new connection when a kept one was closed before
 any byte of the response, and never used for a URL that the check now refuses."""
 
@@ -76,7 +76,7 @@ def test_a_url_refused_now_is_not_sent_over_a_live_kept_connection(insecure, rec
     emit(decision_id="dec_1")
     assert _dispatch() == 1
     assert connections.pool().idle() == 1  # the connection to 127.0.0.1 is kept
-    insecure.WEBHOOK_ALLOW_INSECURE_URLS = False  # now http and loopback are refused (C10)
+    insecure.WEBHOOK_ALLOW_INSECURE_URLS = False  # now http and loopback are refused
     refused = emit(decision_id="dec_2")
     assert _dispatch() == 1
     assert len(receiver.requests) == 1

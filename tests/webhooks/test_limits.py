@@ -1,5 +1,6 @@
 """Limits that keep one customer from degrading the others: webhooks per customer, duplicate
-URLs, and the URL check's transition ranges and port 0 (C10)."""
+URLs, and the URL check's transition ranges and port 0 (docs/reference/limits.md,
+"Webhook URLs")."""
 
 import threading
 

@@ -1,5 +1,6 @@
 """Real Celery worker processes against PostgreSQL: exactly-once under two workers, and a
-worker SIGKILLed in the middle of an attempt loses nothing (C9)."""
+worker SIGKILLed in the middle of an attempt loses nothing (docs/reference/webhooks.md,
+"Delivery guarantees")."""
 
 import contextlib
 import os
