@@ -19,6 +19,12 @@ def deliveries_dispatch_due() -> int:
     return dispatch.deliveries_dispatch_due()
 
 
+@shared_task(name="webhooks.tasks.deliveries_continue", ignore_result=True)
+def deliveries_continue(webhook_ids: list[str]) -> int:
+    """Queued by a dispatch whose time budget ended while these webhooks' rows were due."""
+    return dispatch.deliveries_dispatch_due(webhook_ids=webhook_ids)
+
+
 @shared_task(name="webhooks.tasks.webhook_test_send", ignore_result=True, bind=True)
 def webhook_test_send(self, delivery_id: str) -> None:
     """POST /webhooks/:id/test: the attempt runs on a worker, never on a web thread, and on
