@@ -14,6 +14,7 @@ from django.db import connection
 from django.db.models import F
 
 from audit.chain import canonical_template, entry_document, entry_hash
+from audit.checkpoints import chain_extended
 from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from config.bulk import bulk_insert
@@ -50,9 +51,11 @@ def chain_append(
         logged_at=logged_at,
         entry_id=entry_id or AuditEntry._meta.get_field("id").get_default(),
     )
-    if connection.vendor == "postgresql":
-        return _append_postgresql(entry, counts_decision=type == AuditEntry.Type.DECISION)
-    return _append_locked_row(entry, counts_decision=type == AuditEntry.Type.DECISION)
+    append = _append_postgresql if connection.vendor == "postgresql" else _append_locked_row
+    entry = append(entry, counts_decision=type == AuditEntry.Type.DECISION)
+    # The Merkle tree and signed checkpoints (docs/reference/checkpoints.md), under the same lock.
+    chain_extended(customer_id=customer_id, start_size=entry.sequence - 1, entry_hashes=[entry.hash])
+    return entry
 
 
 def _append_locked_row(entry: AuditEntry, *, counts_decision: bool) -> AuditEntry:
@@ -157,6 +160,9 @@ def chain_append_many(
         entry.hash = entry_hash(entry_document(entry))
         previous = entry.hash
     bulk_insert(AuditEntry, entries)
+    chain_extended(
+        customer_id=customer_id, start_size=head.sequence, entry_hashes=[e.hash for e in entries]
+    )  # the tree
     ChainHead.objects.filter(pk=head.pk).update(
         previous_head_hash=entries[-2].hash if len(entries) > 1 else head.head_hash,
         sequence=sequence,

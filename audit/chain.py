@@ -1,12 +1,12 @@
 """The hash chain of C5: an entry's document (exactly what GET /audit-trail shows), its
-canonical JSON and its hash. Anyone holding an export can recompute the chain with these
-three functions' rules."""
+canonical JSON and its hash (audit/hashing.py, which the offline verifier shares). Anyone
+holding an export can recompute the chain with these rules."""
 
 import hashlib
-import json
 from typing import Any
 
 from audit.fields import ENTRY_FIELDS
+from audit.hashing import canonical_json, entry_hash
 from config.timeutils import isoformat
 
 # AuditEntry columns, in ENTRY_FIELDS order (the decision id is stored as decision_ref).
@@ -27,17 +27,6 @@ def entry_document(entry: Any) -> dict[str, Any]:
     return document_from_values([getattr(entry, column) for column in ENTRY_COLUMNS])
 
 
-def canonical_json(doc: dict[str, Any]) -> str:
-    """Keys sorted, separators `,` and `:`, no whitespace, non-ASCII kept as is (C5)."""
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def entry_hash(doc: dict[str, Any]) -> str:
-    """SHA-256 of previous_hash followed by the canonical JSON of the entry without `hash`."""
-    body = {k: v for k, v in doc.items() if k != "hash"}
-    return hashlib.sha256((doc["previous_hash"] + canonical_json(body)).encode("utf-8")).hexdigest()
-
-
 _LINK = '"previous_hash":"","sequence":0'
 
 
@@ -56,3 +45,6 @@ def hash_from_template(head: str, tail: str, *, previous_hash: str, sequence: in
     """What the SQL path computes: equal to entry_hash() of the completed document."""
     canonical = f'{head}"previous_hash":"{previous_hash}","sequence":{sequence}{tail}'
     return hashlib.sha256((previous_hash + canonical).encode("utf-8")).hexdigest()
+
+
+__all__ = ["canonical_json", "entry_hash"]

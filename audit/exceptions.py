@@ -12,3 +12,11 @@ class DecisionNotFound(NotFound):
 
 class VerifyJobNotFound(NotFound):
     pass
+
+
+class TreeNotExtension(Conflict):
+    """The stored tree no longer has the newest checkpoint's root at its size: nothing is
+    signed (docs/reference/checkpoints.md, "Checkpoints")."""
+
+    code = "TREE_NOT_EXTENSION"
+    title = "The audit tree does not extend the last checkpoint"

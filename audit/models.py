@@ -190,3 +190,46 @@ class VerifyJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.status}"
+
+
+class TreeNode(models.Model):
+    """A complete subtree of a customer's Merkle tree (docs/reference/checkpoints.md, "The
+    tree"): the hash of the 2**level leaves from index * 2**level. Written once, when the
+    subtree becomes complete, so a root at any size or a proof is a handful of point reads."""
+
+    pk = models.CompositePrimaryKey("customer_id", "level", "index")
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="+")
+    level = models.PositiveSmallIntegerField()
+    index = models.BigIntegerField()
+    hash = models.BinaryField(max_length=32)
+
+    def __str__(self) -> str:
+        return f"{self.customer_id} node {self.level}/{self.index}"
+
+
+def _signed_checkpoint_id() -> str:
+    return new_id("chk")
+
+
+class SignedCheckpoint(models.Model):
+    """A signed note of a customer's tree at one size (docs/reference/checkpoints.md). Not the
+    same thing as ChainCheckpoint, which only remembers where verification got to."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=_signed_checkpoint_id, editable=False)
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="signed_checkpoints")
+    sequence = models.BigIntegerField(help_text="The tree size: the sequence of the last entry covered.")
+    head_hash = models.CharField(max_length=64)
+    root_hash = models.CharField(max_length=64)
+    note = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["customer", "sequence"], name="audit_signed_checkpoint_size_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["customer", "created_at"], name="audit_chk_cust_created")]
+
+    def __str__(self) -> str:
+        return f"{self.id} @ {self.sequence} ({self.customer_id})"

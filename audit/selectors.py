@@ -60,6 +60,9 @@ class Verification:
     entries_checked: int
     head_hash: str
     first_invalid_sequence: int | None
+    # Signed checkpoints checked against the chain (docs/reference/checkpoints.md).
+    checkpoints_checked: int = 0
+    first_invalid_checkpoint: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +70,8 @@ class Verification:
             "entries_checked": self.entries_checked,
             "head_hash": self.head_hash,
             "first_invalid_sequence": self.first_invalid_sequence,
+            "checkpoints_checked": self.checkpoints_checked,
+            "first_invalid_checkpoint": self.first_invalid_checkpoint,
         }
 
 

@@ -66,6 +66,10 @@ class VerifyOutput(serializers.Serializer):
     entries_checked = serializers.IntegerField()
     head_hash = serializers.CharField()
     first_invalid_sequence = serializers.IntegerField(allow_null=True)
+    checkpoints_checked = serializers.IntegerField(help_text="Signed checkpoints checked against the chain")
+    first_invalid_checkpoint = serializers.IntegerField(
+        allow_null=True, help_text="The size (sequence) of the first checkpoint the chain does not match"
+    )
 
 
 class VerifyJobOutput(serializers.Serializer):

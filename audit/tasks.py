@@ -2,10 +2,16 @@
 
 from celery import shared_task
 
-from audit import verify
+from audit import checkpoints, verify
 
 
 @shared_task(name="audit.tasks.verify_job_run", ignore_result=True)
 def verify_job_run(job_id: str) -> None:
     """GET /audit-trail/verify?full=true: the whole chain, rechecked on a worker."""
     verify.verify_job_run(job_id=job_id)
+
+
+@shared_task(name="audit.tasks.checkpoints_make_due", ignore_result=True)
+def checkpoints_make_due() -> None:
+    """Beat: the hourly checkpoint of every chain that grew (docs/reference/checkpoints.md)."""
+    checkpoints.checkpoints_make_due()

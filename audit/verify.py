@@ -4,6 +4,7 @@ whole history; `?full=true` rechecks everything as a job on a worker, one at a t
 customer. Concurrent calls of one customer wait for the one already verifying (a short
 cache lock) and then find the checkpoint advanced."""
 
+import dataclasses
 import time
 
 from django.core.cache import cache
@@ -11,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import selectors
+from audit.checkpoints import checkpoints_check
 from audit.exceptions import VerifyJobNotFound
 from audit.models import GENESIS_HASH, ChainCheckpoint, VerifyJob
 from audit.selectors import Verification
@@ -52,7 +54,19 @@ def chain_verify_incremental(customer: Customer) -> tuple[Verification, int]:
         head_hash=result.head_hash,
         first_invalid_sequence=result.first_invalid_sequence,
     )
-    return answer, start
+    return with_checkpoints(answer, customer), start
+
+
+def with_checkpoints(result: Verification, customer: Customer) -> Verification:
+    """The chain's answer with every signed checkpoint checked against it: a chain that
+    does not reproduce a checkpoint it once signed is not valid."""
+    check = checkpoints_check(customer=customer)
+    return dataclasses.replace(
+        result,
+        valid=result.valid and check.first_invalid is None,
+        checkpoints_checked=check.checked,
+        first_invalid_checkpoint=check.first_invalid,
+    )
 
 
 def verify_job_start(*, customer: Customer) -> VerifyJob:
@@ -88,13 +102,13 @@ def verify_job_run(*, job_id: str) -> None:
         return
     job = VerifyJob.objects.select_related("customer").get(pk=job_id)
     try:
-        result = selectors.chain_verify(job.customer)
+        result = with_checkpoints(selectors.chain_verify(job.customer), job.customer)
     except Exception:
         VerifyJob.objects.filter(pk=job_id).update(
             status=VerifyJob.Status.FAILED, completed_at=timezone.now()
         )
         raise
-    if result.valid:
+    if result.first_invalid_sequence is None:
         _checkpoint_advance(job.customer, result, result.entries_checked)
     VerifyJob.objects.filter(pk=job_id).update(
         status=VerifyJob.Status.COMPLETED, result=result.as_dict(), completed_at=timezone.now()

@@ -27,6 +27,8 @@ app.conf.beat_schedule = {
     },
     # Staff-defined thresholds (threshold.breached) and risk users.
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
+    # Signed checkpoints: every chain that grew gets one when its newest is an hour old.
+    "audit-checkpoints-make-due": {"task": "audit.tasks.checkpoints_make_due", "schedule": 300.0},
 }
 
 

@@ -9,6 +9,7 @@ EVENT_REGULATIONS: dict[str, str | None] = {
     "compliance.report_ready": "All",
     "model.bias.ingested": None,
     "bias.amplification": None,
+    "audit.checkpoint": None,
 }
 EVENT_TYPES = list(EVENT_REGULATIONS)
 TEST_EVENT_TYPE = "webhook.test"

@@ -241,6 +241,12 @@ SPECTACULAR_SETTINGS = {
 
 # --- Trustcal ---------------------------------------------------------------------------
 TRUSTCAL_BOOTSTRAP_ADMIN_KEY = env.str("TRUSTCAL_BOOTSTRAP_ADMIN_KEY", default="")
+# Signed checkpoints of each customer's audit tree (docs/reference/checkpoints.md): the
+# Ed25519 key's file (PEM, or the base64 of its 32-byte seed) and the log's name. Unset, the
+# key lives in the data folder and is generated (mode 0600) the first time one is needed.
+TRUSTCAL_CHECKPOINT_KEY = env.str("TRUSTCAL_CHECKPOINT_KEY", default="")
+TRUSTCAL_CHECKPOINT_KEY_DEFAULT = DATA_DIR / "checkpoint-ed25519.pem"
+TRUSTCAL_LOG_ORIGIN = env.str("TRUSTCAL_LOG_ORIGIN", default="trustcal.local")
 WEBHOOK_ALLOW_INSECURE_URLS = env.bool("WEBHOOK_ALLOW_INSECURE_URLS", default=False)
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=30.0)
 # Noisy-neighbour limits (README, webhooks): webhooks per customer, concurrent requests per

@@ -68,6 +68,8 @@ def test_sequence_is_gapless_from_1_and_each_hash_recomputes_from_the_shown_entr
         "entries_checked": 4,
         "head_hash": previous,
         "first_invalid_sequence": None,
+        "checkpoints_checked": 0,
+        "first_invalid_checkpoint": None,
     }
 
 
@@ -159,6 +161,8 @@ def test_verify_of_an_empty_trail_is_valid(api):
         "entries_checked": 0,
         "head_hash": "0" * 64,
         "first_invalid_sequence": None,
+        "checkpoints_checked": 0,
+        "first_invalid_checkpoint": None,
     }
 
 

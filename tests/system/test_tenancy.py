@@ -15,13 +15,14 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from audit.checkpoint_views import CheckpointKeyView
 from config.api import TenantAPIView, TenantViewSet
 from config.system import HealthView
 from keys.authentication import IsAdminKey
 from tests.conftest import client_for, make_key
 from tests.fairness.helpers import post_signal
 
-PUBLIC = (HealthView, SpectacularAPIView, SpectacularSwaggerView, SpectacularRedocView)
+PUBLIC = (HealthView, CheckpointKeyView, SpectacularAPIView, SpectacularSwaggerView, SpectacularRedocView)
 
 
 def _routes(patterns: list, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:

@@ -1,0 +1,291 @@
+"""Signed checkpoints of each customer's audit tree (docs/reference/checkpoints.md).
+
+`chain_extended` is the one hook of the chain append: it extends the tree with the new
+entries inside the append's transaction and signs a checkpoint when the chain crosses a
+multiple of CHECKPOINT_EVERY. Checkpoints are also made hourly while a chain grows
+(`checkpoints_make_due`, beat) and on request (`checkpoint_make`). Each fires
+`audit.checkpoint`, stored before delivery, so subscribers keep copies.
+"""
+
+import base64
+import datetime as dt
+import functools
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from audit import merkle, note, tree
+from audit.exceptions import TreeNotExtension
+from audit.models import AuditEntry, ChainHead, SignedCheckpoint
+from config.timeutils import isoformat
+from keys.models import Customer
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_EVERY = 1000
+CHECKPOINT_MAX_AGE = dt.timedelta(hours=1)
+EVENT_TYPE = "audit.checkpoint"
+
+_key_lock = threading.Lock()
+
+
+class CheckpointKeyError(RuntimeError):
+    """The configured signing key cannot be read (the message never holds key material)."""
+
+
+def _key_from_bytes(raw: bytes, path: Path) -> Ed25519PrivateKey:
+    text = raw.strip()
+    if text.startswith(b"-----BEGIN"):
+        try:
+            key = serialization.load_pem_private_key(text, password=None)
+        except (ValueError, TypeError) as exc:
+            raise CheckpointKeyError(f"{path}: not a readable PEM private key") from exc
+        if not isinstance(key, Ed25519PrivateKey):
+            raise CheckpointKeyError(f"{path}: the PEM key is not an Ed25519 key")
+        return key
+    try:
+        seed = base64.b64decode(text, validate=True)
+    except ValueError as exc:
+        raise CheckpointKeyError(f"{path}: neither PEM nor a base64 seed") from exc
+    if len(seed) != 32:
+        raise CheckpointKeyError(f"{path}: an Ed25519 seed is 32 bytes")
+    return Ed25519PrivateKey.from_private_bytes(seed)
+
+
+def _generate(path: Path) -> None:
+    """Create the embedded default's key file, owner-only, exactly once even when several
+    processes start together (O_EXCL: the loser reads the winner's file)."""
+    pem = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(pem)
+        handle.flush()
+        os.fsync(handle.fileno())
+    try:
+        os.link(tmp, path)  # atomic, and fails when another process got there first
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink()
+
+
+@functools.cache
+def signing_key() -> Ed25519PrivateKey:
+    """The checkpoint signing key: TRUSTCAL_CHECKPOINT_KEY's file, or the data folder's,
+    generated on first use when that setting is unset."""
+    configured = settings.TRUSTCAL_CHECKPOINT_KEY
+    path = Path(configured) if configured else Path(settings.TRUSTCAL_CHECKPOINT_KEY_DEFAULT)
+    with _key_lock:
+        if not configured and not path.exists():
+            _generate(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise CheckpointKeyError(f"TRUSTCAL_CHECKPOINT_KEY: cannot read {path}") from exc
+    return _key_from_bytes(raw, path)
+
+
+def key_name() -> str:
+    return settings.TRUSTCAL_LOG_ORIGIN
+
+
+def public_key() -> bytes:
+    return note.public_bytes(signing_key())
+
+
+def verifier_key() -> str:
+    return note.verifier_key(key_name(), public_key())
+
+
+def origin(customer_id: str) -> str:
+    return f"{settings.TRUSTCAL_LOG_ORIGIN}/{customer_id}"
+
+
+def _verifier() -> note.Verifier:
+    return note.parse_verifier_key(verifier_key())
+
+
+def _make(customer_id: str, size: int, root: bytes, head_hash: str) -> SignedCheckpoint:
+    """Sign and store the checkpoint of the tree at `size` (inside the caller's transaction,
+    which holds the chain head lock) and fire the event with it (stored before delivery).
+    Refused when the stored tree no longer has the newest checkpoint's root at its size:
+    a log never signs a tree that does not extend what it signed before."""
+    previous = SignedCheckpoint.objects.filter(customer_id=customer_id).order_by("-sequence").first()
+    if previous is not None and tree.root_at(customer_id, previous.sequence).hex() != previous.root_hash:
+        raise TreeNotExtension(
+            f"The audit tree at size {previous.sequence} no longer matches checkpoint {previous.pk}: "
+            "nothing is signed until GET /audit-trail/verify is investigated."
+        )
+    now = timezone.now()
+    text = note.checkpoint_text(
+        note.Checkpoint(
+            origin=origin(customer_id), size=size, root=root, extensions=(f"time {isoformat(now)}",)
+        )
+    )
+    checkpoint = SignedCheckpoint.objects.create(
+        customer_id=customer_id,
+        sequence=size,
+        head_hash=head_hash,
+        root_hash=root.hex(),
+        note=note.sign(text, key_name(), signing_key()),
+        created_at=now,
+    )
+    from webhooks.services import event_emit
+
+    event_emit(
+        customer=Customer(pk=customer_id),
+        type=EVENT_TYPE,
+        data={
+            "checkpoint_id": checkpoint.pk,
+            "sequence": size,
+            "head_hash": head_hash,
+            "root_hash": checkpoint.root_hash,
+            "note": checkpoint.note,
+        },
+    )
+    return checkpoint
+
+
+def chain_extended(*, customer_id: str, start_size: int, entry_hashes: list[str]) -> None:
+    """The chain of `customer_id` grew from `start_size` by these entries (hex hashes, in
+    order): extend the tree, and sign a checkpoint when a multiple of CHECKPOINT_EVERY was
+    reached or crossed. Called once per append, single or batch, in its transaction."""
+    if not entry_hashes:
+        return
+    edge = tree.tree_append(customer_id, start_size, entry_hashes)
+    if start_size // CHECKPOINT_EVERY != edge.size // CHECKPOINT_EVERY:
+        try:
+            with transaction.atomic():
+                _make(customer_id, edge.size, edge.root(), entry_hashes[-1])
+        except TreeNotExtension:
+            # The entries are stored either way; the refusal shows in GET /audit-trail/verify.
+            logger.error(
+                "checkpoint of %s at %s refused: tree does not extend the last one", customer_id, edge.size
+            )
+
+
+@dataclass
+class Made:
+    checkpoint: SignedCheckpoint | None
+    created: bool
+
+
+def checkpoint_make(*, customer: Customer) -> Made:
+    """A checkpoint of the chain as it is now; the latest one when the chain has not grown
+    since (or None for an empty chain)."""
+    with transaction.atomic():
+        head = ChainHead.objects.select_for_update().filter(customer=customer).first()
+        latest = checkpoint_latest(customer=customer)
+        if head is None or head.sequence == 0 or (latest is not None and latest.sequence == head.sequence):
+            return Made(latest, created=False)
+        root = tree.root_at(customer.pk, head.sequence)
+        return Made(_make(customer.pk, head.sequence, root, head.head_hash), created=True)
+
+
+def checkpoints_make_due(*, now: dt.datetime | None = None) -> int:
+    """The hourly rule (beat runs it every few minutes): every chain that grew past its
+    newest checkpoint gets one when that checkpoint is an hour old or more, or when it has
+    none yet. Returns how many were made."""
+    now = now or timezone.now()
+    newest = SignedCheckpoint.objects.filter(customer=OuterRef("customer")).order_by("-sequence")
+    due = (
+        ChainHead.objects.filter(sequence__gt=0)
+        .annotate(
+            signed=Subquery(newest.values("sequence")[:1]),
+            signed_at=Subquery(newest.values("created_at")[:1]),
+        )
+        .filter(Q(signed__isnull=True) | Q(signed__lt=F("sequence")))
+        .filter(Q(signed_at__lte=now - CHECKPOINT_MAX_AGE) | Q(signed_at__isnull=True))
+        .values_list("customer_id", flat=True)
+    )
+    made = 0
+    for customer_id in list(due):
+        if checkpoint_make(customer=Customer(pk=customer_id)).created:
+            made += 1
+    return made
+
+
+def checkpoint_latest(*, customer: Customer, at: dt.datetime | None = None) -> SignedCheckpoint | None:
+    qs = SignedCheckpoint.objects.filter(customer=customer)
+    if at is not None:
+        qs = qs.filter(created_at__lte=at)
+    return qs.order_by("-sequence").first()
+
+
+def checkpoints_list(*, customer: Customer):
+    return SignedCheckpoint.objects.filter(customer=customer).order_by("-sequence")
+
+
+@dataclass
+class CheckpointsCheck:
+    checked: int
+    first_invalid: int | None
+
+
+def checkpoints_check(*, customer: Customer) -> CheckpointsCheck:
+    """Every stored checkpoint against the chain as it is: its note carries a valid
+    signature of this service's key over exactly its origin, size and root; the entry at its
+    size exists with its head hash; and the tree recomputed from the entries' own hashes
+    (streamed, two columns) has its root at that size. Stored tree nodes are not trusted."""
+    verifier = _verifier()
+    wanted = list(
+        SignedCheckpoint.objects.filter(customer=customer)
+        .order_by("sequence")
+        .values_list("sequence", "head_hash", "root_hash", "note")
+    )
+    if not wanted:
+        return CheckpointsCheck(0, None)
+    invalid: list[int] = []
+    pending = iter(wanted)
+    current = next(pending, None)
+    edge = merkle.CompactRange()
+    last_hash = ""
+    rows = (
+        AuditEntry.objects.filter(customer=customer, sequence__lte=wanted[-1][0])
+        .order_by("sequence")
+        .values_list("sequence", "hash")
+        .iterator(chunk_size=5000)
+    )
+    for sequence, value in rows:
+        if sequence != edge.size + 1:  # a gap: no later size can match
+            break
+        edge.append(bytes.fromhex(value))
+        last_hash = value
+        while current is not None and current[0] == edge.size:
+            if not _checkpoint_ok(customer.pk, current, edge.root(), last_hash, verifier):
+                invalid.append(current[0])
+            current = next(pending, None)
+    while current is not None:  # sizes the chain no longer reaches
+        invalid.append(current[0])
+        current = next(pending, None)
+    return CheckpointsCheck(checked=len(wanted), first_invalid=min(invalid) if invalid else None)
+
+
+def _checkpoint_ok(
+    customer_id: str, stored: tuple[int, str, str, str], root: bytes, head_hash: str, verifier: note.Verifier
+) -> bool:
+    size, stored_head, stored_root, signed = stored
+    try:
+        body = note.parse_checkpoint(note.open_note(signed, verifier).text)
+    except note.NoteError:
+        return False
+    return (
+        body.origin == origin(customer_id)
+        and body.size == size
+        and body.root == root
+        and stored_root == root.hex()
+        and stored_head == head_hash
+    )

@@ -1,0 +1,233 @@
+"""The auditor's offline verifier: no database, no Django, no access to the service.
+
+    python3 -m audit.offline_verify --key KEY --checkpoint NOTE [--checkpoint NOTE ...] EXPORT.ndjson
+    python3 -m audit.offline_verify --key KEY --checkpoint NOTE --entry ENTRY.json --proof PROOF.json
+
+KEY is the verifier key (`name+keyid+base64`, from GET /audit-trail/checkpoint-key), given
+as the text itself or as a file holding it or that endpoint's JSON. NOTE is a file holding
+a checkpoint: the signed note (GET /audit-trail/checkpoints/latest with Accept: text/plain,
+or the `note` of an `audit.checkpoint` event), or a checkpoint's JSON, or a page of
+GET /audit-trail/checkpoints. EXPORT is GET /audit-trail/export from the first entry.
+
+With an export it recomputes every entry's hash and link from line 1, rebuilds the Merkle
+tree, and checks each checkpoint's signature and its root at its size. With one entry and
+an inclusion proof (GET /audit-trail/proofs/inclusion) it checks that entry alone. It says
+in plain words what it proved or where the trail broke; exit status 0 when everything
+checked out, 1 when something did not, 2 when the input could not be read.
+Needs Python 3.12+ and the `cryptography` package (docs/reference/checkpoints.md).
+"""
+
+import argparse
+import base64
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from audit import merkle, note
+from audit.hashing import entry_hash
+
+GENESIS = "0" * 64
+
+
+class Unreadable(Exception):
+    """An input file that is not what it should be (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class Signed:
+    source: str
+    checkpoint: note.Checkpoint
+
+    def describe(self) -> str:
+        when = next(
+            (ext[5:] for ext in self.checkpoint.extensions if ext.startswith("time ")), "unknown time"
+        )
+        return f"checkpoint of {self.checkpoint.size} entries signed at {when} ({self.source})"
+
+
+def read_key(value: str) -> note.Verifier:
+    path = Path(value)
+    text = path.read_text(encoding="utf-8").strip() if path.is_file() else value.strip()
+    if text.startswith("{"):
+        text = json.loads(text).get("verifier_key", "")
+    try:
+        return note.parse_verifier_key(text)
+    except note.NoteError as exc:
+        raise Unreadable(f"the verifier key is not valid ({exc})") from exc
+
+
+def _notes_in(text: str) -> list[str]:
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return [text]
+    data = json.loads(stripped)
+    if isinstance(data, dict) and "data" in data:
+        data = data["data"]
+    items = data if isinstance(data, list) else [data]
+    return [item["note"] for item in items if isinstance(item, dict) and "note" in item]
+
+
+def read_checkpoints(paths: Iterable[str], verifier: note.Verifier) -> tuple[list[Signed], list[str]]:
+    """The checkpoints whose signature verifies, and a sentence for each one that does not."""
+    good: list[Signed] = []
+    bad: list[str] = []
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+            notes = _notes_in(text)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise Unreadable(f"{path}: cannot read a checkpoint ({exc})") from exc
+        if not notes:
+            raise Unreadable(f"{path}: holds no checkpoint note")
+        for number, signed in enumerate(notes, 1):
+            source = path if len(notes) == 1 else f"{path} #{number}"
+            try:
+                body = note.parse_checkpoint(note.open_note(signed, verifier).text)
+            except note.NoteError as exc:
+                bad.append(f"{source}: NOT signed by {verifier.name}+{verifier.key_id:08x} ({exc})")
+                continue
+            good.append(Signed(source, body))
+    return good, bad
+
+
+def _entries(stream: TextIO) -> Iterable[tuple[int, dict[str, Any]]]:
+    for number, line in enumerate(stream, 1):
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise Unreadable(f"line {number} of the export is not JSON ({exc.msg})") from exc
+
+
+def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO) -> bool:
+    """Recompute the chain and the tree from line 1; check each checkpoint at its size."""
+    origins = {signed.checkpoint.origin for signed in checkpoints}
+    if len(origins) > 1:
+        out.write(f"FAILED: the checkpoints name different logs: {', '.join(sorted(origins))}\n")
+        return False
+    by_size: dict[int, list[Signed]] = {}
+    for signed in checkpoints:
+        by_size.setdefault(signed.checkpoint.size, []).append(signed)
+    edge = merkle.CompactRange()
+    previous = GENESIS
+    proved: list[str] = []
+    for number, doc in _entries(stream):
+        sequence = doc.get("sequence")
+        where = f"line {number} (sequence {sequence})"
+        if sequence != edge.size + 1:
+            first = "the export must start at sequence 1" if edge.size == 0 else f"expected {edge.size + 1}"
+            out.write(f"FAILED at {where}: entries are missing or out of order ({first}).\n")
+            return False
+        if doc.get("previous_hash") != previous:
+            out.write(f"FAILED at {where}: previous_hash is not the hash of the entry before it.\n")
+            return False
+        if not isinstance(doc.get("hash"), str) or entry_hash(doc) != doc["hash"]:
+            out.write(f"FAILED at {where}: the entry's content does not match its hash (it was edited).\n")
+            return False
+        edge.append(bytes.fromhex(doc["hash"]))
+        previous = doc["hash"]
+        for signed in by_size.pop(edge.size, []):
+            if edge.root() != signed.checkpoint.root:
+                out.write(
+                    f"FAILED at {where}: the tree of the first {edge.size} entries has root "
+                    f"{base64.b64encode(edge.root()).decode()}, but the {signed.describe()} says "
+                    f"{base64.b64encode(signed.checkpoint.root).decode()}: history was rewritten.\n"
+                )
+                return False
+            proved.append(signed.describe())
+    if by_size:
+        for size, missing in sorted(by_size.items()):
+            for signed in missing:
+                out.write(
+                    f"FAILED: the export ends after {edge.size} entries, but the {signed.describe()} covers "
+                    f"{size}: signed entries are missing (deleted, or the export was cut short).\n"
+                )
+        return False
+    log = next(iter(origins), "")
+    out.write(f"OK: {edge.size} entries of {log}; every hash and link recomputed from line 1.\n")
+    for line in proved:
+        out.write(f"OK: the tree of the export matches the {line}.\n")
+    covered = max((signed.checkpoint.size for signed in checkpoints), default=0)
+    if covered < edge.size:
+        out.write(
+            f"NOTE: entries {covered + 1}..{edge.size} are chained but no checkpoint given here covers "
+            "them; a later checkpoint proves them.\n"
+        )
+    return True
+
+
+def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, out: TextIO) -> bool:
+    """One entry, one inclusion proof, one checkpoint."""
+    checkpoint = signed.checkpoint
+    sequence = entry.get("sequence")
+    if not isinstance(entry.get("hash"), str) or entry_hash(entry) != entry["hash"]:
+        out.write(f"FAILED: entry {sequence}'s content does not match its hash (it was edited).\n")
+        return False
+    leaf = merkle.leaf_hash(bytes.fromhex(entry["hash"]))
+    try:
+        path = [base64.b64decode(value, validate=True) for value in proof["hashes"]]
+        index, size = int(proof["leaf_index"]), int(proof["tree_size"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise Unreadable(f"the inclusion proof is not readable ({exc})") from exc
+    if index != (sequence or 0) - 1 or proof.get("leaf_hash") not in (None, base64.b64encode(leaf).decode()):
+        out.write(f"FAILED: the proof is for another entry (leaf {index}), not entry {sequence}.\n")
+        return False
+    if size != checkpoint.size:
+        out.write(
+            f"FAILED: the proof is for a tree of {size} entries, the checkpoint for {checkpoint.size}.\n"
+        )
+        return False
+    if not merkle.verify_inclusion(index, size, leaf, path, checkpoint.root):
+        out.write(f"FAILED: entry {sequence} is NOT in the tree of the {signed.describe()}.\n")
+        return False
+    out.write(f"OK: entry {sequence} (hash {entry['hash']}) is in the tree of the {signed.describe()}.\n")
+    return True
+
+
+def _json_file(path: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise Unreadable(f"{path}: not a JSON file ({exc})") from exc
+    if not isinstance(data, dict):
+        raise Unreadable(f"{path}: not a JSON object")
+    return data
+
+
+def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m audit.offline_verify", description=__doc__.split("\n\n")[2].strip()
+    )
+    parser.add_argument("--key", required=True, help="verifier key, or a file holding it")
+    parser.add_argument("--checkpoint", action="append", required=True, help="a checkpoint file (repeatable)")
+    parser.add_argument("--entry", help="one entry's JSON (with --proof)")
+    parser.add_argument("--proof", help="the entry's inclusion proof JSON (with --entry)")
+    parser.add_argument("export", nargs="?", help="the NDJSON export (GET /audit-trail/export)")
+    args = parser.parse_args(argv)
+    if bool(args.entry) != bool(args.proof) or bool(args.export) == bool(args.entry):
+        parser.error("give either an export, or --entry with --proof")
+    try:
+        verifier = read_key(args.key)
+        checkpoints, bad = read_checkpoints(args.checkpoint, verifier)
+        for sentence in bad:
+            out.write(f"FAILED: {sentence}\n")
+        if bad or not checkpoints:
+            return 1
+        if args.entry:
+            if len(checkpoints) != 1:
+                raise Unreadable("give exactly one checkpoint with --entry")
+            ok = verify_entry(_json_file(args.entry), _json_file(args.proof), checkpoints[0], out)
+        else:
+            with open(args.export, encoding="utf-8") as stream:
+                ok = verify_export(stream, checkpoints, out)
+    except (Unreadable, OSError) as exc:
+        out.write(f"CANNOT VERIFY: {exc}\n")
+        return 2
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
