@@ -5,12 +5,16 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin import DateFieldListFilter
-from django.db.models import QuerySet
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
+from django.utils.timesince import timesince
 
-from audit.models import AuditEntry, ChainHead, Decision
+from audit.checkpoints import checkpoint_make
+from audit.exceptions import TreeNotExtension
+from audit.models import AuditEntry, ChainHead, Decision, SignedCheckpoint
 from audit.verify import chain_verify_incremental
 from config.admin import ReadOnlyAdmin, input_filter
+from config.timeutils import isoformat
 
 TRAIL_FILTERS: list[Any] = [
     "customer",
@@ -98,9 +102,77 @@ class AuditEntryAdmin(ReadOnlyAdmin):
 
 @admin.register(ChainHead)
 class ChainHeadAdmin(ReadOnlyAdmin):
-    list_display = ["customer", "sequence", "decisions", "head_hash", "updated_at"]
-    actions = ["verify_chain"]
+    """The audit page: one row per customer's chain, with its latest signed checkpoint and
+    how old it is (docs/reference/checkpoints.md), and a "make a checkpoint now" action."""
+
+    list_display = [
+        "customer",
+        "sequence",
+        "decisions",
+        "head_hash",
+        "updated_at",
+        "latest_checkpoint",
+        "checkpoint_age",
+    ]
+    actions = ["verify_chain", "make_checkpoint"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ChainHead]:
+        newest = SignedCheckpoint.objects.filter(customer=OuterRef("customer")).order_by("-sequence")
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                checkpoint_size=Subquery(newest.values("sequence")[:1]),
+                checkpoint_at=Subquery(newest.values("created_at")[:1]),
+            )
+        )
+
+    @admin.display(description="latest checkpoint", ordering="checkpoint_size")
+    def latest_checkpoint(self, obj: Any) -> str:
+        if obj.checkpoint_size is None:
+            return "none yet"
+        behind = obj.sequence - obj.checkpoint_size
+        return f"{obj.checkpoint_size:,} entries" + (f" ({behind:,} newer not yet signed)" if behind else "")
+
+    @admin.display(description="checkpoint age", ordering="checkpoint_at")
+    def checkpoint_age(self, obj: Any) -> str:
+        if obj.checkpoint_at is None:
+            return "-"
+        return f"{timesince(obj.checkpoint_at)} ago ({isoformat(obj.checkpoint_at)})"
 
     @admin.action(description="Verify the audit chain of the selected customers", permissions=["view"])
     def verify_chain(self, request: HttpRequest, queryset: QuerySet[ChainHead]) -> None:
         verify_chains(self, request, [head.customer for head in queryset.select_related("customer")])
+
+    @admin.action(description="Make a checkpoint now for the selected customers", permissions=["view"])
+    def make_checkpoint(self, request: HttpRequest, queryset: QuerySet[ChainHead]) -> None:
+        for head in queryset.select_related("customer"):
+            try:
+                made = checkpoint_make(customer=head.customer)
+            except TreeNotExtension as exc:
+                self.message_user(request, f"{head.customer_id}: {exc.detail}", messages.ERROR)
+                continue
+            if made.checkpoint is None:
+                self.message_user(
+                    request, f"{head.customer_id}: the chain is empty, nothing to sign.", messages.WARNING
+                )
+                continue
+            what = (
+                "Signed a checkpoint"
+                if made.created
+                else "The chain has not grown since the latest checkpoint"
+            )
+            self.message_user(
+                request,
+                f"{head.customer_id}: {what} at {made.checkpoint.sequence:,} entries ({made.checkpoint.pk}).",
+            )
+            if made.created:
+                self.log_change(request, head.customer, f"Made checkpoint {made.checkpoint.pk}")
+
+
+@admin.register(SignedCheckpoint)
+class SignedCheckpointAdmin(ReadOnlyAdmin):
+    list_display = ["id", "customer", "sequence", "root_hash", "created_at"]
+    list_filter = ["customer"]
+    search_fields = ["id", "root_hash", "head_hash"]
+    ordering = ["-created_at"]

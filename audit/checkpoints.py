@@ -15,6 +15,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -223,6 +224,21 @@ def checkpoint_latest(*, customer: Customer, at: dt.datetime | None = None) -> S
     if at is not None:
         qs = qs.filter(created_at__lte=at)
     return qs.order_by("-sequence").first()
+
+
+def checkpoint_evidence(*, customer: Customer, at: dt.datetime) -> dict[str, Any]:
+    """What a report prints (docs/reference/checkpoints.md, "Reports"): the newest checkpoint
+    made at or before `at`, and the key that verifies it; null members when there is none."""
+    latest = checkpoint_latest(customer=customer, at=at)
+    return {
+        "checkpoint_id": latest.pk if latest else None,
+        "sequence": latest.sequence if latest else None,
+        "root_hash": latest.root_hash if latest else None,
+        "head_hash": latest.head_hash if latest else None,
+        "created_at": isoformat(latest.created_at) if latest else None,
+        "note": latest.note if latest else None,
+        "verifier_key": verifier_key(),
+    }
 
 
 def checkpoints_list(*, customer: Customer):

@@ -16,7 +16,7 @@ class VerifyJobNotFound(NotFound):
 
 class TreeNotExtension(Conflict):
     """The stored tree no longer has the newest checkpoint's root at its size: nothing is
-    signed (docs/reference/checkpoints.md, "Checkpoints")."""
+    signed (docs/reference/checkpoints.md, "Signed notes and checkpoints")."""
 
     code = "TREE_NOT_EXTENSION"
     title = "The audit tree does not extend the last checkpoint"

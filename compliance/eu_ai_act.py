@@ -152,6 +152,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
         "audit_trail": {
             "decisions": summary["total_decisions"],
             "chain_verification": evidence["chain"],
+            "checkpoint": evidence["checkpoint"],
             "models": evidence["models"],
             "decision_log": log_preview,
         },

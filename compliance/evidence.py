@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import Count, QuerySet
 
+from audit import checkpoints as audit_checkpoints
 from audit import selectors as audit_selectors
 from audit import verify as audit_verify
 from bias import selectors as bias_selectors
@@ -159,6 +160,7 @@ def gather(scope: Scope) -> dict[str, Any]:
     decisions = scope.decisions()
     organisation, users = reporting.user_figures(decisions)
     verification, _ = audit_verify.chain_verify_incremental(scope.customer)
+    now = dt.datetime.now(dt.UTC)
     return {
         "organisation": organisation,
         "users": users,
@@ -167,5 +169,6 @@ def gather(scope: Scope) -> dict[str, Any]:
         "models": reporting.models_seen(decisions),
         "subgroups": _subgroups(scope),
         **alerts(scope),
-        "chain": {**verification.as_dict(), "verified_at": isoformat(dt.datetime.now(dt.UTC))},
+        "chain": {**verification.as_dict(), "verified_at": isoformat(now)},
+        "checkpoint": audit_checkpoints.checkpoint_evidence(customer=scope.customer, at=now),
     }

@@ -214,8 +214,16 @@ def render_pdf(report: Report, out: HashingWriter) -> None:
         if section["id"] == "recommendations":
             blocks.append(_table("recommendations", body, "Recommendations"))
         else:
-            blocks.extend(_blocks(body))
-        sections.append({"id": section["id"], "title": section["title"], "blocks": blocks})
+            # The signed checkpoint has a partial of its own (templates/compliance/_checkpoint.html).
+            blocks.extend(_blocks({k: v for k, v in body.items() if k != "checkpoint"}))
+        sections.append(
+            {
+                "id": section["id"],
+                "title": section["title"],
+                "blocks": blocks,
+                "checkpoint": body.get("checkpoint") if isinstance(body, dict) else None,
+            }
+        )
     log_total = report.decisions
     attach = log_total > LOG_PREVIEW_MAX
     period = report.data["time_period"]

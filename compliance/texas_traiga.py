@@ -97,6 +97,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
         "monitoring_and_safeguards": {
             "trend": evidence["trend"],
             "chain_verification": evidence["chain"],
+            "checkpoint": evidence["checkpoint"],
             "alerts_by_status": amp["by_status"],
             "users": evidence["users"],
             "decision_log": log_preview,

@@ -45,6 +45,7 @@ TASK_GROUPS: tuple[TaskGroup, ...] = (
             "audit.decision",
             "audit.auditentry",
             "audit.chainhead",
+            "audit.signedcheckpoint",
             "calibration.riskuserstate",
             "calibration.userdailyaggregate",
             "calibration.threshold",

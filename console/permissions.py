@@ -23,6 +23,7 @@ COMPLIANCE_STAFF_PERMISSIONS = (
     "audit.view_decision",
     "audit.view_auditentry",
     "audit.view_chainhead",
+    "audit.view_signedcheckpoint",
     "calibration.view_userdailyaggregate",
     "calibration.view_riskuserstate",
     "calibration.view_threshold",
