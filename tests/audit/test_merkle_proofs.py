@@ -204,3 +204,18 @@ def test_another_customers_tree_is_not_reachable(api, other_api):
     api.post("/v1/log/batch", {"decisions": [decision_body() for _ in range(3)]}, format="json")
     assert other_api.get("/v1/audit-trail/proofs/inclusion?sequence=1&tree_size=1").status_code == 400
     assert other_api.get("/v1/audit-trail/proofs/consistency?first=1&second=2").status_code == 400
+
+
+def test_the_migration_builds_the_tree_of_chains_written_before_it(api):
+    import importlib
+
+    from django.apps import apps
+
+    api.post("/v1/log/batch", {"decisions": [decision_body() for _ in range(13)]}, format="json")
+    TreeNode.objects.all().delete()
+    importlib.import_module("audit.migrations.0005_tree_of_existing_chains").build_trees(apps, None)
+    leaves = _entry_hashes(api)
+    assert TreeNode.objects.filter(customer_id="acme").count() == 13 + 6 + 3 + 1
+    body = api.get("/v1/audit-trail/proofs/inclusion?sequence=5&tree_size=13").json()
+    path = [_b(h) for h in body["hashes"]]
+    assert rfc_verify_inclusion(4, 13, _h(b"\x00" + leaves[4]), path, rfc_mth(leaves))
