@@ -166,8 +166,9 @@ def chain_extended(*, customer_id: str, start_size: int, entry_hashes: list[str]
     reached or crossed. Called once per append, single or batch, in its transaction."""
     if not entry_hashes:
         return
-    edge = tree.tree_append(customer_id, start_size, entry_hashes)
-    if start_size // CHECKPOINT_EVERY != edge.size // CHECKPOINT_EVERY:
+    due = start_size // CHECKPOINT_EVERY != (start_size + len(entry_hashes)) // CHECKPOINT_EVERY
+    edge = tree.tree_append(customer_id, start_size, entry_hashes, with_root=due)
+    if due:
         try:
             with transaction.atomic():
                 _make(customer_id, edge.size, edge.root(), entry_hashes[-1])

@@ -115,12 +115,22 @@ class CompactRange:
             assert peaks is not None and len(peaks) == bin(size).count("1")
             self.peaks = [(lv, ix, h) for (lv, ix), h in zip(range_nodes(0, size), peaks, strict=True)]
 
+    @classmethod
+    def partial(cls, size: int, known: dict[Node, bytes]) -> "CompactRange":
+        """The right edge at `size` with only some subtrees' hashes known (the others stand
+        as empty bytes): enough to append when `known` holds `consumed_peaks`' nodes."""
+        edge = cls()
+        edge.size = size
+        edge.peaks = [(lv, ix, known.get((lv, ix), b"")) for lv, ix in range_nodes(0, size)]
+        return edge
+
     def append(self, entry_hash: bytes, appended: list[tuple[int, int, bytes]] | None = None) -> None:
         level, index, value = 0, self.size, leaf_hash(entry_hash)
         if appended is not None:
             appended.append((level, index, value))
         while index & 1:
             _, _, left = self.peaks.pop()
+            assert left, "a subtree this append merges was not read"
             level, index, value = level + 1, index >> 1, node_hash(left, value)
             if appended is not None:
                 appended.append((level, index, value))
@@ -130,7 +140,24 @@ class CompactRange:
     def root(self) -> bytes:
         if not self.peaks:
             return hashlib.sha256(b"").digest()
+        assert all(value for _, _, value in self.peaks), "the root needs every subtree"
         return fold([value for _, _, value in self.peaks])
+
+
+def consumed_peaks(size: int, count: int) -> list[Node]:
+    """The complete subtrees of [0, size) that appending `count` leaves merges into new nodes:
+    the only stored hashes an append needs (none when `size` is even and one leaf comes)."""
+    stack = [(level, index, True) for level, index in range_nodes(0, size)]
+    consumed: list[Node] = []
+    for leaf in range(size, size + count):
+        level, index = 0, leaf
+        while index & 1:
+            peak_level, peak_index, original = stack.pop()
+            if original:
+                consumed.append((peak_level, peak_index))
+            level, index = level + 1, index >> 1
+        stack.append((level, index, False))
+    return consumed
 
 
 def verify_inclusion(index: int, size: int, leaf: bytes, proof: list[bytes], root: bytes) -> bool:

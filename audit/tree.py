@@ -69,16 +69,26 @@ def compact_range(customer_id: str, size: int) -> merkle.CompactRange:
     return merkle.CompactRange(size, [found[node] for node in nodes])
 
 
-def tree_append(customer_id: str, start_size: int, entry_hashes: list[str]) -> merkle.CompactRange:
+def tree_append(
+    customer_id: str, start_size: int, entry_hashes: list[str], *, with_root: bool = True
+) -> merkle.CompactRange:
     """Add the entries `start_size + 1 ...` (their hex `hash`es, in order) to the customer's
     tree, inside the caller's transaction (which holds the chain head lock, so appends of
-    one customer never interleave). Returns the tree's right edge after them.
+    one customer never interleave). Returns the tree's right edge after them; without
+    `with_root` only the stored subtrees the append merges are read (none for half of single
+    appends), and the edge cannot give the root.
 
     A chain that has entries without nodes (written before the tree existed) is built
     from its entries first, once."""
-    try:
-        edge = compact_range(customer_id, start_size)
-    except TreeIncomplete:
+    wanted = (
+        merkle.range_nodes(0, start_size)
+        if with_root
+        else merkle.consumed_peaks(start_size, len(entry_hashes))
+    )
+    found = _nodes_read(customer_id, wanted)
+    if len(found) == len(wanted):
+        edge = merkle.CompactRange.partial(start_size, found)
+    else:
         edge = tree_rebuild(customer_id, start_size)
     appended: list[tuple[int, int, bytes]] = []
     for value in entry_hashes:

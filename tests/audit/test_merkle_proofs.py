@@ -120,6 +120,23 @@ def test_every_inclusion_and_consistency_proof_of_small_trees_verifies(size):
             assert not rfc_verify_consistency(first, size, path, _h(b"wrong"), root)
 
 
+@pytest.mark.parametrize("size", range(0, 34))
+def test_an_append_reading_only_the_subtrees_it_merges_writes_the_same_nodes(size):
+    full = _stored(40)
+    for count in (1, 2, 3, 6):
+        if size + count > 40:
+            continue
+        wanted = merkle.consumed_peaks(size, count)
+        assert set(wanted) <= set(merkle.range_nodes(0, size))
+        edge, written = merkle.CompactRange.partial(size, {node: full[node] for node in wanted}), []
+        for leaf in LEAVES[size : size + count]:
+            edge.append(leaf, written)
+        assert all(full[(level, index)] == value for level, index, value in written)
+        assert len(written) == len(_stored(size + count)) - len(_stored(size))
+    if size % 2 == 0:  # half of single appends read nothing
+        assert merkle.consumed_peaks(size, 1) == []
+
+
 # --- over HTTP, from the stored tree -------------------------------------------------------
 def _b(value: str) -> bytes:
     return base64.b64decode(value)
