@@ -10,6 +10,9 @@ from config.exceptions import ValidationFailed
 from config.inputs import parse_day_only, shift_days, time_range
 
 DEFAULT_DAYS = 30
+# The longest period a report covers (ten years and a leap day or two): a report's cost grows
+# with its period (a trend point per month), docs/reference/limits.md, "Exports".
+MAX_PERIOD_DAYS = 3660
 FILTER_KEYS = ("user_ids", "model_ids", "calibration")
 CATEGORIES = ["CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING"]
 FILTER_VALUES_MAX = 1000
@@ -109,6 +112,9 @@ def _period(raw: Any, errors: _Errors) -> tuple[dt.datetime, dt.datetime, dict[s
         errors.items.extend(exc.errors)
         return None
     assert start is not None and end is not None
+    if end - start > dt.timedelta(days=MAX_PERIOD_DAYS):
+        errors.add("time_period", f"must span at most {MAX_PERIOD_DAYS} days")
+        return None
     return start, end, {"from": raw_from, "to": raw_to}
 
 

@@ -3,18 +3,22 @@ claims a queued job with a lease and renews it while it renders; only the holder
 current claim (its attempt number) may complete or fail the job; a job whose lease ran out
 (its worker died) or whose broker message was lost is queued again by the recovery task."""
 
+import contextlib
 import datetime as dt
 import logging
+import os
+import resource
+import signal
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import storages
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from compliance import eu_ai_act
@@ -84,9 +88,15 @@ def _lease_end() -> dt.datetime:
 
 def _claim(export_id: str) -> int | None:
     """Take the job if it is queued, or processing with an expired lease: the new attempt
-    number, or None when someone else holds it or it is finished."""
+    number, or None when someone else holds it, it is finished, or its customer already has
+    EXPORT_RENDERS_PER_CUSTOMER renders under way (the job stays queued and is sent again when
+    one of them ends: one customer's jobs never hold every worker)."""
     now = timezone.now()
+    customer_id = ExportJob.objects.filter(pk=export_id).values_list("customer_id", flat=True).first()
+    if customer_id is None:
+        return None
     with transaction.atomic():
+        Customer.objects.select_for_update().filter(pk=customer_id).exists()  # one claim at a time
         job = (
             ExportJob.objects.select_for_update()
             .filter(pk=export_id)
@@ -104,6 +114,19 @@ def _claim(export_id: str) -> int | None:
             job.lease_until = None
             job.save(update_fields=["status", "error", "completed_at", "lease_until"])
             return None
+        rendering = (
+            ExportJob.objects.filter(
+                customer_id=customer_id, status=ExportJob.Status.PROCESSING, lease_until__gte=now
+            )
+            .exclude(pk=export_id)
+            .count()
+        )
+        if rendering >= settings.EXPORT_RENDERS_PER_CUSTOMER:
+            if job.status == ExportJob.Status.PROCESSING:  # an expired claim: back to the queue
+                job.status = ExportJob.Status.QUEUED
+            job.lease_until = now + dt.timedelta(seconds=QUEUED_RESEND_SECONDS)
+            job.save(update_fields=["status", "lease_until"])
+            return None
         job.status = ExportJob.Status.PROCESSING
         job.attempts = F("attempts") + 1
         job.lease_until = _lease_end()
@@ -111,6 +134,81 @@ def _claim(export_id: str) -> int | None:
         job.save(update_fields=["status", "attempts", "lease_until", "started_at"])
         job.refresh_from_db(fields=["attempts"])
         return job.attempts
+
+
+def _next_of_customer(customer_id: str) -> None:
+    """A render of this customer ended: send its oldest queued job now rather than at the
+    next recovery pass."""
+    next_id = (
+        ExportJob.objects.filter(customer_id=customer_id, status=ExportJob.Status.QUEUED)
+        .order_by("created_at")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if next_id is not None:
+        transaction.on_commit(lambda: _enqueue(next_id), robust=True)
+
+
+class RenderLimitExceeded(Exception):
+    """A render went over its time or memory limit; the message is the job's error."""
+
+
+MEMORY_POLL_SECONDS = 0.2
+
+
+def _resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+@contextlib.contextmanager
+def _render_limits() -> Iterator[None]:
+    """The render's limits (docs/reference/limits.md, "Exports"): EXPORT_RENDER_SECONDS of
+    wall time, and EXPORT_RENDER_MEMORY_MB of resident memory on top of what the process held
+    when the render began (checked every MEMORY_POLL_SECONDS by a watcher thread). Either one
+    interrupts the render with SIGALRM, whose handler runs in the worker's main thread (a
+    prefork worker runs each task there) and raises RenderLimitExceeded. An address-space
+    rlimit is not used: native libraries (OpenBLAS) abort instead of raising MemoryError."""
+    seconds = settings.EXPORT_RENDER_SECONDS
+    megabytes = settings.EXPORT_RENDER_MEMORY_MB
+    if threading.current_thread() is not threading.main_thread() or not (seconds > 0 or megabytes > 0):
+        yield
+        return
+    reason: list[str] = []
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise RenderLimitExceeded(
+            reason[0] if reason else f"The render went over its time limit of {seconds:g} s."
+        )
+
+    previous_handler = signal.signal(signal.SIGALRM, on_alarm)
+    if seconds > 0:
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    done = threading.Event()
+
+    def watch_memory() -> None:
+        budget = _resident_bytes() + megabytes * 1024 * 1024
+        while not done.wait(MEMORY_POLL_SECONDS):
+            if _resident_bytes() > budget:
+                reason.append(f"The render went over its memory limit of {megabytes} MB.")
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                os.kill(os.getpid(), signal.SIGALRM)
+                return
+
+    watcher = threading.Thread(target=watch_memory, name="render-memory", daemon=True)
+    if megabytes > 0:
+        watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        if watcher.is_alive():
+            watcher.join()
+        signal.signal(signal.SIGALRM, previous_handler)
 
 
 class _Lease:
@@ -170,22 +268,30 @@ def export_run(*, export_id: str) -> None:
         filters=job.filters,
     )
     try:
+        renderer = _renderer(job.format)  # its libraries load outside the memory limit
         with _Lease(export_id, attempt), tempfile.TemporaryFile(prefix="trustcal-export-") as tmp:
-            build = log_report_build if job.format == "csv" else report_build
-            report = build(scope=scope, template=job.template)
-            writer = HashingWriter(tmp)
-            _renderer(job.format)(report, writer)
+            with _render_limits():
+                build = log_report_build if job.format == "csv" else report_build
+                report = build(scope=scope, template=job.template)
+                writer = HashingWriter(tmp)
+                renderer(report, writer)
             tmp.seek(0)
             name = exports_storage().save(_file_name(job), File(tmp))
     except Exception as exc:
         logger.exception("export %s failed", export_id)
-        ExportJob.objects.filter(pk=export_id, status=ExportJob.Status.PROCESSING, attempts=attempt).update(
-            status=ExportJob.Status.FAILED,
-            # The type only: the message may hold paths or SQL; the traceback is in the log.
-            error=f"Rendering failed ({type(exc).__name__}); the service log has the details of {export_id}.",
-            completed_at=timezone.now(),
-            lease_until=None,
-        )
+        if isinstance(exc, RenderLimitExceeded):
+            error = str(exc)
+        else:  # the type only: the message may hold paths or SQL; the traceback is in the log
+            error = (
+                f"Rendering failed ({type(exc).__name__}); the service log has the details of {export_id}."
+            )
+        with transaction.atomic():
+            ExportJob.objects.filter(
+                pk=export_id, status=ExportJob.Status.PROCESSING, attempts=attempt
+            ).update(
+                status=ExportJob.Status.FAILED, error=error, completed_at=timezone.now(), lease_until=None
+            )
+            _next_of_customer(job.customer_id)
         return
     _complete(job, attempt=attempt, name=name, writer=writer, report=report)
 
@@ -209,6 +315,8 @@ def _complete(job: ExportJob, *, attempt: int, name: str, writer: HashingWriter,
         if not done:  # our claim expired and another attempt holds the job: it completes it
             transaction.on_commit(lambda: exports_storage().delete(name))
             return
+        _next_of_customer(job.customer_id)
+        _quota_enforce(job.customer_id)
         download_url = f"/v1/export/{job.pk}/download"
         event_emit(
             customer=job.customer,
@@ -257,3 +365,66 @@ def exports_recover() -> int:
     for export_id in ids:
         _enqueue(export_id)
     return len(ids)
+
+
+def _files_delete(jobs: list[tuple[str, str]]) -> None:
+    """Delete the rows, then (after commit) their files; a file already gone is fine."""
+    ExportJob.objects.filter(pk__in=[pk for pk, _ in jobs]).delete()
+    names = [name for _, name in jobs if name]
+
+    def remove() -> None:
+        storage = exports_storage()
+        for name in names:
+            try:
+                storage.delete(name)
+            except Exception:
+                logger.exception("export file %s could not be deleted", name)
+
+    transaction.on_commit(remove)
+
+
+def _quota_enforce(customer_id: str) -> None:
+    """A customer's completed exports hold at most EXPORT_STORAGE_QUOTA_MB: past it, its
+    oldest completed exports are deleted (job and file); the newest is always kept."""
+    quota = settings.EXPORT_STORAGE_QUOTA_MB * 1024 * 1024
+    if quota <= 0:
+        return
+    total = (
+        ExportJob.objects.filter(customer_id=customer_id, status=ExportJob.Status.COMPLETED).aggregate(
+            total=Sum("size_bytes")
+        )["total"]
+        or 0
+    )
+    if total <= quota:
+        return
+    rows = ExportJob.objects.filter(customer_id=customer_id, status=ExportJob.Status.COMPLETED).order_by(
+        "-completed_at", "-pk"
+    )
+    kept = 0
+    doomed: list[tuple[str, str]] = []
+    for index, (pk, size, name) in enumerate(rows.values_list("pk", "size_bytes", "file_name").iterator()):
+        kept += size or 0
+        if index > 0 and kept > quota:
+            doomed.append((pk, name))
+    if doomed:
+        logger.info("customer %s: %d exports deleted over the storage quota", customer_id, len(doomed))
+        _files_delete(doomed)
+
+
+def exports_expire() -> int:
+    """Beat: exports finished more than EXPORT_RETENTION_DAYS ago are deleted, job and file
+    (GET /export/:id then answers 404). At most 500 a pass."""
+    if settings.EXPORT_RETENTION_DAYS <= 0:
+        return 0
+    cutoff = timezone.now() - dt.timedelta(days=settings.EXPORT_RETENTION_DAYS)
+    with transaction.atomic():
+        jobs = list(
+            ExportJob.objects.filter(
+                status__in=[ExportJob.Status.COMPLETED, ExportJob.Status.FAILED], completed_at__lt=cutoff
+            )
+            .order_by("completed_at")
+            .values_list("pk", "file_name")[:500]
+        )
+        if jobs:
+            _files_delete(jobs)
+    return len(jobs)

@@ -25,6 +25,8 @@ app.conf.beat_schedule = {
         "task": "compliance.tasks.exports_recover",
         "schedule": settings.EXPORT_RECOVER_SECONDS,
     },
+    # Exports past their retention period (job and file).
+    "compliance-exports-expire": {"task": "compliance.tasks.exports_expire", "schedule": 3600.0},
     # Staff-defined thresholds (threshold.breached) and risk users.
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
     # Signed checkpoints: every chain that grew gets one when its newest is an hour old.

@@ -289,6 +289,15 @@ EXPORT_MAX_ATTEMPTS = env.int("TRUSTCAL_EXPORT_MAX_ATTEMPTS", default=3)
 # How often beat looks for export jobs whose worker died or whose broker message was lost.
 EXPORT_RECOVER_SECONDS = env.float("TRUSTCAL_EXPORT_RECOVER_SECONDS", default=30.0)
 EXPORTS_PER_CUSTOMER_ACTIVE = env.int("TRUSTCAL_EXPORTS_PER_CUSTOMER_ACTIVE", default=5)
+# What one render may cost, and what a customer's reports may keep (docs/reference/limits.md,
+# "Exports"): wall time and extra memory of one render (0: no limit), renders of one customer
+# at a time (its other jobs wait their turn, others' jobs go on), days a finished export is
+# kept, and the storage of a customer's completed exports (oldest deleted past it).
+EXPORT_RENDER_SECONDS = env.float("TRUSTCAL_EXPORT_RENDER_SECONDS", default=300.0)
+EXPORT_RENDER_MEMORY_MB = env.int("TRUSTCAL_EXPORT_RENDER_MEMORY_MB", default=2048)
+EXPORT_RENDERS_PER_CUSTOMER = env.int("TRUSTCAL_EXPORT_RENDERS_PER_CUSTOMER", default=1)
+EXPORT_RETENTION_DAYS = env.int("TRUSTCAL_EXPORT_RETENTION_DAYS", default=30)
+EXPORT_STORAGE_QUOTA_MB = env.int("TRUSTCAL_EXPORT_STORAGE_QUOTA_MB", default=500)
 # Report files go through Django's storage API: a folder under the data folder by default (every
 # process of one host serves it); any django-storages backend (S3, GCS, Azure) at scale, e.g.
 # TRUSTCAL_EXPORT_STORAGE_BACKEND=storages.backends.s3.S3Storage with its own settings.

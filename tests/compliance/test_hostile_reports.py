@@ -80,3 +80,111 @@ def test_a_chart_label_with_dollar_signs_is_drawn_not_parsed():
         {"gender": {"groups": [{"group": "$\\bad{$", "ai_favorable_rate": 0.5, "favorable_rate": 0.4}]}}
     )
     assert svg is not None and "<svg" in svg
+
+
+# --- the cost of a report: period, render limits, fairness, retention, quota ---------------------
+
+
+def test_a_period_longer_than_3660_days_is_refused_by_the_api_and_stores_nothing(api):
+    from compliance.models import ExportJob
+
+    for period in ({"from": "0001-01-01", "to": "9999-12-31"}, {"from": "2016-01-01", "to": "2026-01-08"}):
+        r = api.post("/v1/export", {"template": "eu_ai_act", "time_period": period}, format="json")
+        assert r.status_code == 400, r.content
+        assert r.json()["code"] == "VALIDATION_ERROR"
+        assert r.json()["errors"][0]["field"] == "time_period"
+    ok = {"from": "2016-01-01", "to": "2026-01-07"}  # 3,660 days: the longest accepted
+    assert (
+        api.post("/v1/export", {"template": "eu_ai_act", "time_period": ok}, format="json").status_code == 202
+    )
+    assert ExportJob.objects.count() == 1
+
+
+def test_a_render_over_its_time_limit_fails_with_its_reason(api, settings):
+    from tests.compliance.helpers import render, request_export
+
+    _log(api, [decision(i) for i in range(20)])
+    settings.EXPORT_RENDER_SECONDS = 0.001
+    job = render(api, request_export(api, template="eu_ai_act", format="pdf")["export_id"])
+    assert job["status"] == "failed"
+    assert "time limit" in job["error"]
+    settings.EXPORT_RENDER_SECONDS = 300
+    again = render(api, request_export(api, template="eu_ai_act", format="csv")["export_id"])
+    assert again["status"] == "completed"  # the limit was lifted with the failed render
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("processes")
+def test_a_render_over_its_memory_limit_fails_with_its_reason_in_a_real_worker(transactional_db, api):
+    """A real worker process (its own address space, as in production) with 1 MB of room for
+    a render: the job fails with the reason, and the worker goes on to the next job."""
+    import time
+
+    from tests.compliance.helpers import request_export
+    from tests.processes import celery_worker
+
+    _log(api, [decision(i) for i in range(20)])
+    with celery_worker("memory", beat=True, concurrency=1, TRUSTCAL_EXPORT_RENDER_MEMORY_MB="1"):
+        export_id = request_export(api, template="eu_ai_act", format="pdf")["export_id"]
+        deadline = time.time() + 90
+        while api.get(f"/v1/export/{export_id}").json()["status"] in ("queued", "processing"):
+            assert time.time() < deadline, "the render did not end"
+            time.sleep(0.5)
+    job = api.get(f"/v1/export/{export_id}").json()
+    assert job["status"] == "failed", job
+    assert "memory limit of 1 MB" in job["error"]
+
+
+def test_one_customer_renders_one_export_at_a_time_and_others_go_on(api, other_api):
+    from compliance import services
+    from compliance.models import ExportJob
+    from tests.compliance.helpers import render, request_export
+
+    first = request_export(api, template="eu_ai_act", format="csv")["export_id"]
+    second = request_export(api, template="eu_ai_act", format="csv")["export_id"]
+    assert services._claim(first) == 1  # a worker is rendering the customer's first job
+    assert render(api, second)["status"] == "queued"  # the customer's next one waits its turn
+    other = request_export(other_api, template="eu_ai_act", format="csv")["export_id"]
+    assert render(other_api, other)["status"] == "completed"  # another customer's does not
+    ExportJob.objects.filter(pk=first).update(status="queued", attempts=0)  # the first ends
+    assert render(api, first)["status"] == "completed"
+    assert render(api, second)["status"] == "completed"
+
+
+def test_exports_past_their_retention_are_deleted_job_and_file(
+    api, settings, django_capture_on_commit_callbacks
+):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from compliance import services
+    from compliance.models import ExportJob
+
+    old, _ = export_file(api, template="eu_ai_act", format="json")
+    new, _ = export_file(api, template="eu_ai_act", format="json")
+    name = ExportJob.objects.get(pk=old["export_id"]).file_name
+    ExportJob.objects.filter(pk=old["export_id"]).update(
+        completed_at=timezone.now() - dt.timedelta(days=settings.EXPORT_RETENTION_DAYS, minutes=1)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.exports_expire() == 1
+    assert api.get(f"/v1/export/{old['export_id']}").status_code == 404
+    assert not services.exports_storage().exists(name)
+    assert api.get(new["download_url"]).status_code == 200
+
+
+def test_a_customers_exports_past_the_storage_quota_lose_the_oldest(api, other_api, settings):
+    from tests.compliance.helpers import render, request_export
+
+    _log(api, [decision(i) for i in range(30)])
+    first, content = export_file(api, template="eu_ai_act", format="csv")
+    settings.EXPORT_STORAGE_QUOTA_MB = 2.5 * len(content) / (1024 * 1024)  # room for two files
+    others, _ = export_file(other_api, template="eu_ai_act", format="csv")
+    second = render(api, request_export(api, template="eu_ai_act", format="csv")["export_id"])
+    assert api.get(first["download_url"]).status_code == 200
+    third = render(api, request_export(api, template="eu_ai_act", format="csv")["export_id"])
+    assert api.get(f"/v1/export/{first['export_id']}").status_code == 404
+    for job in (second, third):
+        assert api.get(job["download_url"]).status_code == 200
+    assert other_api.get(others["download_url"]).status_code == 200  # another customer's stays
