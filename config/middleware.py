@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 
 from config import metrics, ratelimit
 from config.api import problem_response
+from config.bodyread import BodyReadTimeout, body_guard
 from config.ids import ulid
 from config.inputs import invalid, is_clean_text, query_problem
 
@@ -32,6 +33,7 @@ class RequestContextMiddleware:
         is_api = request.path.startswith(API_PREFIX) or request.path == "/v1"
 
         response = (self._too_large(request) or self._unclean_input(request)) if is_api else None
+        guard = body_guard(request) if response is None else None
         if response is None:
             hits = ratelimit.request_hits_begin()
             succeeded = False
@@ -40,6 +42,8 @@ class RequestContextMiddleware:
                 succeeded = response.status_code < 400
             finally:
                 ratelimit.request_hits_end(hits, succeeded=succeeded)
+                if guard is not None:
+                    guard.abandon()
         if is_api:
             response = self._problem_for_plain_errors(request, response)
             state = getattr(request, "trustcal_ratelimit", None)
@@ -128,6 +132,14 @@ class RequestContextMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, BodyReadTimeout):  # the console's forms as well as the API
+            return problem_response(
+                request,
+                status=exception.status,
+                code=exception.code,
+                title=exception.title,
+                detail=exception.detail,
+            )
         if not request.path.startswith(API_PREFIX):
             return None
         from config.api import problem_exception_handler

@@ -183,6 +183,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
 # request.body, so DATA_UPLOAD_MAX_MEMORY_SIZE does not apply to them.
 MAX_BATCH_REQUEST_BYTES = 8 * 1024 * 1024
 LARGE_BODY_PATHS = {"/v1/log/batch"}
+# A body must arrive within BODY_READ_SECONDS plus its length at BODY_READ_MIN_BYTES_PER_SECOND,
+# else 408 (config/bodyread.py; docs/reference/limits.md, "Slow request bodies").
+BODY_READ_SECONDS = env.float("TRUSTCAL_BODY_READ_SECONDS", default=10.0)
+BODY_READ_MIN_BYTES_PER_SECOND = env.int("TRUSTCAL_BODY_READ_MIN_BYTES_PER_SECOND", default=256 * 1024)
 
 # --- REST framework ---------------------------------------------------------------------
 REST_FRAMEWORK = {

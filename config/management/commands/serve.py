@@ -75,7 +75,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--bind", default=settings.BIND)
         parser.add_argument("--web-workers", type=int, default=1)
-        parser.add_argument("--threads", type=int, default=8)
+        parser.add_argument("--threads", type=int, default=32)
         parser.add_argument("--no-worker", action="store_true")
 
     def handle(self, *args, **options) -> None:
@@ -109,6 +109,9 @@ class Command(BaseCommand):
             )
         # One web process with threads: the in-process rate limits of the embedded default
         # are then exact (README). At scale, REDIS_URL makes them hold across processes.
+        # 32 threads: with no front proxy, a client trickling its body holds one for up to the
+        # body-read deadline (docs/reference/limits.md, "Slow request bodies"), so a handful
+        # of such clients must leave most threads to everyone else.
         children.append(
             Child(
                 "web",

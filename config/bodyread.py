@@ -1,0 +1,155 @@
+"""A deadline for reading a request body (docs/reference/limits.md, "Slow request bodies").
+
+A web thread that reads a body waits for the client; one that sends a few bytes now and then
+would hold the thread for as long as it likes. Under gunicorn, a body must arrive within
+BODY_READ_SECONDS plus its declared length at BODY_READ_MIN_BYTES_PER_SECOND: one watcher
+thread per process shuts the reading side of a late connection down, the blocked read returns,
+and the request answers 408 REQUEST_TIMEOUT (the connection then closes). A body read is left
+early by a parser (a batch refused at its 1,001st item) without waiting for the rest."""
+
+import contextlib
+import heapq
+import itertools
+import socket
+import threading
+import time
+from typing import Any
+
+from django.conf import settings
+
+from config.exceptions import DomainError
+
+
+class BodyReadTimeout(DomainError):
+    """The body did not arrive in time: 408 REQUEST_TIMEOUT."""
+
+    code = "REQUEST_TIMEOUT"
+    status = 408
+    title = "Request timeout"
+
+    def __init__(self) -> None:
+        super().__init__("The request body did not arrive in time (docs/reference/limits.md).")
+
+
+class _Watcher:
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Any]] = []
+        self._cancelled: set[int] = set()
+        self._ids = itertools.count()
+        self._cv = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, deadline: float, guard: "DeadlineStream") -> int:
+        with self._cv:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="body-read-deadlines", daemon=True)
+                self._thread.start()
+            handle = next(self._ids)
+            heapq.heappush(self._heap, (deadline, handle, guard))
+            self._cv.notify()
+            return handle
+
+    def disarm(self, handle: int) -> None:
+        with self._cv:
+            self._cancelled.add(handle)
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._heap:
+                    self._cv.wait()
+                deadline, handle, guard = self._heap[0]
+                wait = deadline - time.monotonic()
+                if handle in self._cancelled:
+                    heapq.heappop(self._heap)
+                    self._cancelled.discard(handle)
+                    continue
+                if wait > 0:
+                    self._cv.wait(min(wait, 1.0))
+                    continue
+                heapq.heappop(self._heap)
+            guard.expire()
+
+
+_watcher = _Watcher()
+
+
+class DeadlineStream:
+    """Wraps the request's body stream; reads past the deadline raise BodyReadTimeout."""
+
+    def __init__(self, stream: Any, sock: socket.socket, deadline: float) -> None:
+        self.stream = stream
+        self.sock = sock
+        self.expired = False
+        self.finished = False
+        self._lock = threading.Lock()
+        self._handle = _watcher.arm(deadline, self)
+
+    def expire(self) -> None:
+        with self._lock:
+            if self.finished:
+                return
+            self.expired = True
+            with contextlib.suppress(OSError):  # the blocked read returns; the reply still goes out
+                self.sock.shutdown(socket.SHUT_RD)
+
+    def _done(self, data: bytes, size: int | None) -> bytes:
+        if self.expired:
+            raise BodyReadTimeout
+        if not data or size is None or size < 0:
+            self.finish()
+        return data
+
+    def abandon(self) -> None:
+        """The answer is ready: stop the deadline. A body left unread (an answer given before
+        it was needed, such as a 401) is not waited for: the reading side is shut down, so the
+        server closes the connection after the answer instead of draining a slow body."""
+        with self._lock:
+            unread = not self.finished and not self.expired
+        self.finish()
+        if unread:
+            with contextlib.suppress(OSError):
+                self.sock.shutdown(socket.SHUT_RD)
+
+    def finish(self) -> None:
+        with self._lock:
+            if not self.finished:
+                self.finished = True
+                _watcher.disarm(self._handle)
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.expired:
+            raise BodyReadTimeout
+        try:
+            data = self.stream.read() if size is None or size < 0 else self.stream.read(size)
+        except OSError as exc:
+            if self.expired:
+                raise BodyReadTimeout from exc
+            raise
+        return self._done(data, size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if self.expired:
+            raise BodyReadTimeout
+        data = self.stream.readline() if size is None or size < 0 else self.stream.readline(size)
+        return self._done(data, size if data.endswith(b"\n") else -1)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def body_guard(request: Any) -> DeadlineStream | None:
+    """Put the deadline on a request with a body served by gunicorn (the socket is known)."""
+    sock = request.META.get("gunicorn.socket")
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if sock is None or length <= 0 or settings.BODY_READ_SECONDS <= 0:
+        return None
+    deadline = (
+        time.monotonic() + settings.BODY_READ_SECONDS + length / settings.BODY_READ_MIN_BYTES_PER_SECOND
+    )
+    guard = DeadlineStream(request._stream, sock, deadline)
+    request._stream = guard
+    return guard

@@ -1,0 +1,73 @@
+"""A client that trickles its request body cannot hold the web threads (docs/reference/
+limits.md, "Slow request bodies"): under gunicorn its request answers 408 REQUEST_TIMEOUT at the
+body-read deadline, and other clients are served meanwhile."""
+
+import json
+import socket
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from tests.conftest import make_key
+from tests.processes import gunicorn
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("processes")]
+
+
+def _trickle(base: str, key: str, answers: list[bytes]) -> None:
+    """POST /v1/log with a 56-byte body sent one byte a second."""
+    host, port = base.removeprefix("http://").split(":")
+    body = json.dumps({"user_id": "slow", "ai_recommendation": "a", "user_decision": "a"}).encode()[:56]
+    with socket.create_connection((host, int(port)), timeout=60) as sock:
+        sock.sendall(
+            (
+                f"POST /v1/log HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {key}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+            ).encode()
+        )
+        answer = b""
+        sock.setblocking(False)
+        for byte in body:
+            try:
+                sock.send(bytes([byte]))
+            except OSError:
+                break
+            time.sleep(1)
+            try:
+                chunk = sock.recv(65536)
+            except BlockingIOError:
+                continue
+            answer += chunk
+            if answer:
+                break
+        sock.setblocking(True)
+        while b"\r\n\r\n" not in answer:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+        answers.append(answer)
+
+
+def test_trickled_bodies_answer_408_and_other_clients_are_served(transactional_db):
+    key = make_key("slowpoke", "enterprise").value
+    other = make_key("patient", "enterprise").value
+    answers: list[bytes] = []
+    with gunicorn(threads=2, TRUSTCAL_BODY_READ_SECONDS="3") as base:
+        tricklers = [threading.Thread(target=_trickle, args=(base, key, answers)) for _ in range(4)]
+        for thread in tricklers:
+            thread.start()
+        time.sleep(1)  # every web thread is now reading a trickled body
+        request = urllib.request.Request(
+            base + "/v1/engines/status", headers={"Authorization": f"Bearer {other}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            assert response.status == 200
+        for thread in tricklers:
+            thread.join(60)
+    assert len(answers) == 4
+    for answer in answers:
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:300]
+        assert b'"REQUEST_TIMEOUT"' in answer
