@@ -44,6 +44,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
+	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) var

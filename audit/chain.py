@@ -5,17 +5,22 @@ holding an export can recompute the chain with these rules."""
 import hashlib
 from typing import Any
 
-from audit.fields import ENTRY_FIELDS
+from audit.fields import ENTRY_DOCUMENT_FIELDS, ENTRY_OPTIONAL_FIELDS
 from audit.hashing import canonical_json, entry_hash
 from config.timeutils import isoformat
 
-# AuditEntry columns, in ENTRY_FIELDS order (the decision id is stored as decision_ref).
-ENTRY_COLUMNS = [{"entry_id": "id", "decision_id": "decision_ref"}.get(name, name) for name in ENTRY_FIELDS]
+# AuditEntry columns, in ENTRY_DOCUMENT_FIELDS order (the decision id is stored as decision_ref).
+ENTRY_COLUMNS = [
+    {"entry_id": "id", "decision_id": "decision_ref"}.get(name, name) for name in ENTRY_DOCUMENT_FIELDS
+]
 
 
 def document_from_values(values: tuple | list) -> dict[str, Any]:
     """An entry's document from its columns (ENTRY_COLUMNS order)."""
-    doc = dict(zip(ENTRY_FIELDS, values, strict=True))
+    doc = dict(zip(ENTRY_DOCUMENT_FIELDS, values, strict=True))
+    for name in ENTRY_OPTIONAL_FIELDS:  # shown (and hashed) only when the decision has it
+        if doc[name] is None:
+            del doc[name]
     doc["timestamp"] = isoformat(doc["timestamp"])
     doc["logged_at"] = isoformat(doc["logged_at"])
     if doc["subgroups"] is None:
@@ -27,23 +32,26 @@ def entry_document(entry: Any) -> dict[str, Any]:
     return document_from_values([getattr(entry, column) for column in ENTRY_COLUMNS])
 
 
-_LINK = '"previous_hash":"","sequence":0'
+_PREVIOUS = '"previous_hash":"'
+_SEQUENCE = '"sequence":'
 
 
-def canonical_template(doc: dict[str, Any]) -> tuple[str, str]:
-    """The canonical JSON of an entry around its link fields, for hashing in SQL:
-    canonical = head + '"previous_hash":"<prev>","sequence":<n>' + tail. The two keys are
-    adjacent in sorted order and every key before them holds a scalar, so the first match
-    is the top-level pair (a nested key of the same name comes later, inside subgroups)."""
+def canonical_template(doc: dict[str, Any]) -> tuple[str, str, str]:
+    """The canonical JSON of an entry around its two link values, for hashing in SQL:
+    canonical = head + <previous_hash> + middle + <sequence> + tail. Found by their first
+    occurrence: every key sorted before them holds a scalar (a key of the same name nested
+    in subgroups comes later), and inside a JSON string a quote is always escaped, so no
+    string value can hold `"previous_hash":"` or `"sequence":`."""
     body = {k: v for k, v in doc.items() if k != "hash"}
     text = canonical_json({**body, "previous_hash": "", "sequence": 0})
-    at = text.index(_LINK)
-    return text[:at], text[at + len(_LINK) :]
+    at = text.index(_PREVIOUS) + len(_PREVIOUS)
+    seq = text.index(_SEQUENCE + "0", at) + len(_SEQUENCE)
+    return text[:at], text[at:seq], text[seq + 1 :]
 
 
-def hash_from_template(head: str, tail: str, *, previous_hash: str, sequence: int) -> str:
+def hash_from_template(head: str, middle: str, tail: str, *, previous_hash: str, sequence: int) -> str:
     """What the SQL path computes: equal to entry_hash() of the completed document."""
-    canonical = f'{head}"previous_hash":"{previous_hash}","sequence":{sequence}{tail}'
+    canonical = f"{head}{previous_hash}{middle}{sequence}{tail}"
     return hashlib.sha256((previous_hash + canonical).encode("utf-8")).hexdigest()
 
 

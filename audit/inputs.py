@@ -1,19 +1,24 @@
-"""The decision record of POST /log and POST /calibrate: DecisionInput documents it in the
-schema, and parse_decision() validates it without DRF serializer machinery (these are the
-hottest endpoints, and building a serializer's fields costs more than the rest of the
-request's Python). tests/audit/test_log_api.py holds both to every rule. Other apps take
-the record from here (decision_validated), never from audit's views or serializers."""
+"""The one validator of a decision item: the body of POST /log, of POST /calibrate, an item
+of POST /log/batch and a row of import_decisions. It reads the field declarations of
+`audit.fields.DECISION_INPUTS` and validates without DRF serializer machinery (these are
+the hottest endpoints, and building a serializer's fields costs more than the rest of the
+request's Python). DecisionInput, the schema of the same body for the OpenAPI document, is
+generated from the same declarations. tests/audit/test_log_api.py holds the validator to
+every rule."""
 
 import json
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from rest_framework import serializers
 
-from audit import models as m
-from config.api import StrictCharField, UTCDateTimeField, require_object, validation_failed
+from audit.fields import DECISION_INPUTS, ID_MAX, METADATA_MAX_BYTES, VALUE_MAX, DecisionField
+from config.api import StrictCharField, UTCDateTimeField, require_object
 from config.exceptions import ValidationFailed
+from config.inputs import check_document
 from config.timeutils import parse_timestamp
 
 DECISION_ID_RE = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -22,21 +27,11 @@ SUBGROUP_VALUE_MAX = 256
 CUSTOM_KEYS_MAX = 32
 
 
-class ConfidenceField(serializers.FloatField):
-    """A JSON number in 0..1 (strings and booleans are a type error)."""
-
-    default_error_messages = {"invalid": "Must be a number between 0 and 1."}
-
-    def to_internal_value(self, data: Any) -> float:
-        if isinstance(data, bool) or not isinstance(data, int | float):
-            self.fail("invalid")
-        value = float(data)
-        if not math.isfinite(value) or value < 0 or value > 1:
-            raise serializers.ValidationError("Must be between 0 and 1.")
-        return value
+class FieldProblem(Exception):
+    """One field's problem (its message); the validator lists every field's together."""
 
 
-def _text(value: Any) -> bool:
+def _text_ok(value: Any) -> bool:
     return (
         isinstance(value, str)
         and bool(value.strip())
@@ -47,12 +42,12 @@ def _text(value: Any) -> bool:
 
 def validate_subgroups(value: Any) -> dict[str, Any]:
     """The subgroups object of POST /detect-bias: gender, age_group, ethnicity strings and
-    custom {str: str}."""
+    custom {str: str}. Raises FieldProblem."""
     if not isinstance(value, dict):
-        raise serializers.ValidationError("Must be an object.")
+        raise FieldProblem("Must be an object.")
     unknown = sorted(set(value) - {*SUBGROUP_ATTRIBUTES, "custom"})
     if unknown:
-        raise serializers.ValidationError(
+        raise FieldProblem(
             f"Unknown attribute(s) {', '.join(unknown)}; use gender, age_group, ethnicity or custom."
         )
     out: dict[str, Any] = {}
@@ -60,169 +55,123 @@ def validate_subgroups(value: Any) -> dict[str, Any]:
         item = value.get(name)
         if item is None:
             continue
-        if not _text(item):
-            raise serializers.ValidationError(
+        if not _text_ok(item):
+            raise FieldProblem(
                 f"{name} must be a non-empty string of at most {SUBGROUP_VALUE_MAX} characters."
             )
         out[name] = item
     custom = value.get("custom")
     if custom is not None:
         if not isinstance(custom, dict):
-            raise serializers.ValidationError("custom must be an object of strings.")
+            raise FieldProblem("custom must be an object of strings.")
         if len(custom) > CUSTOM_KEYS_MAX:
-            raise serializers.ValidationError(f"custom holds at most {CUSTOM_KEYS_MAX} attributes.")
+            raise FieldProblem(f"custom holds at most {CUSTOM_KEYS_MAX} attributes.")
         for key, item in custom.items():
-            if not _text(key):
-                raise serializers.ValidationError("custom keys must be non-empty strings.")
-            if not _text(item):
-                raise serializers.ValidationError(f"custom.{key} must be a non-empty string.")
+            if not _text_ok(key):
+                raise FieldProblem("custom keys must be non-empty strings.")
+            if not _text_ok(item):
+                raise FieldProblem(f"custom.{key} must be a non-empty string.")
         if custom:
             out["custom"] = dict(custom)
     return out
 
 
-class DecisionInput(serializers.Serializer):
-    """The body of POST /log (and the calibration record of POST /calibrate)."""
-
-    decision_id = StrictCharField(required=False, allow_null=True, max_length=m.ID_MAX)
-    user_id = StrictCharField(max_length=m.USER_ID_MAX)
-    model_id = StrictCharField(required=False, allow_null=True, max_length=m.MODEL_ID_MAX)
-    model_version = StrictCharField(required=False, allow_null=True, max_length=m.MODEL_VERSION_MAX)
-    ai_recommendation = StrictCharField(max_length=m.VALUE_MAX)
-    ai_confidence = ConfidenceField(
-        required=False, allow_null=True, help_text="0..1; `confidence` is an alias"
-    )
-    confidence = ConfidenceField(required=False, allow_null=True, help_text="Alias of ai_confidence")
-    user_decision = StrictCharField(max_length=m.VALUE_MAX)
-    initial_decision = StrictCharField(required=False, allow_null=True, max_length=m.VALUE_MAX)
-    outcome = StrictCharField(required=False, allow_null=True, max_length=m.VALUE_MAX)
-    context = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=m.CONTEXT_MAX)  # type: ignore[assignment]
-    subgroups = serializers.JSONField(required=False, allow_null=True)
-    timestamp = UTCDateTimeField(required=False, allow_null=True)
-    metadata = serializers.JSONField(required=False, allow_null=True)
-
-    def validate_decision_id(self, value: str | None) -> str | None:
-        if value is not None and not DECISION_ID_RE.match(value):
-            raise serializers.ValidationError("1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'.")
-        return value
-
-    def validate_subgroups(self, value: Any) -> dict[str, Any]:
-        return {} if value is None else validate_subgroups(value)
-
-    def validate_metadata(self, value: Any) -> dict[str, Any]:
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise serializers.ValidationError("Must be an object.")
-        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-        if size > m.METADATA_MAX_BYTES:
-            raise serializers.ValidationError(
-                f"Must be at most {m.METADATA_MAX_BYTES} bytes as JSON ({size} given)."
-            )
-        return value
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        alias = attrs.pop("confidence", None)
-        primary = attrs.get("ai_confidence")
-        if alias is not None and primary is not None and alias != primary:
-            raise serializers.ValidationError({"confidence": "Differs from ai_confidence; send one of them."})
-        attrs["ai_confidence"] = primary if primary is not None else alias
-        attrs["context"] = attrs.get("context") or ""
-        attrs.setdefault("subgroups", {})
-        attrs.setdefault("metadata", {})
-        return attrs
+# --- one parser per kind of DecisionField: the value (not None) -> the stored value ----------
 
 
-# name -> (required, max_length, allow_blank)
-_STRINGS: dict[str, tuple[bool, int, bool]] = {
-    "decision_id": (False, m.ID_MAX, False),
-    "user_id": (True, m.USER_ID_MAX, False),
-    "model_id": (False, m.MODEL_ID_MAX, False),
-    "model_version": (False, m.MODEL_VERSION_MAX, False),
-    "ai_recommendation": (True, m.VALUE_MAX, False),
-    "user_decision": (True, m.VALUE_MAX, False),
-    "initial_decision": (False, m.VALUE_MAX, False),
-    "outcome": (False, m.VALUE_MAX, False),
-    "context": (False, m.CONTEXT_MAX, True),
-}
+def _text(field: DecisionField, value: Any) -> str:
+    if not isinstance(value, str):
+        raise FieldProblem("Must be a string.")
+    if "\x00" in value:
+        raise FieldProblem("Null characters are not allowed.")
+    if not field.allow_blank and not value.strip():
+        raise FieldProblem("This field may not be blank.")
+    if len(value) > field.max_length:
+        raise FieldProblem(f"Ensure this field has no more than {field.max_length} characters.")
+    return value
 
 
-def _confidence(value: Any) -> tuple[float | None, str | None]:
-    if value is None:
-        return None, None
+def _id(field: DecisionField, value: Any) -> str:
+    value = _text(field, value)
+    if not DECISION_ID_RE.match(value):
+        raise FieldProblem("1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'.")
+    return value
+
+
+def _confidence(field: DecisionField, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return None, "Must be a number between 0 and 1."
+        raise FieldProblem("Must be a number between 0 and 1.")
     number = float(value)
     if not math.isfinite(number) or number < 0 or number > 1:
-        return None, "Must be between 0 and 1."
-    return number, None
+        raise FieldProblem("Must be between 0 and 1.")
+    return number
+
+
+def _subgroups(field: DecisionField, value: Any) -> dict[str, Any]:
+    return validate_subgroups(value)
+
+
+def _metadata(field: DecisionField, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise FieldProblem("Must be an object.")
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    size = len(text.encode("utf-8"))
+    if "\\u0000" in text:  # PostgreSQL's jsonb refuses NUL characters
+        raise FieldProblem("Null characters are not allowed.")
+    if size > METADATA_MAX_BYTES:
+        raise FieldProblem(f"Must be at most {METADATA_MAX_BYTES} bytes as JSON ({size} given).")
+    return value
+
+
+def _timestamp(field: DecisionField, value: Any) -> Any:
+    parsed = parse_timestamp(value) if isinstance(value, str) else None
+    if parsed is None:
+        raise FieldProblem("Not a valid ISO 8601 timestamp.")
+    return parsed
+
+
+PARSERS: dict[str, Callable[[DecisionField, Any], Any]] = {
+    "id": _id,
+    "text": _text,
+    "confidence": _confidence,
+    "subgroups": _subgroups,
+    "metadata": _metadata,
+    "timestamp": _timestamp,
+}
+
+# What a field holds when the client leaves it out.
+_EMPTY: dict[str, Callable[[], Any]] = {"subgroups": dict, "metadata": dict}
 
 
 def parse_decision(body: dict[str, Any]) -> dict[str, Any]:
     """The validated decision, or VALIDATION_ERROR listing every field problem."""
     errors: list[dict[str, str]] = []
     out: dict[str, Any] = {}
-
-    def fail(field: str, message: str) -> None:
-        errors.append({"field": field, "message": message})
-
-    for name, (required, max_length, allow_blank) in _STRINGS.items():
-        value = body.get(name)
-        if value is None:
-            if required:
-                fail(name, "This field is required.")
-            out[name] = None
-            continue
-        if not isinstance(value, str):
-            fail(name, "Must be a string.")
-        elif "\x00" in value:
-            fail(name, "Null characters are not allowed.")
-        elif not allow_blank and not value.strip():
-            fail(name, "This field may not be blank.")
-        elif len(value) > max_length:
-            fail(name, f"Ensure this field has no more than {max_length} characters.")
-        else:
-            out[name] = value
-    if out.get("decision_id") is not None and not DECISION_ID_RE.match(out["decision_id"]):
-        fail("decision_id", "1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'.")
-
-    primary, message = _confidence(body.get("ai_confidence"))
-    if message:
-        fail("ai_confidence", message)
-    alias, message = _confidence(body.get("confidence"))
-    if message:
-        fail("confidence", message)
-    if primary is not None and alias is not None and primary != alias:
-        fail("confidence", "Differs from ai_confidence; send one of them.")
-    out["ai_confidence"] = primary if primary is not None else alias
-
-    try:
-        out["subgroups"] = {} if body.get("subgroups") is None else validate_subgroups(body["subgroups"])
-    except serializers.ValidationError as exc:
-        fail("subgroups", str(exc.detail[0]) if isinstance(exc.detail, list) else str(exc.detail))
-
-    metadata = body.get("metadata")
-    if metadata is None:
-        out["metadata"] = {}
-    elif not isinstance(metadata, dict):
-        fail("metadata", "Must be an object.")
-    else:
-        text = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
-        size = len(text.encode("utf-8"))
-        if "\\u0000" in text:  # PostgreSQL's jsonb refuses NUL characters
-            fail("metadata", "Null characters are not allowed.")
-        elif size > m.METADATA_MAX_BYTES:
-            fail("metadata", f"Must be at most {m.METADATA_MAX_BYTES} bytes as JSON ({size} given).")
-        out["metadata"] = metadata
-
-    timestamp = body.get("timestamp")
-    out["timestamp"] = None
-    if timestamp is not None:
-        parsed = parse_timestamp(timestamp) if isinstance(timestamp, str) else None
+    for field in DECISION_INPUTS:
+        value = body.get(field.name)
+        parse = PARSERS[field.kind]
+        try:
+            parsed = None if value is None else parse(field, value)
+        except FieldProblem as exc:
+            errors.append({"field": field.name, "message": str(exc)})
+            parsed = None
+        if field.alias is not None:
+            alias = body.get(field.alias)
+            try:
+                other = None if alias is None else parse(field, alias)
+            except FieldProblem as exc:
+                errors.append({"field": field.alias, "message": str(exc)})
+                other = None
+            if parsed is not None and other is not None and parsed != other:
+                errors.append(
+                    {"field": field.alias, "message": f"Differs from {field.name}; send one of them."}
+                )
+            parsed = parsed if parsed is not None else other
         if parsed is None:
-            fail("timestamp", "Not a valid ISO 8601 timestamp.")
-        out["timestamp"] = parsed
-
+            if field.required and value is None:
+                errors.append({"field": field.name, "message": "This field is required."})
+            parsed = _EMPTY[field.kind]() if field.kind in _EMPTY else None
+        out[field.name] = parsed
     if errors:
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
         raise ValidationFailed(detail, errors=errors)
@@ -231,15 +180,8 @@ def parse_decision(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def decision_validated(body: Any) -> dict[str, Any]:
-    """A request body as the decision record of POST /log and POST /calibrate (C2 on error)."""
+    """A request body as a decision (POST /calibrate has no outcome updates)."""
     return parse_decision(require_object(body))
-
-
-class LateOutcomeInput(serializers.Serializer):
-    """POST /log {"decision_id", "outcome"} and nothing else: a later ground truth."""
-
-    decision_id = StrictCharField(max_length=m.ID_MAX)
-    outcome = StrictCharField(max_length=m.VALUE_MAX)
 
 
 LATE_OUTCOME_KEYS = {"decision_id", "outcome"}
@@ -247,12 +189,86 @@ LATE_OUTCOME_KEYS = {"decision_id", "outcome"}
 
 def is_late_outcome(body: dict[str, Any]) -> bool:
     """`{"decision_id", "outcome"}` and nothing else records a later ground truth (C5)."""
-    return set(body) == LATE_OUTCOME_KEYS and body.get("outcome") is not None
+    return len(body) == 2 and set(body) == LATE_OUTCOME_KEYS and body.get("outcome") is not None
+
+
+_OUTCOME_FIELDS = (
+    DecisionField("decision_id", max_length=ID_MAX),
+    DecisionField("outcome", max_length=VALUE_MAX),
+)
 
 
 def late_outcome_validated(body: dict[str, Any]) -> dict[str, str]:
     """The validated later ground truth, or VALIDATION_ERROR."""
-    data = LateOutcomeInput(data=body)
-    if not data.is_valid():
-        raise validation_failed(serializers.ValidationError(data.errors))
-    return dict(data.validated_data)
+    errors: list[dict[str, str]] = []
+    out: dict[str, str] = {}
+    for field in _OUTCOME_FIELDS:
+        try:
+            out[field.name] = _text(field, body.get(field.name))
+        except FieldProblem as exc:
+            errors.append({"field": field.name, "message": str(exc)})
+    if errors:
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        raise ValidationFailed(detail, errors=errors)
+    return out
+
+
+@dataclass(frozen=True)
+class Item:
+    """A validated decision item: `kind` is "decision" or "outcome" (a later ground truth)."""
+
+    kind: str
+    data: dict[str, Any]
+
+
+def item_validated(body: Any, *, strings_checked: bool = True, outcomes: bool = True) -> Item:
+    """The one validator of every door. `strings_checked=False` where the parser left the
+    strings to the item (a batch: one bad item, one rejection); `outcomes=False` where the
+    body is always a decision (POST /calibrate)."""
+    if not strings_checked:
+        check_document(body)
+    body = require_object(body)
+    if outcomes and is_late_outcome(body):
+        return Item("outcome", late_outcome_validated(body))
+    return Item("decision", parse_decision(body))
+
+
+# --- the OpenAPI schema of the same bodies --------------------------------------------------
+
+
+class ConfidenceField(serializers.FloatField):
+    """A JSON number in 0..1 (schema only; the validator above is what runs)."""
+
+
+def _schema_field(field: DecisionField, help_text: str = "") -> serializers.Field:
+    optional: dict[str, Any] = {
+        "required": field.required,
+        "allow_null": not field.required,
+        "help_text": help_text or None,
+    }
+    if field.kind in ("id", "text"):
+        return StrictCharField(max_length=field.max_length, allow_blank=field.allow_blank, **optional)
+    if field.kind == "confidence":
+        return ConfidenceField(min_value=0, max_value=1, **optional)
+    if field.kind == "timestamp":
+        return UTCDateTimeField(**optional)
+    return serializers.JSONField(**optional)
+
+
+def _schema_fields() -> dict[str, Any]:
+    attrs: dict[str, Any] = {"__doc__": "The body of POST /log (and the decision of POST /calibrate)."}
+    for field in DECISION_INPUTS:
+        attrs[field.name] = _schema_field(field, f"`{field.alias}` is an alias" if field.alias else "")
+        if field.alias:
+            attrs[field.alias] = _schema_field(field, f"Alias of {field.name}")
+    return attrs
+
+
+DecisionInput = type("DecisionInput", (serializers.Serializer,), _schema_fields())
+
+
+class LateOutcomeInput(serializers.Serializer):
+    """POST /log {"decision_id", "outcome"} and nothing else: a later ground truth."""
+
+    decision_id = StrictCharField(max_length=ID_MAX)
+    outcome = StrictCharField(max_length=VALUE_MAX)

@@ -8,18 +8,16 @@ state (a late outcome updates them); the entries never change after they are wri
 from django.db import models
 from django.utils import timezone
 
+from audit.fields import (  # the sizes are declared with the decision's fields
+    ID_MAX,
+    MODEL_ID_MAX,
+    MODEL_VERSION_MAX,
+    USER_ID_MAX,
+    VALUE_MAX,
+)
 from config.ids import new_id
 from keys.models import Customer
 
-# Field sizes: the input validation of POST /log uses the same numbers, so bad input is a
-# 400 and never a database error.
-ID_MAX = 128
-USER_ID_MAX = 256
-MODEL_ID_MAX = 256
-MODEL_VERSION_MAX = 128
-VALUE_MAX = 1000
-CONTEXT_MAX = 10_000
-METADATA_MAX_BYTES = 16 * 1024
 GENESIS_HASH = "0" * 64
 
 

@@ -1,16 +1,16 @@
 """A decision's record: the C5 fields a client sends, the fingerprint that tells a replay
 from a conflict, the new row with its C6 category, and a late outcome applied to a row.
-Shared by the single (POST /log) and the batch path so that both store the same rows."""
+Used by the pipeline's planning step (audit.plan); pure, no database."""
 
 import datetime as dt
 import hashlib
 from typing import Any
 
+from audit import categories as rules
 from audit.chain import canonical_json
 from audit.exceptions import DecisionConflict
 from audit.fields import DECISION_FIELDS
 from audit.models import Decision
-from calibration import rules
 from config.timeutils import isoformat
 from keys.models import Customer
 

@@ -3,8 +3,8 @@ audit/inputs.py)."""
 
 from rest_framework import serializers
 
+from audit.categories import RECORD_CATEGORIES
 from audit.fields import DECISION_OUTPUT_FIELDS, ENTRY_FIELDS
-from calibration.rules import RECORD_CATEGORIES
 from config.api import UTCDateTimeField
 
 

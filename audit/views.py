@@ -9,15 +9,10 @@ from rest_framework.response import Response
 
 from audit import selectors, services
 from audit import verify as chain_verify
+from audit.categories import RECORD_CATEGORIES
 from audit.chain import entry_document
 from audit.fields import DECISION_OUTPUT_FIELDS
-from audit.inputs import (
-    DecisionInput,
-    LateOutcomeInput,
-    decision_validated,
-    is_late_outcome,
-    late_outcome_validated,
-)
+from audit.inputs import DecisionInput, LateOutcomeInput, item_validated
 from audit.models import AuditEntry
 from audit.serializers import (
     AuditEntryOutput,
@@ -25,7 +20,6 @@ from audit.serializers import (
     VerifyJobOutput,
     VerifyOutput,
 )
-from calibration.rules import RECORD_CATEGORIES
 from config.api import PagePagination, TenantAPIView, TenantViewSet, choice_param, require_object, text_param
 from config.exceptions import ValidationFailed
 from config.inputs import check_document, query_time_range
@@ -78,16 +72,14 @@ class LogView(TenantAPIView):
         responses={201: _LOG_RESPONSE, 200: _LOG_RESPONSE},
     )
     def post(self, request):
-        body = require_object(request.data)
+        item = item_validated(request.data)
         customer = self.customer
-        if is_late_outcome(body):
-            entry, created = services.decision_outcome_record(
-                customer=customer, **late_outcome_validated(body)
-            )
+        if item.kind == "outcome":
+            entry, created = services.decision_outcome_record(customer=customer, **item.data)
             return Response(
                 entry_document(entry), status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
             )
-        result = services.decision_log(customer=customer, data=decision_validated(body))
+        result = services.decision_log(customer=customer, data=item.data)
         return Response(
             decision_payload(result), status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK
         )

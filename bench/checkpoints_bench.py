@@ -72,9 +72,10 @@ def seed(n: int, through_service: int) -> dict:
     from django.db import transaction
     from django.utils import timezone
 
-    from audit import append, checkpoints, tree
+    from audit import apply, checkpoints, tree
     from audit import services as audit_services
     from audit.models import AuditEntry, ChainHead, Decision
+    from audit.plan import new_entry
     from audit.records import new_decision, payload_fingerprint
     from config.bulk import bulk_insert
     from config.timeutils import parse_timestamp
@@ -94,7 +95,7 @@ def seed(n: int, through_service: int) -> dict:
         real(**kwargs)
         hook_seconds.append(time.perf_counter() - t0)
 
-    append.chain_extended = timed
+    apply.chain_extended = timed
     rnd = random.Random(7)
     batch_seconds: list[float] = []
     started = time.perf_counter()
@@ -105,7 +106,7 @@ def seed(n: int, through_service: int) -> dict:
             audit_services.decisions_log_batch(customer=customer, items=items)
             batch_seconds.append(time.perf_counter() - t0)
     finally:
-        append.chain_extended = real
+        apply.chain_extended = real
     service_seconds = time.perf_counter() - started
     shares = [h / (b - h) for h, b in zip(hook_seconds, batch_seconds, strict=True)]
     started = time.perf_counter()
@@ -122,15 +123,15 @@ def seed(n: int, through_service: int) -> dict:
         with transaction.atomic():
             bulk_insert(Decision, decisions, with_ids=True)
             entries = [
-                append.new_entry(customer_id=CUSTOMER, decision=d, type=AuditEntry.Type.DECISION, logged_at=now,
+                new_entry(customer_id=CUSTOMER, decision=d, type=AuditEntry.Type.DECISION, logged_at=now,
                                  entry_id=AuditEntry._meta.get_field("id").get_default())
                 for d in decisions
             ]  # fmt: skip
-            append.chain_extended = lambda **kwargs: None
+            apply.chain_extended = lambda **kwargs: None
             try:
-                append.chain_append_many(CUSTOMER, entries, decisions=len(entries), logged_at=now)
+                apply.entries_append(CUSTOMER, entries, decisions=len(entries))
             finally:
-                append.chain_extended = real
+                apply.chain_extended = real
             t0 = time.perf_counter()
             tree.tree_append(CUSTOMER, offset, [e.hash for e in entries])
             tree_seconds += time.perf_counter() - t0
@@ -334,7 +335,7 @@ def log_ab(rounds: int, per_block: int) -> dict:
     for _ in range(rounds):
         for mode in ("on", "off"):
             client = on_client if mode == "on" else off_client
-            append.chain_extended = real if mode == "on" else (lambda **kwargs: None)
+            apply.chain_extended = real if mode == "on" else (lambda **kwargs: None)
             try:
                 for _ in range(per_block):
                     body = _decision(next(counter), 20_000_000, rnd)
@@ -348,7 +349,7 @@ def log_ab(rounds: int, per_block: int) -> dict:
                 times[f"batch_{mode}"].append(time.perf_counter() - t0)
                 assert response.status_code == 200, response.content
             finally:
-                append.chain_extended = real
+                apply.chain_extended = real
     out: dict = {"phase": "log", "rounds": rounds, "per_block": per_block}
     for name, values in times.items():
         out[f"{name}_ms_p50"] = round(statistics.median(values) * 1000, 2)

@@ -1,17 +1,17 @@
 """Writes for bias detection and the subgroup statistics store (the store itself is
 `bias.stats`, the C7 analysis `bias.detection`).
 
-SEAM: audit's decision services call subgroup_stats_on_decision_logged /
-subgroup_stats_on_outcome_changed inside the same transaction as the decision write, so the
-statistics never drift from the decisions. Every write that can change what a decision
-contributes takes the per-decision lock first (see `bias.stats`).
+The decision pipeline counts each decision write in the statistics in the same transaction
+(bias.contributions, registered with audit's registry), so the statistics never drift from
+the decisions. Every write that can change what a decision contributes takes the
+per-decision lock first (see `bias.stats`).
 """
 
 import datetime as dt
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from audit import selectors as audit_selectors
@@ -19,142 +19,8 @@ from bias import selectors
 from bias.detection import attribute_findings, findings_sorted
 from bias.domain import DETECTION_WINDOW_DAYS, subgroups_lenient, worst
 from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, SubgroupAttachment
-from bias.stats import (
-    DecisionState,
-    Deltas,
-    attachment_get,
-    counted_attributes,
-    decision_state,
-    lock_decision,
-    lock_decisions,
-    upsert_stats,
-)
+from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
 from keys.models import Customer
-
-if TYPE_CHECKING:
-    from audit.models import Decision
-
-
-def _in_transaction(fn):
-    """Run inside the caller's transaction (the audit hooks) or, if there is none, a new one;
-    no savepoint on the hot path of POST /log."""
-
-    def wrapper(**kwargs):
-        if connection.in_atomic_block:
-            return fn(**kwargs)
-        with transaction.atomic():
-            return fn(**kwargs)
-
-    wrapper.__name__ = fn.__name__
-    wrapper.__doc__ = fn.__doc__
-    return wrapper
-
-
-# --- the seam hooks ---------------------------------------------------------------------------
-
-
-@_in_transaction
-def subgroup_stats_on_decision_logged(*, decision: "Decision") -> None:
-    """A new decision was stored (audit.models.Decision). Attach any subgroups posted
-    earlier by POST /detect-bias for this decision_id, and count the decision in the
-    daily subgroup statistics. Subgroups carried by the decision itself are the later
-    attachment and replace pending ones."""
-    lock_decision(decision.customer_id, decision.decision_id)
-    own = subgroups_lenient(decision.subgroups)
-    attachment = attachment_get(decision.customer_id, decision.decision_id)
-    attributes = own
-    if attachment is not None:
-        attributes = own or attachment.attributes
-        SubgroupAttachment.objects.filter(pk=attachment.pk).update(
-            attributes=attributes, counted=True, updated_at=timezone.now()
-        )
-    if attributes:
-        deltas = Deltas()
-        deltas.add(decision_state(decision), attributes, +1)
-        upsert_stats(decision.customer_id, deltas)
-
-
-@_in_transaction
-def subgroup_stats_on_outcome_changed(
-    *, decision: "Decision", previous_outcome: str | None, previous_category: str
-) -> None:
-    """A late outcome changed a stored decision's outcome (and so possibly its
-    calibration_category and correctness). Move its counts from the old state to the new."""
-    lock_decision(decision.customer_id, decision.decision_id)
-    attachment = attachment_get(decision.customer_id, decision.decision_id)
-    attributes = counted_attributes(decision, attachment)
-    if not attributes:
-        return
-    old = decision_state(decision, outcome=previous_outcome, category=previous_category)
-    new = decision_state(decision)
-    if old == new:
-        return
-    deltas = Deltas()
-    deltas.add(old, attributes, -1)
-    deltas.add(new, attributes, +1)
-    upsert_stats(decision.customer_id, deltas)
-
-
-class SubgroupBatch:
-    """The subgroup statistics of a batch of decision writes (POST /log/batch), with the
-    effects of the same writes one by one: record them in order during the batch (the
-    state is taken at that moment), then apply() once, after the new decision rows are
-    inserted and before the chain head is locked, the same lock order as the single path.
-    apply() takes every decision's lock in one sorted statement, reads their attachments
-    in one query and writes one additive upsert per 500 statistics rows."""
-
-    def __init__(self, customer_id: str) -> None:
-        self.customer_id = customer_id
-        # (kind, decision, new state, old state)
-        self.ops: list[tuple[str, Decision, DecisionState, DecisionState | None]] = []
-
-    def decision_logged(self, decision: "Decision") -> None:
-        self.ops.append(("new", decision, decision_state(decision), None))
-
-    def outcome_changed(
-        self, decision: "Decision", *, previous_outcome: str | None, previous_category: str
-    ) -> None:
-        old = decision_state(decision, outcome=previous_outcome, category=previous_category)
-        self.ops.append(("outcome", decision, decision_state(decision), old))
-
-    def apply(self) -> None:
-        if not self.ops:
-            return
-        ids = sorted({decision.decision_id for _, decision, _, _ in self.ops})
-        lock_decisions(self.customer_id, ids)
-        attachments: dict[str, SubgroupAttachment] = {}
-        for start in range(0, len(ids), 900):
-            for row in SubgroupAttachment.objects.filter(
-                customer_id=self.customer_id, decision_id__in=ids[start : start + 900]
-            ).only("id", "decision_id", "attributes", "counted"):
-                attachments[row.decision_id] = row
-        counted: dict[str, dict[str, str]] = {}
-        touched: list[SubgroupAttachment] = []
-        deltas = Deltas()
-        now = timezone.now()
-        for kind, decision, state, old in self.ops:
-            attachment = attachments.get(decision.decision_id)
-            if kind == "new":
-                attributes = subgroups_lenient(decision.subgroups)
-                if attachment is not None:
-                    attributes = attributes or attachment.attributes
-                    attachment.attributes, attachment.counted, attachment.updated_at = attributes, True, now
-                    touched.append(attachment)
-                counted[decision.decision_id] = attributes
-                if attributes:
-                    deltas.add(state, attributes, +1)
-                continue
-            if decision.decision_id not in counted:
-                counted[decision.decision_id] = counted_attributes(decision, attachment)
-            attributes = counted[decision.decision_id]
-            if attributes and old is not None and old != state:
-                deltas.add(old, attributes, -1)
-                deltas.add(state, attributes, +1)
-        upsert_stats(self.customer_id, deltas)
-        if touched:
-            SubgroupAttachment.objects.bulk_update(
-                touched, ["attributes", "counted", "updated_at"], batch_size=500
-            )
 
 
 def subgroup_stats_on_decisions_bulk_logged(*, customer: Customer, decisions: Iterable[Any]) -> int:

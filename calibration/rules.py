@@ -1,6 +1,7 @@
-"""The arithmetic of the calibration figures (docs/reference/calibration.md), free of the database: the
-per-record category, each record's contribution to the daily aggregates, and every per-user figure
-computed from the sums.
+"""The arithmetic of the calibration figures (docs/reference/calibration.md), free of the
+database: each record's contribution to the daily aggregates and every per-user figure
+computed from the sums. The per-record category is part of the decision record
+(`audit.categories`); its names are re-exported here.
 
 A user's figures are sums over decisions, so they can be added across days, users and
 models and subtracted when a late outcome moves a decision; nothing here needs the rows.
@@ -10,34 +11,43 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
+from audit.categories import (
+    CALIBRATED,
+    MISCALIBRATED,
+    OVERTRUSTING,
+    RECORD_CATEGORIES,
+    UNDERTRUSTING,
+    followed,
+    high_confidence,
+    low_confidence,
+    norm,
+    record_category,
+    same,
+    setting,
+)
+
+__all__ = [
+    "CALIBRATED",
+    "MISCALIBRATED",
+    "OVERTRUSTING",
+    "RECORD_CATEGORIES",
+    "UNDERTRUSTING",
+    "followed",
+    "high_confidence",
+    "low_confidence",
+    "norm",
+    "record_category",
+    "same",
+]
 
 if TYPE_CHECKING:
     from audit.models import Decision
 
-CALIBRATED = "CALIBRATED"
-OVERTRUSTING = "OVERTRUSTING"
-UNDERTRUSTING = "UNDERTRUSTING"
 INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
-RECORD_CATEGORIES = [CALIBRATED, OVERTRUSTING, UNDERTRUSTING]
 USER_CATEGORIES = [CALIBRATED, OVERTRUSTING, UNDERTRUSTING, INSUFFICIENT_DATA]
-MISCALIBRATED = {OVERTRUSTING, UNDERTRUSTING}
 RISK_LEVELS = ["low", "medium", "high"]
 
 BIN_COUNT = 5  # [0, 0.2), [0.2, 0.4), [0.4, 0.6), [0.6, 0.8), [0.8, 1.0]
-
-
-def setting(name: str, default: Any) -> Any:
-    """Thresholds are settings; these are the defaults (docs/reference/calibration.md, Settings)."""
-    return getattr(settings, name, default)
-
-
-def low_confidence() -> float:
-    return setting("CALIBRATION_LOW_CONFIDENCE", 0.5)
-
-
-def high_confidence() -> float:
-    return setting("CALIBRATION_HIGH_CONFIDENCE", 0.8)
 
 
 def gap_threshold() -> float:
@@ -73,41 +83,6 @@ def is_risk_user(figures: Mapping[str, Any]) -> bool:
 
 def window_days() -> int:
     return setting("CALIBRATION_WINDOW_DAYS", 90)
-
-
-def norm(value: str | None) -> str | None:
-    """Decisions compare after trimming and case-folding (docs/reference/calibration.md, Comparing
-    decisions)."""
-    return None if value is None else value.strip().casefold()
-
-
-def same(a: str | None, b: str | None) -> bool:
-    return a is not None and b is not None and norm(a) == norm(b)
-
-
-def followed(ai_recommendation: str, user_decision: str) -> bool:
-    return same(ai_recommendation, user_decision)
-
-
-def record_category(
-    *, ai_recommendation: str, user_decision: str, confidence: float | None, outcome: str | None
-) -> str:
-    """Category of a decision (docs/reference/calibration.md): a known outcome decides; else the AI's
-    confidence; else CALIBRATED."""
-    did_follow = followed(ai_recommendation, user_decision)
-    if outcome is not None:
-        ai_right = same(outcome, ai_recommendation)
-        if did_follow and not ai_right:
-            return OVERTRUSTING
-        if not did_follow and ai_right:
-            return UNDERTRUSTING
-        return CALIBRATED
-    if confidence is not None:
-        if did_follow and confidence < low_confidence():
-            return OVERTRUSTING
-        if not did_follow and confidence >= high_confidence():
-            return UNDERTRUSTING
-    return CALIBRATED
 
 
 def confidence_bin(confidence: float) -> int:

@@ -1,4 +1,5 @@
-"""Writes for trust calibration: the daily aggregates (inside the decision's transaction),
+"""Writes for trust calibration: the daily aggregates (written by the decision pipeline through
+calibration.contributions, inside the decision's transaction),
 trust.miscalibrated, risk_user.identified and threshold.breached."""
 
 import datetime as dt
@@ -10,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.utils import timezone
 
+from audit import services as audit_services
 from calibration import rules, selectors
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
 from config.bulk import additive_upsert
 from keys.models import Customer
-from webhooks.services import event_emit, events_emit
+from webhooks.services import event_emit
 
 if TYPE_CHECKING:
     from audit.models import Decision
@@ -30,8 +32,6 @@ class AggregateFold:
 
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str, dt.date], dict[str, float]] = {}
-        self.events: list[tuple[str, dict[str, Any]]] = []  # emitted in order by the apply
-        self.customer: Customer | None = None
 
     def add(self, *, user_id: str, model_id: str | None, day: dt.date, delta: Mapping[str, float]) -> None:
         if not delta:
@@ -45,9 +45,6 @@ class AggregateFold:
 def aggregates_fold_apply(*, customer_id: str, fold: AggregateFold, batch: int = 500) -> None:
     """One additive INSERT ... ON CONFLICT DO UPDATE per `batch` rows, in key order (two
     writers lock shared rows in the same order, so they never deadlock)."""
-    if fold.events and fold.customer is not None:
-        events_emit(customer=fold.customer, events=fold.events)
-        fold.events = []
     if not fold.rows:
         return
     additive_upsert(
@@ -63,80 +60,28 @@ def aggregates_fold_apply(*, customer_id: str, fold: AggregateFold, batch: int =
     )
 
 
-def _decision_day(decision: "Decision") -> dt.date:
+def decision_day(decision: "Decision") -> dt.date:
     return decision.timestamp.astimezone(dt.UTC).date()
 
 
-def _miscalibrated_event(
-    *, decision: "Decision", entry_id: str | None, source: str, fold: AggregateFold
-) -> None:
-    """trust.miscalibrated with the decision as it is now; sent by aggregates_fold_apply."""
-    fold.customer = decision.customer
-    fold.events.append(
-        (
-            "trust.miscalibrated",
-            {
-                "decision_id": decision.decision_id,
-                "entry_id": entry_id,
-                "user_id": decision.user_id,
-                "model_id": decision.model_id,
-                "calibration_category": decision.calibration_category,
-                "followed_ai": decision.followed_ai,
-                "ai_confidence": decision.ai_confidence,
-                "outcome": decision.outcome,
-                "source": source,
-            },
-        )
+def miscalibrated_event(
+    *, decision: "Decision", entry_id: str | None, source: str
+) -> tuple[str, dict[str, Any]]:
+    """trust.miscalibrated with the decision as it is now."""
+    return (
+        "trust.miscalibrated",
+        {
+            "decision_id": decision.decision_id,
+            "entry_id": entry_id,
+            "user_id": decision.user_id,
+            "model_id": decision.model_id,
+            "calibration_category": decision.calibration_category,
+            "followed_ai": decision.followed_ai,
+            "ai_confidence": decision.ai_confidence,
+            "outcome": decision.outcome,
+            "source": source,
+        },
     )
-
-
-def calibration_on_decision_logged(
-    *,
-    decision: "Decision",
-    entry_id: str | None = None,
-    source: str = "log",
-    fold: AggregateFold | None = None,
-) -> None:
-    """Called by audit's decision service inside its transaction. With `fold` (a batch) the
-    counts are only folded; the caller applies the fold once (aggregates_fold_apply)."""
-    target = fold if fold is not None else AggregateFold()
-    target.add(
-        user_id=decision.user_id,
-        model_id=decision.model_id,
-        day=_decision_day(decision),
-        delta=rules.contribution(rules.Record.of(decision)),
-    )
-    if decision.calibration_category in rules.MISCALIBRATED:
-        _miscalibrated_event(decision=decision, entry_id=entry_id, source=source, fold=target)
-    if fold is None:
-        aggregates_fold_apply(customer_id=decision.customer_id, fold=target)
-
-
-def calibration_on_outcome_changed(
-    *,
-    decision: "Decision",
-    previous_outcome: str | None,
-    previous_category: str,
-    entry_id: str | None = None,
-    fold: AggregateFold | None = None,
-) -> None:
-    """A late outcome: move the decision's counts from its old state to the new one."""
-    old = rules.contribution(rules.Record.of(decision, outcome=previous_outcome, category=previous_category))
-    new = rules.contribution(rules.Record.of(decision))
-    target = fold if fold is not None else AggregateFold()
-    target.add(
-        user_id=decision.user_id,
-        model_id=decision.model_id,
-        day=_decision_day(decision),
-        delta=rules.delta(new, old),
-    )
-    if (
-        decision.calibration_category in rules.MISCALIBRATED
-        and decision.calibration_category != previous_category
-    ):
-        _miscalibrated_event(decision=decision, entry_id=entry_id, source="outcome", fold=target)
-    if fold is None:
-        aggregates_fold_apply(customer_id=decision.customer_id, fold=target)
 
 
 # --- POST /calibrate ----------------------------------------------------------------------------
@@ -155,8 +100,6 @@ def decision_calibrate(*, customer: Customer, data: dict[str, Any]) -> Calibrate
     the user's profile and record whether the user is now at risk (a write only when that
     changes). Not one transaction on purpose: the profile read and the risk check would run
     inside the chain head's critical section and serialise every writer of the customer."""
-    from audit import services as audit_services  # audit's services call this app's hooks
-
     result = audit_services.decision_log(customer=customer, data=data, source="calibrate")
     decision = result.decision
     profile = selectors.user_profile(customer, user_id=decision.user_id)

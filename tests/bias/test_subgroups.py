@@ -11,7 +11,6 @@ from fairlearn.metrics import demographic_parity_difference, demographic_parity_
 
 from bias.domain import DEFAULT_FAVORABLE_VALUES
 from bias.selectors import GroupValueCount, amplification_counts
-from bias.services import subgroup_stats_on_outcome_changed
 from tests.bias.factories import Spec, category, norm, seed
 
 pytestmark = pytest.mark.django_db
@@ -240,11 +239,8 @@ def test_a_late_outcome_moves_accuracy_and_calibration_counts(api):
     ]
     before = groups_of(api.get("/v1/bias/subgroups").json(), "gender")["f"]
     assert before["accuracy"] is None and before["overtrust_rate"] == 0.0
-    decision.outcome, decision.calibration_category = "deny", "OVERTRUSTING"
-    decision.save(update_fields=["outcome", "calibration_category"])
-    subgroup_stats_on_outcome_changed(
-        decision=decision, previous_outcome=None, previous_category="CALIBRATED"
-    )
+    response = api.post("/v1/log", {"decision_id": decision.decision_id, "outcome": "deny"}, format="json")
+    assert response.status_code == 201 and response.json()["calibration_category"] == "OVERTRUSTING"
     after = groups_of(api.get("/v1/bias/subgroups").json(), "gender")["f"]
     assert after["decisions"] == 1
     assert after["accuracy"] == 0.0 and after["ai_accuracy"] == 0.0 and after["overtrust_rate"] == 1.0

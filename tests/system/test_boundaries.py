@@ -42,9 +42,13 @@ def tree(tmp_path: Path) -> Path:
         ("config/probe.py", "from keys import services"),
         ("keys/probe.py", "from config.health import health_snapshot"),
         ("audit/probe.py", "from bias.stats import lock_decision"),
-        ("calibration/probe.py", "from audit.batch import decisions_log_batch"),
+        ("calibration/probe.py", "from audit.pipeline import items_write"),
         ("fairness/probe.py", "from console import overview"),
         ("console/probe.py", "from fairness.models import AmplificationAlert"),
+        ("audit/probe.py", "from calibration import services"),
+        ("audit/probe.py", "def later():\n    from bias import selectors"),
+        ("bias/probe.py", "from calibration import selectors"),
+        ("webhooks/probe.py", "from audit import selectors"),
     ],
 )
 def test_breaking_a_boundary_fails_lint_imports(tree: Path, probe: str, broken: str):

@@ -1,0 +1,135 @@
+"""The applying step of the decision pipeline: a plan's effects written set-wise, in the order
+every writer uses (docs/reference/decisions.md, "Order of effects"): the new decision rows
+(one insert), the stored rows a later ground truth changed (one update), each contributor's
+deltas (its own set-wise upserts), the events (one insert), and last the audit entries on
+the customer's chain.
+
+The chain head is locked last: the head row stays locked until commit, so everything before
+it runs outside the per-customer critical section. The Merkle tree of signed checkpoints is
+extended right after the entries, under the same lock. On PostgreSQL one entry is appended by a
+single statement (the head UPDATE ... RETURNING computes the hash in SQL and feeds the
+INSERT); several entries, and every append on other databases, lock the head row, link the
+entries in Python (audit.plan.link), insert them in bulk and move the head. SQLite's
+IMMEDIATE transactions serialise writers anyway."""
+
+import json
+from typing import Any
+
+from django.db import connection
+from django.db.models import F
+
+from audit.chain import canonical_template, entry_document
+from audit.checkpoints import chain_extended
+from audit.fields import SNAPSHOT_FIELDS
+from audit.models import AuditEntry, ChainHead, Decision
+from audit.plan import Plan, link
+from config.bulk import bulk_insert
+from keys.models import Customer
+from webhooks.services import events_emit
+
+
+def plan_apply(plan: Plan, *, customer: Customer) -> None:
+    """Write every effect of the plan (inside the caller's transaction)."""
+    bulk_insert(Decision, plan.new_decisions, with_ids=True)
+    for entry in plan.entries:  # the new rows have their primary keys now
+        entry.decision_id = entry.decision.pk
+    if len(plan.changed) == 1:
+        decision = plan.changed[0]
+        Decision.objects.filter(pk=decision.pk).update(
+            outcome=decision.outcome, calibration_category=decision.calibration_category
+        )
+    elif plan.changed:
+        Decision.objects.bulk_update(plan.changed, ["outcome", "calibration_category"], batch_size=500)
+    for contributor, acc in plan.contributions:
+        contributor.apply(customer_id=customer.pk, acc=acc)
+    if plan.events:
+        events_emit(customer=customer, events=plan.events)
+    if plan.entries:
+        entries_append(customer.pk, plan.entries, decisions=len(plan.new_decisions))
+
+
+def entries_append(customer_id: str, entries: list[AuditEntry], *, decisions: int) -> None:
+    """Append the entries, in order, to the customer's chain (the last write of a plan), then
+    extend the chain's Merkle tree with them under the same head lock, in the same
+    transaction (docs/reference/checkpoints.md)."""
+    if connection.vendor == "postgresql" and len(entries) == 1:
+        _append_one_postgresql(entries[0], decisions=decisions)
+    else:
+        _append_locked(customer_id, entries, decisions=decisions)
+    chain_extended(
+        customer_id=customer_id, start_size=entries[0].sequence - 1, entry_hashes=[e.hash for e in entries]
+    )
+
+
+def _append_locked(customer_id: str, entries: list[AuditEntry], *, decisions: int) -> None:
+    head = ChainHead.objects.select_for_update().filter(customer_id=customer_id).first()
+    if head is None:
+        _ensure_head(customer_id)
+        head = ChainHead.objects.select_for_update().get(customer_id=customer_id)
+    previous_head = head.head_hash
+    sequence, head_hash = link(entries, sequence=head.sequence, head_hash=head.head_hash)
+    bulk_insert(AuditEntry, entries)
+    ChainHead.objects.filter(pk=head.pk).update(
+        previous_head_hash=entries[-2].hash if len(entries) > 1 else previous_head,
+        sequence=sequence,
+        head_hash=head_hash,
+        updated_at=entries[-1].logged_at,
+        decisions=F("decisions") + decisions,
+    )
+
+
+def _ensure_head(customer_id: str) -> None:
+    ChainHead.objects.bulk_create([ChainHead(customer_id=customer_id)], ignore_conflicts=True)
+
+
+_ENTRY_INSERT_COLUMNS = [
+    "id",
+    "customer_id",
+    "decision_id",
+    "type",
+    "decision_ref",
+    "logged_at",
+    *SNAPSHOT_FIELDS,
+]
+
+# The whole critical section in one statement: the UPDATE takes the head row lock (held to
+# commit; a concurrent writer waits, then re-reads the committed head), computes the new hash
+# in SQL from the entry's canonical JSON around its two link values, and the INSERT stores the
+# entry with the sequence and hashes the UPDATE returned. SET expressions see the old row.
+# The column names come from the fixed field list; every value is a bound parameter.
+_APPEND_SQL = """
+WITH head AS (
+    UPDATE audit_chainhead
+    SET previous_head_hash = head_hash, sequence = sequence + 1, decisions = decisions + %s, updated_at = %s,
+        head_hash = encode(sha256(convert_to(
+            head_hash || %s || head_hash || %s || (sequence + 1)::text || %s, 'UTF8')), 'hex')
+    WHERE customer_id = %s
+    RETURNING sequence, head_hash, previous_head_hash
+)
+INSERT INTO audit_auditentry ({columns}, sequence, hash, previous_hash)
+SELECT {values}, head.sequence, head.head_hash, head.previous_head_hash
+FROM head
+RETURNING sequence, hash, previous_hash
+""".format(  # noqa: S608
+    columns=", ".join(_ENTRY_INSERT_COLUMNS),
+    values=", ".join("%s::jsonb" if column == "subgroups" else "%s" for column in _ENTRY_INSERT_COLUMNS),
+)
+
+
+def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> None:
+    entry.sequence, entry.previous_hash, entry.hash = 0, "", ""
+    head_part, middle, tail = canonical_template(entry_document(entry))
+    params: list[Any] = [decisions, entry.logged_at, head_part, middle, tail, entry.customer_id]
+    for column in _ENTRY_INSERT_COLUMNS:
+        value = getattr(entry, column)
+        params.append(json.dumps(value, ensure_ascii=False) if column == "subgroups" else value)
+    with connection.cursor() as cursor:
+        cursor.execute(_APPEND_SQL, params)
+        row = cursor.fetchone()
+        if row is None:  # the customer's first entry: create the head, then append
+            _ensure_head(entry.customer_id)
+            cursor.execute(_APPEND_SQL, params)
+            row = cursor.fetchone()
+    entry.sequence, entry.hash, entry.previous_hash = row
+    entry._state.adding = False
+    entry._state.db = connection.alias

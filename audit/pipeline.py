@@ -1,0 +1,115 @@
+"""The decision pipeline, one for every door (POST /log, POST /calibrate, POST /log/batch,
+import_decisions): validate each item (audit.inputs.item_validated), read and lock the
+stored rows the items touch (here), plan the effects (audit.plan, pure), apply them
+set-wise (audit.apply), all in one transaction."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from audit import registry
+from audit.apply import plan_apply
+from audit.inputs import Item
+from audit.models import AuditEntry, Decision
+from audit.plan import ItemResult, Stored, plan_items
+from audit.records import ms
+from config.exceptions import DomainError
+from keys.models import Customer
+
+_CHUNK = 900  # SQLite's bound-parameter limit
+
+
+def _chunks(values: list[Any]) -> Any:
+    for start in range(0, len(values), _CHUNK):
+        yield values[start : start + _CHUNK]
+
+
+def stored_load(customer: Customer, items: Sequence[Item | DomainError]) -> Stored:
+    """The stored rows the items touch: the decisions they name (locked FOR UPDATE, in one
+    query), the decision entries of those a decision item may replay, the latest outcome
+    entries of those an outcome item may repeat, then each contributor's own rows."""
+    valid = [item for item in items if isinstance(item, Item)]
+    ids = sorted({item.data["decision_id"] for item in valid if item.data.get("decision_id")})
+    stored = Stored()
+    if not ids:
+        return stored
+    for chunk in _chunks(ids):
+        rows = Decision.objects.select_for_update().filter(customer=customer, decision_id__in=chunk)
+        stored.decisions.update({d.decision_id: d for d in rows.order_by("pk")})
+    known = stored.decisions
+    replayed = [
+        known[i.data["decision_id"]].pk
+        for i in valid
+        if i.kind == "decision" and i.data.get("decision_id") in known
+    ]
+    repeated = [
+        known[i.data["decision_id"]].pk
+        for i in valid
+        if i.kind == "outcome"
+        and i.data["decision_id"] in known
+        and known[i.data["decision_id"]].outcome == i.data["outcome"]
+    ]
+    by_pk = {d.pk: d.decision_id for d in known.values()}
+    for chunk in _chunks(sorted(set(replayed))):
+        for entry in AuditEntry.objects.filter(decision_id__in=chunk, type=AuditEntry.Type.DECISION).order_by(
+            "-sequence"
+        ):
+            stored.decision_entries[by_pk[entry.decision_id]] = entry  # the lowest sequence wins
+    for chunk in _chunks(sorted(set(repeated))):
+        for entry in AuditEntry.objects.filter(decision_id__in=chunk, type=AuditEntry.Type.OUTCOME).order_by(
+            "sequence"
+        ):
+            stored.last_outcomes[by_pk[entry.decision_id]] = entry  # the highest sequence wins
+    return stored
+
+
+def _contributors_load(customer: Customer, items: Sequence[Item | DomainError], stored: Stored) -> None:
+    """Each contributor's rows for the decisions the items name. A generated decision_id is
+    new by construction, so only ids the client gave are passed."""
+    ids = sorted({i.data["decision_id"] for i in items if isinstance(i, Item) and i.data.get("decision_id")})
+    for contributor in registry.contributors():
+        stored.loaded[contributor.name] = contributor.load(customer_id=customer.pk, decision_ids=ids)
+
+
+def items_write(
+    *,
+    customer: Customer,
+    items: Sequence[Item | DomainError],
+    bodies: Sequence[Any],
+    sources: Sequence[str],
+) -> list[ItemResult]:
+    """Plan and apply the items in one transaction; every result in input order.
+
+    A concurrent writer of the same new decision_id meets the unique constraint; the whole
+    write then runs once more and the item becomes a replay or a conflict of that decision."""
+    try:
+        return _write_once(customer=customer, items=items, bodies=bodies, sources=sources)
+    except IntegrityError:
+        return _write_once(customer=customer, items=items, bodies=bodies, sources=sources)
+
+
+def _write_once(
+    *,
+    customer: Customer,
+    items: Sequence[Item | DomainError],
+    bodies: Sequence[Any],
+    sources: Sequence[str],
+) -> list[ItemResult]:
+    now = ms(timezone.now())
+    new_entry_id = AuditEntry._meta.get_field("id").get_default
+    with transaction.atomic():
+        stored = stored_load(customer, items)
+        _contributors_load(customer, items, stored)
+        plan = plan_items(
+            customer=customer,
+            items=items,
+            bodies=bodies,
+            stored=stored,
+            now=now,
+            sources=sources,
+            new_entry_id=new_entry_id,
+        )
+        plan_apply(plan, customer=customer)
+    return plan.results

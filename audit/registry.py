@@ -1,0 +1,97 @@
+"""The aggregates other apps keep from decisions, reached through one small registered
+interface so that audit imports none of those apps: each app with a `contributions` module
+registers a Contributor there (found through Django's app registry, as config.engines finds
+the apps' `engine` modules), and the decision pipeline calls every registered one.
+
+A contributor's life in one write of the pipeline (see docs/reference/decisions.md,
+"Order of effects"):
+  load(customer_id, decision_ids)   database, in the transaction, before planning: lock and
+                                    read the contributor's own stored rows the items touch;
+  start(customer, loaded)           pure: a fresh accumulator of deltas;
+  add(acc, change) -> events        pure, once per change in plan order: fold the change's
+                                    deltas, return the events it causes (type, data);
+  apply(customer_id, acc)           database, after the decision rows are written and before
+                                    the chain head is locked: write the deltas set-wise.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from django.apps import apps
+from django.utils.module_loading import autodiscover_modules
+
+if TYPE_CHECKING:
+    from audit.models import Decision
+    from keys.models import Customer
+
+Event = tuple[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change a plan makes to a decision: `kind` "new" (logged) or "outcome" (a later
+    ground truth moved its outcome, and maybe its category, from the previous values).
+    `decision` is the row as this change leaves it; a later item of the same plan may change
+    it again, so a contributor takes what it needs during add()."""
+
+    kind: str
+    decision: "Decision"
+    entry_id: str
+    source: str
+    previous_outcome: str | None = None
+    previous_category: str | None = None
+
+
+class Contributor:
+    """The interface; subclass it in the app's `contributions` module and register() it."""
+
+    name = ""
+
+    def load(self, *, customer_id: str, decision_ids: Sequence[str]) -> Any:
+        return None
+
+    def start(self, *, customer: "Customer", loaded: Any) -> Any:
+        raise NotImplementedError
+
+    def add(self, acc: Any, change: Change) -> list[Event]:
+        raise NotImplementedError
+
+    def apply(self, *, customer_id: str, acc: Any) -> None:
+        raise NotImplementedError
+
+
+_registered: dict[str, Contributor] = {}
+_ordered: list[tuple[Contributor, ...]] = []
+
+
+def register(contributor: Contributor) -> Contributor:
+    """Called at import of an app's `contributions` module (registering again replaces)."""
+    _registered[contributor.name] = contributor
+    _ordered.clear()
+    return contributor
+
+
+@lru_cache(maxsize=1)
+def _discovered() -> bool:
+    autodiscover_modules("contributions")
+    return True
+
+
+def contributors() -> tuple[Contributor, ...]:
+    """Every registered contributor, in INSTALLED_APPS order (the order their rows are locked
+    and written: the same in every writer, so writers never deadlock on them)."""
+    _discovered()
+    if not _ordered:
+        order = {f"{app.name}.contributions": i for i, app in enumerate(apps.get_app_configs())}
+        _ordered.append(
+            tuple(sorted(_registered.values(), key=lambda c: order.get(type(c).__module__, len(order))))
+        )
+    return _ordered[0]
+
+
+def contributes(change: Change) -> bool:
+    """Whether a change reaches the aggregates at all: the one place for a rule that keeps a
+    kind of decision out of every contributor's figures (its entries are still written)."""
+    return True

@@ -1,0 +1,87 @@
+"""Bias's part of every decision write: the daily subgroup statistics (and the pending
+subgroups a decision picks up when it is logged), contributed to the decision pipeline
+through audit's registry (audit never imports this app).
+
+load() takes the per-decision lock of every decision the write names (one sorted statement)
+and reads their attachments (one query), before the pipeline plans: a POST /detect-bias
+racing on the same decision_id either committed before (its attachment is read) or waits
+for this write to commit (and then sees the decision). The state each change contributes is
+taken when the change is planned, so a batch counts exactly what the same calls one by one
+would have counted."""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.utils import timezone
+
+from audit.registry import Change, Contributor, Event, register
+from bias.domain import subgroups_lenient
+from bias.models import SubgroupAttachment
+from bias.stats import Deltas, counted_attributes, decision_state, lock_decisions, upsert_stats
+
+
+@dataclass
+class SubgroupFold:
+    attachments: dict[str, SubgroupAttachment]
+    deltas: Deltas = field(default_factory=Deltas)
+    counted: dict[str, dict[str, str]] = field(default_factory=dict)  # decision_id -> its attributes
+    touched: dict[str, SubgroupAttachment] = field(default_factory=dict)
+
+
+class BiasContributor(Contributor):
+    name = "bias"
+
+    def load(self, *, customer_id: str, decision_ids: Sequence[str]) -> dict[str, SubgroupAttachment]:
+        if not decision_ids:
+            return {}
+        lock_decisions(customer_id, list(decision_ids))
+        attachments: dict[str, SubgroupAttachment] = {}
+        for start in range(0, len(decision_ids), 900):  # SQLite's bound-parameter limit
+            for row in SubgroupAttachment.objects.filter(
+                customer_id=customer_id, decision_id__in=decision_ids[start : start + 900]
+            ).only("id", "decision_id", "attributes", "counted"):
+                attachments[row.decision_id] = row
+        return attachments
+
+    def start(self, *, customer: Any, loaded: Any) -> SubgroupFold:
+        return SubgroupFold(attachments=dict(loaded or {}))
+
+    def add(self, acc: SubgroupFold, change: Change) -> list[Event]:
+        decision = change.decision
+        attachment = acc.attachments.get(decision.decision_id)
+        state = decision_state(decision)
+        if change.kind == "new":
+            # Subgroups carried by the decision itself are the later attachment and replace
+            # pending ones posted earlier through POST /detect-bias.
+            attributes = subgroups_lenient(decision.subgroups)
+            if attachment is not None:
+                attributes = attributes or attachment.attributes
+                attachment.attributes, attachment.counted = attributes, True
+                acc.touched[decision.decision_id] = attachment
+            acc.counted[decision.decision_id] = attributes
+            if attributes:
+                acc.deltas.add(state, attributes, +1)
+            return []
+        if decision.decision_id not in acc.counted:
+            acc.counted[decision.decision_id] = counted_attributes(decision, attachment)
+        attributes = acc.counted[decision.decision_id]
+        old = decision_state(decision, outcome=change.previous_outcome, category=change.previous_category)
+        if attributes and old != state:
+            acc.deltas.add(old, attributes, -1)
+            acc.deltas.add(state, attributes, +1)
+        return []
+
+    def apply(self, *, customer_id: str, acc: SubgroupFold) -> None:
+        upsert_stats(customer_id, acc.deltas)
+        if acc.touched:
+            now = timezone.now()
+            touched = list(acc.touched.values())
+            for attachment in touched:
+                attachment.updated_at = now
+            SubgroupAttachment.objects.bulk_update(
+                touched, ["attributes", "counted", "updated_at"], batch_size=500
+            )
+
+
+register(BiasContributor())
