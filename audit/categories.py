@@ -1,4 +1,4 @@
-"""The per-record calibration category of a decision (C6), part of the decision record: it is
+"""The per-record calibration category of a decision (docs/reference/calibration.md), part of the decision record: it is
 stored with the decision, shown in its answer and hashed into its entries, so it is derived
 where the record is built. The thresholds are settings; `calibration.rules` builds every
 per-user figure on top of these definitions."""
@@ -15,7 +15,7 @@ MISCALIBRATED = {OVERTRUSTING, UNDERTRUSTING}
 
 
 def setting(name: str, default: Any) -> Any:
-    """Thresholds are settings (C6); these are the contract's defaults."""
+    """Thresholds are settings; these are the defaults (docs/reference/calibration.md, Settings)."""
     return getattr(settings, name, default)
 
 
@@ -28,7 +28,8 @@ def high_confidence() -> float:
 
 
 def norm(value: str | None) -> str | None:
-    """Decisions compare after trimming and case-folding (C6)."""
+    """Decisions compare after trimming and case-folding (docs/reference/calibration.md, Comparing
+    decisions)."""
     return None if value is None else value.strip().casefold()
 
 
@@ -43,7 +44,8 @@ def followed(ai_recommendation: str, user_decision: str) -> bool:
 def record_category(
     *, ai_recommendation: str, user_decision: str, confidence: float | None, outcome: str | None
 ) -> str:
-    """C6 per record: a known outcome decides; else the AI's confidence; else CALIBRATED."""
+    """Category of a decision (docs/reference/calibration.md): a known outcome decides; else the AI's
+    confidence; else CALIBRATED."""
     did_follow = followed(ai_recommendation, user_decision)
     if outcome is not None:
         ai_right = same(outcome, ai_recommendation)

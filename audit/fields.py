@@ -61,10 +61,10 @@ DECISION_FIELDS = [field.name for field in DECISION_INPUTS if field.name != "tim
 # Decision fields an entry shows only when the decision has a value (see DecisionField).
 ENTRY_OPTIONAL_FIELDS = [field.name for field in DECISION_INPUTS if field.entry == "when_set"]
 
-# What the service derives when it logs a decision (C6).
+# What the service derives when it logs a decision (docs/reference/calibration.md).
 DERIVED_FIELDS = ["followed_ai", "calibration_category"]
 
-# An entry of GET /audit-trail: the document that is hashed (C5), in the order shown.
+# An entry of GET /audit-trail: the document that is hashed, in the order shown.
 ENTRY_FIELDS = [
     "entry_id",
     "sequence",
@@ -115,7 +115,7 @@ DECISION_OUTPUT_FIELDS = [
     "previous_hash",
 ]
 
-# A compliance report's decision log (C12's CSV columns, in the contract's order).
+# A compliance report's decision log (its CSV columns, in their order).
 DECISION_LOG_COLUMNS = [
     "decision_id",
     "timestamp",

@@ -188,7 +188,7 @@ LATE_OUTCOME_KEYS = {"decision_id", "outcome"}
 
 
 def is_late_outcome(body: dict[str, Any]) -> bool:
-    """`{"decision_id", "outcome"}` and nothing else records a later ground truth (C5)."""
+    """`{"decision_id", "outcome"}` and nothing else records a later ground truth."""
     return len(body) == 2 and set(body) == LATE_OUTCOME_KEYS and body.get("outcome") is not None
 
 

@@ -1,4 +1,4 @@
-"""Decisions and the append-only, hash-chained audit trail (contract C5).
+"""Decisions and the append-only, hash-chained audit trail (docs/reference/decisions.md).
 
 Every entry is a self-contained snapshot of what GET /audit-trail shows, so the chain can
 be recomputed from the entries alone (and from an export). Decisions hold the current
@@ -22,7 +22,7 @@ GENESIS_HASH = "0" * 64
 
 
 class CalibrationCategory(models.TextChoices):
-    """Per-record categories of C6 (INSUFFICIENT_DATA exists only for users)."""
+    """Per-record categories (docs/reference/calibration.md; INSUFFICIENT_DATA exists only for users)."""
 
     CALIBRATED = "CALIBRATED"
     OVERTRUSTING = "OVERTRUSTING"
@@ -59,7 +59,7 @@ class Decision(models.Model):
     followed_ai = models.BooleanField()
     calibration_category = models.CharField(max_length=16, choices=CalibrationCategory.choices)
     # SHA-256 of the normalised request that created the decision: a replay with the same
-    # payload answers 200, a different payload 409 (C5). Not affected by late outcomes.
+    # payload answers 200, a different payload 409. Not affected by late outcomes.
     payload_fingerprint = models.CharField(max_length=64, editable=False)
 
     class Meta:

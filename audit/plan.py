@@ -174,7 +174,7 @@ def plan_items(
 
 
 def link(entries: Sequence[AuditEntry], *, sequence: int, head_hash: str) -> tuple[int, str]:
-    """Give the entries, in order, the sequences after `sequence` and their hashes (C5);
+    """Give the entries, in order, the sequences after `sequence` and their hashes;
     returns the new head (sequence, hash)."""
     for entry in entries:
         sequence += 1

@@ -1,5 +1,5 @@
-"""A decision's record: the C5 fields a client sends, the fingerprint that tells a replay
-from a conflict, the new row with its C6 category, and a late outcome applied to a row.
+"""A decision's record: the fields a client sends, the fingerprint that tells a replay
+from a conflict, the new row with its calibration category, and a late outcome applied to a row.
 Used by the pipeline's planning step (audit.plan); pure, no database."""
 
 import datetime as dt
@@ -30,7 +30,7 @@ def payload_fingerprint(data: dict[str, Any]) -> str:
 
 
 def new_decision(*, customer: Customer, data: dict[str, Any], fingerprint: str, now: dt.datetime) -> Decision:
-    """The decision row of a new decision (not saved), with its C6 category."""
+    """The decision row of a new decision (not saved), with its calibration category."""
     fields = {name: data.get(name) for name in DECISION_FIELDS if name != "decision_id"}
     decision = Decision(customer=customer, **fields)
     if data.get("decision_id"):
@@ -52,7 +52,7 @@ def new_decision(*, customer: Customer, data: dict[str, Any], fingerprint: str, 
 
 
 def outcome_apply(decision: Decision, outcome: str) -> tuple[str | None, str]:
-    """Set a late outcome on the row (not saved) and recompute its C6 category; returns the
+    """Set a late outcome on the row (not saved) and recompute its calibration category; returns the
     previous (outcome, category), which the aggregates move away from."""
     previous = decision.outcome, decision.calibration_category
     decision.outcome = outcome

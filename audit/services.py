@@ -1,4 +1,4 @@
-"""Writes for decisions and the audit trail (C5, C15): the doors of the one decision pipeline
+"""Writes for decisions and the audit trail (docs/reference/decisions.md): the doors of the one decision pipeline
 (audit.pipeline). POST /log is a plan of one item; POST /calibrate the same with its own
 source; POST /log/batch and import_decisions a plan of many. The rules live in audit.plan."""
 
@@ -74,7 +74,7 @@ def decision_log(*, customer: Customer, data: dict[str, Any], source: str = "log
 
 
 def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: str) -> tuple[AuditEntry, bool]:
-    """A later ground truth: append an `outcome` entry and update the decision (C5). The same
+    """A later ground truth: append an `outcome` entry and update the decision. The same
     outcome sent again answers the entry that recorded it (created=False)."""
     item = Item("outcome", {"decision_id": decision_id, "outcome": outcome})
     result = _one(customer=customer, item=item, source="log")
@@ -83,7 +83,7 @@ def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: st
 
 
 def decisions_log_batch(*, customer: Customer, items: Sequence[Any], source: str = "log") -> BatchResult:
-    """Many POST /log bodies with exactly the effects of the same calls in order (C15), in one
+    """Many POST /log bodies with exactly the effects of the same calls in order, in one
     plan: every valid item is committed together; an invalid one is reported and stores
     nothing."""
     validated: list[Item | DomainError] = []

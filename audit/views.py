@@ -1,4 +1,4 @@
-"""POST /log, GET /audit-trail, GET /audit-trail/:id, GET /audit-trail/verify (C5)."""
+"""POST /log, GET /audit-trail, GET /audit-trail/:id, GET /audit-trail/verify (docs/reference/decisions.md)."""
 
 from typing import Any
 

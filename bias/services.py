@@ -1,5 +1,5 @@
 """Writes for bias detection and the subgroup statistics store (the store itself is
-`bias.stats`, the C7 analysis `bias.detection`).
+`bias.stats`, the analysis `bias.detection`).
 
 The decision pipeline counts each decision write in the statistics in the same transaction
 (bias.contributions, registered with audit's registry), so the statistics never drift from
@@ -97,7 +97,7 @@ def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[s
 
 
 def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> dict[str, Any]:
-    """POST /detect-bias (C7): attach the subgroups, then analyse each attribute present
+    """POST /detect-bias (docs/reference/bias.md): attach the subgroups, then analyse each attribute present
     over the customer's decisions of the same model (all models when the decision has none
     or is not logged yet) in the last 30 days (whole UTC days: from the day containing now
     minus 30 days). Stores a bias alert for severity low and above and fires bias.detected
