@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.fields import DECISION_FIELDS
+from audit.group import GroupCommit
 from audit.inputs import Item, item_validated
 from audit.models import AuditEntry, Decision
 from audit.pipeline import items_write
@@ -57,8 +58,12 @@ class BatchResult:
         return sum(1 for item in self.items if item.error is not None)
 
 
+# Concurrent single writes of one customer in this process commit together (audit.group).
+group_commit = GroupCommit(items_write)
+
+
 def _one(*, customer: Customer, item: Item, source: str) -> ItemResult:
-    result = items_write(customer=customer, items=[item], bodies=[item.data], sources=[source])[0]
+    result = group_commit.write(customer=customer, item=item, source=source)
     if result.error is not None:
         raise result.error
     return result

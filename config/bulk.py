@@ -10,6 +10,8 @@ from typing import Any
 
 from django.db import connection, models
 
+COPY_FROM = 50  # rows from which COPY is cheaper than one multi-row INSERT
+
 
 def _values(fields: list[models.Field], obj: models.Model) -> list:
     return [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in fields]
@@ -20,7 +22,9 @@ def bulk_insert(model: type[models.Model], objs: Sequence[models.Model], *, with
     drawn from the table's sequence first and set on each object)."""
     if not objs:
         return
-    if connection.vendor != "postgresql":
+    if connection.vendor != "postgresql" or len(objs) <= COPY_FROM:
+        # One INSERT (RETURNING the primary keys on PostgreSQL): for a few rows one statement
+        # beats drawing ids and then streaming a COPY (two).
         model._default_manager.bulk_create(objs, batch_size=500)
         return
     meta = model._meta

@@ -278,6 +278,10 @@ WEBHOOK_KEEPALIVE_SECONDS = env.float("WEBHOOK_KEEPALIVE_SECONDS", default=2.0)
 # Tier -> (requests per minute, burst). Contract C4.
 TIER_LIMITS = {"pilot": (100, 150), "growth": (500, 750), "enterprise": (1000, 1500)}
 RATE_LIMITS_ENABLED = env.bool("TRUSTCAL_RATE_LIMITS_ENABLED", default=True)
+# Group commit of concurrent POST /log and POST /calibrate writes of one customer in one process
+# (docs/reference/decisions.md, Group commit), and the most items one group writes.
+DECISION_GROUP_COMMIT = env.bool("TRUSTCAL_DECISION_GROUP_COMMIT", default=True)
+DECISION_GROUP_MAX = env.int("TRUSTCAL_DECISION_GROUP_MAX", default=200)
 KEY_ROTATION_GRACE_HOURS = 24
 # The staff console's sign-in: failures per client address and per user name in one window,
 # then 429 until the window ends (docs/reference/limits.md, "Console sign-in").
