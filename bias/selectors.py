@@ -9,17 +9,27 @@ decisions.
 """
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from functools import reduce
 from operator import or_
 from typing import Any
 
-from django.db.models import F, Q, QuerySet, Sum
+from django.db.models import Count, F, JSONField, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value
-from bias.models import BiasAlert, BiasAlertFinding, Correctness, ModelFavorableValues, SubgroupDailyStat
+from audit import selectors as audit_selectors
+from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value, subgroups_lenient
+from bias.models import (
+    BiasAlert,
+    BiasAlertFinding,
+    Correctness,
+    ModelFavorableValues,
+    SubgroupAttachment,
+    SubgroupDailyStat,
+)
+from bias.stats import correctness
 from config.querysets import narrowed
+from config.timeutils import isoformat
 from keys.models import Customer
 
 
@@ -184,22 +194,152 @@ def subgroup_counts(
     return out
 
 
+def _day_start(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+
+
+def exact_subgroup_counts(
+    *,
+    customer: Customer,
+    attributes: list[str] | None,
+    model_id: str | None,
+    since: dt.datetime,
+    until: dt.datetime,
+) -> dict[str, list[GroupCounts]]:
+    """subgroup_counts over the exact window [since, until) (docs/reference/bias.md, Subgroup
+    figures): the whole UTC days inside it from the daily statistics, the partial days at its
+    edges from the decisions made in them."""
+    first_whole = since.date() if since.time() == dt.time.min else since.date() + dt.timedelta(days=1)
+    last_whole = until.date() - dt.timedelta(days=1)
+    parts: list[dict[str, list[GroupCounts]]] = []
+    edges: list[tuple[dt.datetime, dt.datetime]] = []
+    if first_whole <= last_whole:
+        parts.append(
+            subgroup_counts(
+                customer=customer,
+                attributes=attributes,
+                model_id=model_id,
+                from_day=first_whole,
+                to_day=last_whole,
+            )
+        )
+        edges = [(since, _day_start(first_whole)), (_day_start(last_whole + dt.timedelta(days=1)), until)]
+    else:
+        edges = [(since, until)]
+    for start, end in edges:
+        if start < end:
+            parts.append(
+                _decision_counts(
+                    customer=customer, attributes=attributes, model_id=model_id, since=start, until=end
+                )
+            )
+    totals: dict[str, dict[str, list[int]]] = {}
+    for part in parts:
+        for attribute, groups in part.items():
+            for g in groups:
+                row = totals.setdefault(attribute, {}).setdefault(g.group, [0] * 11)
+                for i, value in enumerate(astuple(g)[1:]):
+                    row[i] += value
+    return {
+        attribute: [GroupCounts(group, *row) for group, row in sorted(groups.items()) if row[0] > 0]
+        for attribute, groups in sorted(totals.items())
+    }
+
+
+def _decision_counts(
+    *,
+    customer: Customer,
+    attributes: list[str] | None,
+    model_id: str | None,
+    since: dt.datetime,
+    until: dt.datetime,
+) -> dict[str, list[GroupCounts]]:
+    """subgroup_counts computed from the decisions made in [since, until) instead of the daily
+    statistics, with exactly the statistics' rules (bias.stats): the decisions are grouped in
+    SQL by the columns a decision's statistics row is derived from (values, outcome, category,
+    model, subgroups and the attachment counted for it), and each distinct combination is
+    counted once under the attributes it counts under."""
+    decisions = audit_selectors.decision_set(
+        customer, since=since, until=until, model_ids=[model_id] if model_id is not None else None
+    )
+    attached = SubgroupAttachment.objects.filter(
+        customer=customer, decision_id=OuterRef("decision_id"), counted=True
+    ).values("attributes")[:1]
+    rows = (
+        decisions.order_by()
+        .annotate(attached=Subquery(attached, output_field=JSONField()))
+        .values(
+            "ai_recommendation",
+            "user_decision",
+            "outcome",
+            "calibration_category",
+            "model_id",
+            "subgroups",
+            "attached",
+        )
+        .annotate(n=Count("id"), confidence_n=Count("ai_confidence"), confidence_sum=Sum("ai_confidence"))
+    )
+    configs = _favorable_configs(customer=customer, model_id=model_id)
+    wanted = set(attributes) if attributes is not None else None
+    totals: dict[str, dict[str, list[int]]] = {}
+    for r in rows:
+        groups = r["attached"] if r["attached"] is not None else subgroups_lenient(r["subgroups"])
+        ai_value, human_value = normalize_value(r["ai_recommendation"]), normalize_value(r["user_decision"])
+        favorable = configs.get(r["model_id"] or "", DEFAULT_FAVORABLE_VALUES)
+        human_correct = correctness(human_value, r["outcome"])
+        ai_correct = correctness(ai_value, r["outcome"])
+        category = r["calibration_category"] or "CALIBRATED"
+        n = int(r["n"])
+        counts = [
+            n,
+            n * (human_value in favorable),
+            n * (ai_value in favorable),
+            n * (ai_value == human_value),
+            n * (category == "OVERTRUSTING"),
+            n * (category == "UNDERTRUSTING"),
+            int(r["confidence_n"]),
+            round(float(r["confidence_sum"] or 0) * 1_000_000),
+            n * (human_correct != Correctness.UNKNOWN),
+            n * (human_correct == Correctness.CORRECT),
+            n * (ai_correct == Correctness.CORRECT),
+        ]
+        for attribute, group in groups.items():
+            if wanted is not None and attribute not in wanted:
+                continue
+            row = totals.setdefault(attribute, {}).setdefault(group, [0] * 11)
+            for i, value in enumerate(counts):
+                row[i] += value
+    return {
+        attribute: [GroupCounts(group, *row) for group, row in sorted(groups.items())]
+        for attribute, groups in totals.items()
+    }
+
+
 def _ratio(x: int, n: int) -> float | None:
     return round(x / n, 6) if n else None
 
 
 def subgroup_report(
-    *, customer: Customer, attribute: str | None, model_id: str | None, from_day: dt.date, to_day: dt.date
+    *,
+    customer: Customer,
+    attribute: str | None,
+    model_id: str | None,
+    from_day: dt.date,
+    to_day: dt.date,
+    exact: tuple[dt.datetime, dt.datetime] | None = None,
 ) -> dict[str, Any]:
     """GET /bias/subgroups (docs/reference/bias.md, Subgroup figures): per attribute and group the figures,
-    and the disparity of each group against the reference group (the largest; ties by name)."""
-    counts = subgroup_counts(
-        customer=customer,
-        attributes=[attribute] if attribute else None,
-        model_id=model_id,
-        from_day=from_day,
-        to_day=to_day,
-    )
+    and the disparity of each group against the reference group (the largest; ties by name).
+    With `exact` (a bound inside a day) the window is exactly [start, end)."""
+    wanted = [attribute] if attribute else None
+    if exact is not None:
+        counts = exact_subgroup_counts(
+            customer=customer, attributes=wanted, model_id=model_id, since=exact[0], until=exact[1]
+        )
+    else:
+        counts = subgroup_counts(
+            customer=customer, attributes=wanted, model_id=model_id, from_day=from_day, to_day=to_day
+        )
     attributes: dict[str, Any] = {}
     for name, groups in counts.items():
         reference = min(groups, key=lambda g: (-g.decisions, g.group))
@@ -235,7 +375,19 @@ def subgroup_report(
                 }
             )
         attributes[name] = {"reference_group": reference.group, "groups": entries}
-    return {"model_id": model_id, "from": from_day, "to": to_day, "attributes": attributes}
+    if exact is not None:
+        return {
+            "model_id": model_id,
+            "from": isoformat(exact[0]),
+            "to": isoformat(exact[1]),
+            "attributes": attributes,
+        }
+    return {
+        "model_id": model_id,
+        "from": from_day.isoformat(),
+        "to": to_day.isoformat(),
+        "attributes": attributes,
+    }
 
 
 # --- bias alerts ------------------------------------------------------------------------------

@@ -104,9 +104,13 @@ class SubgroupAttributeOutput(serializers.Serializer):
 
 class SubgroupReportOutput(serializers.Serializer):
     model_id = serializers.CharField(allow_null=True)
-    # Inclusive UTC dates: the statistics are daily.
-    from_ = serializers.DateField()
-    to = serializers.DateField()
+    from_ = serializers.CharField(
+        help_text="The first day (YYYY-MM-DD, inclusive), or the exact start (ISO 8601) when a bound is inside a day"
+    )
+    to = serializers.CharField(
+        help_text="The last day (YYYY-MM-DD, inclusive), or the exact end (ISO 8601, exclusive) when a bound is "
+        "inside a day"
+    )
     attributes = serializers.DictField(child=SubgroupAttributeOutput())
 
     def get_fields(self):

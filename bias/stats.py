@@ -87,7 +87,7 @@ class DecisionState:
         )
 
 
-def _correctness(value: str, outcome: str | None) -> int:
+def correctness(value: str, outcome: str | None) -> int:
     if outcome is None or normalize_value(outcome) == "":
         return Correctness.UNKNOWN
     return Correctness.CORRECT if value == normalize_value(outcome) else Correctness.WRONG
@@ -111,8 +111,8 @@ def decision_state(decision: "Decision", *, outcome: Any = ..., category: Any = 
         ai_value=ai_value,
         human_value=human_value,
         category=category or "CALIBRATED",
-        human_correct=_correctness(human_value, outcome),
-        ai_correct=_correctness(ai_value, outcome),
+        human_correct=correctness(human_value, outcome),
+        ai_correct=correctness(ai_value, outcome),
         confidence_micros=None if confidence is None else round(float(confidence) * 1_000_000),
     )
 

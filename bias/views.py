@@ -9,7 +9,7 @@ from bias.domain import DETECTION_WINDOW_DAYS, is_valid_attribute_name
 from bias.models import BiasAlert, BiasType, Severity
 from bias.serializers import BiasAlertOutput, DetectBiasInput, DetectBiasOutput, SubgroupReportOutput
 from config.api import PagePagination, TenantViewSet, require_object
-from config.inputs import invalid, query_choice, query_day_range, query_text, query_time_range
+from config.inputs import exact_window, invalid, query_choice, query_day_range, query_text, query_time_range
 from config.schema import TrustcalAutoSchema
 
 ALERT_SEVERITIES = [s.value for s in Severity if s != Severity.NONE]
@@ -106,20 +106,30 @@ class BiasSubgroupsViewSet(TenantViewSet):
             OpenApiParameter(
                 "from",
                 str,
-                description="Date (inclusive) or a timestamp at 00:00:00Z (figures are whole UTC days); "
-                "default: 30 days before to",
+                description="Date (inclusive) or an exact ISO 8601 timestamp; default: 30 days before to",
             ),
             OpenApiParameter(
                 "to",
                 str,
-                description="Date (inclusive) or a timestamp at 00:00:00Z (exclusive); default: today",
+                description="Date (inclusive) or an exact ISO 8601 timestamp (exclusive); default: today",
             ),
         ],
         responses=SubgroupReportOutput,
     )
     def list(self, request):
-        from_day, to_day = query_day_range(request, default_days=DETECTION_WINDOW_DAYS + 1)
+        # A bound inside a day is exact: whole days from the daily statistics, the partial
+        # edge days from the decisions themselves (docs/reference/bias.md, Subgroup figures).
+        exact = exact_window(
+            request.query_params.get("from"),
+            request.query_params.get("to"),
+            default_days=DETECTION_WINDOW_DAYS + 1,
+        )
+        if exact is not None:
+            from_day, to_day = exact[0].date(), exact[1].date()
+        else:
+            from_day, to_day = query_day_range(request, default_days=DETECTION_WINDOW_DAYS + 1)
         report = selectors.subgroup_report(
+            exact=exact,
             customer=self.customer,
             attribute=_attribute(request),
             model_id=query_text(request, "model_id"),
