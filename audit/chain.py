@@ -1,6 +1,6 @@
-"""The hash chain (docs/reference/decisions.md, The audit trail): an entry's document (exactly what GET /audit-trail shows), its
-canonical JSON and its hash (audit/hashing.py, which the offline verifier shares). Anyone
-holding an export can recompute the chain with these rules."""
+"""The hash chain (docs/reference/decisions.md, The audit trail): an entry's document (exactly
+what GET /audit-trail shows), its canonical JSON and its hash (audit/hashing.py, which the
+offline verifier shares). Anyone holding an export can recompute the chain with these rules."""
 
 import hashlib
 from typing import Any

@@ -318,7 +318,7 @@ def log_ab(rounds: int, per_block: int) -> dict:
     chain, hook replaced by a no-op), POST /log one at a time and 1,000-item batches."""
     from rest_framework.test import APIClient
 
-    from audit import append, checkpoints
+    from audit import apply, checkpoints
     from keys.models import Customer
     from keys.services import api_key_create
 
