@@ -182,6 +182,11 @@ class VerifyJob(models.Model):
     result = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
+    # The durable-work pattern of exports and webhook deliveries: a worker holds the job until
+    # lease_until; a running job whose lease ran out (worker lost) or a queued one nobody took
+    # (message lost) is sent again, at most VERIFY_MAX_ATTEMPTS runs.
+    attempts = models.PositiveIntegerField(default=0)
+    lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["customer", "status"], name="audit_vfy_cust_status")]

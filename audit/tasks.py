@@ -15,3 +15,15 @@ def verify_job_run(job_id: str) -> None:
 def checkpoints_make_due() -> None:
     """Beat: the hourly checkpoint of every chain that grew (docs/reference/checkpoints.md)."""
     checkpoints.checkpoints_make_due()
+
+
+@shared_task(name="audit.tasks.verify_jobs_recover", ignore_result=True)
+def verify_jobs_recover() -> int:
+    """Beat, every 30 s: full checks whose worker died or whose message was lost."""
+    return verify.verify_jobs_recover()
+
+
+@shared_task(name="audit.tasks.verify_full_due", ignore_result=True)
+def verify_full_due() -> int:
+    """Beat, daily: a full check of every chain."""
+    return verify.verify_full_due()

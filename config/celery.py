@@ -27,6 +27,13 @@ app.conf.beat_schedule = {
     },
     # Exports past their retention period (job and file).
     "compliance-exports-expire": {"task": "compliance.tasks.exports_expire", "schedule": 3600.0},
+    # Full chain checks whose worker died or whose message was lost; and a full check of every
+    # chain daily, so an edit before the incremental checkpoint is found (audit/verify.py).
+    "audit-verify-jobs-recover": {"task": "audit.tasks.verify_jobs_recover", "schedule": 30.0},
+    "audit-verify-full-due": {
+        "task": "audit.tasks.verify_full_due",
+        "schedule": settings.VERIFY_FULL_EVERY_SECONDS,
+    },
     # Staff-defined thresholds (threshold.breached) and risk users.
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
     # Signed checkpoints: every chain that grew gets one when its newest is an hour old.

@@ -290,6 +290,11 @@ ADMIN_LOGIN_WINDOW_SECONDS = env.int("TRUSTCAL_ADMIN_LOGIN_WINDOW_SECONDS", defa
 # How often a process writes its buffered key usage (last_used, request counts).
 KEY_USAGE_FLUSH_SECONDS = env.float("TRUSTCAL_KEY_USAGE_FLUSH_SECONDS", default=30.0)
 WORKER_HEARTBEAT_MAX_AGE_SECONDS = 60
+# Full audit-chain checks (docs/reference/limits.md, "Chain verification"): how long a worker
+# holds one, how many runs before it is failed, and how often every chain is checked whole.
+VERIFY_LEASE_SECONDS = env.float("TRUSTCAL_VERIFY_LEASE_SECONDS", default=600.0)
+VERIFY_MAX_ATTEMPTS = env.int("TRUSTCAL_VERIFY_MAX_ATTEMPTS", default=3)
+VERIFY_FULL_EVERY_SECONDS = env.float("TRUSTCAL_VERIFY_FULL_EVERY_SECONDS", default=86400.0)
 # Compliance exports (C12): a worker holds a job for EXPORT_LEASE_SECONDS at a time (renewed
 # while it renders); a job whose lease ran out is queued again, at most EXPORT_MAX_ATTEMPTS times.
 EXPORT_LEASE_SECONDS = env.float("TRUSTCAL_EXPORT_LEASE_SECONDS", default=300.0)
