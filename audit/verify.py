@@ -8,8 +8,8 @@ limits.md, "Chain verification"). Concurrent calls of one customer wait for the 
 verifying (a short cache lock) and then find the checkpoint advanced."""
 
 import dataclasses
-import functools
 import datetime as dt
+import functools
 import time
 from typing import Any
 
