@@ -4,7 +4,6 @@
 
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -17,14 +16,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from audit import checkpoints, selectors, tree
-from audit.chain import ENTRY_COLUMNS, document_from_values
-from audit.models import AuditEntry, SignedCheckpoint
+from audit.export import entries_ndjson
+from audit.models import SignedCheckpoint
 from config.api import PagePagination, TenantAPIView
 from config.exceptions import NotFound, ValidationFailed
 from config.pagination import parse_positive_int
 from config.timeutils import isoformat
-
-EXPORT_CHUNK = 2000
 
 
 class CheckpointOutput(serializers.Serializer):
@@ -211,15 +208,6 @@ class ConsistencyProofView(TenantAPIView):
         return Response({"first": first, "second": second, "hashes": [_b64(h) for h in hashes]})
 
 
-def _export_lines(customer_id: str, first: int, last: int | None) -> Iterator[bytes]:
-    rows = AuditEntry.objects.filter(customer_id=customer_id, sequence__gte=first)
-    if last is not None:
-        rows = rows.filter(sequence__lte=last)
-    for values in rows.order_by("sequence").values_list(*ENTRY_COLUMNS).iterator(chunk_size=EXPORT_CHUNK):
-        doc = document_from_values(values)
-        yield (json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n").encode()
-
-
 class ExportView(TenantAPIView):
     @extend_schema(
         parameters=[OpenApiParameter("from_sequence", int), OpenApiParameter("to_sequence", int)],
@@ -237,7 +225,7 @@ class ExportView(TenantAPIView):
                 errors=[{"field": "to_sequence", "message": "must be at least from_sequence"}],
             )
         response = StreamingHttpResponse(
-            _export_lines(self.customer.pk, first, last), content_type="application/x-ndjson; charset=utf-8"
+            entries_ndjson(self.customer.pk, first, last), content_type="application/x-ndjson; charset=utf-8"
         )
         response["Content-Disposition"] = f'attachment; filename="audit-trail-{self.customer.pk}.ndjson"'
         return response

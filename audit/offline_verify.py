@@ -221,7 +221,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
                 raise Unreadable("give exactly one checkpoint with --entry")
             ok = verify_entry(_json_file(args.entry), _json_file(args.proof), checkpoints[0], out)
         else:
-            with open(args.export, encoding="utf-8") as stream:
+            # Lines end at \n only: U+2028 may stand unescaped inside a JSON string.
+            with open(args.export, encoding="utf-8", newline="\n") as stream:
                 ok = verify_export(stream, checkpoints, out)
     except (Unreadable, OSError) as exc:
         out.write(f"CANNOT VERIFY: {exc}\n")

@@ -189,3 +189,18 @@ def test_the_checkpoint_event_is_delivered_and_verifies_with_standardwebhooks(ap
     assert data["sequence"] == 3 and data["note"] == made["note"]
     assert data["head_hash"] == made["head_hash"] and data["root_hash"] == made["root_hash"]
     assert Event.objects.get(type="audit.checkpoint").data == data
+
+
+def test_the_offline_verifier_accepts_entries_with_awkward_values(api, tmp_path):
+    odd = [
+        decision_body(ai_confidence=1.0, context='say "hi"\nthen \\ leave \u2028 ünïcode ✓'),
+        decision_body(ai_confidence=0.0, subgroups={"gender": "f", "custom": {"région": "Île"}}),
+        decision_body(ai_confidence=None, model_id=None),
+    ]
+    assert api.post("/v1/log/batch", {"decisions": odd}, format="json").json()["rejected"] == 0
+    made = api.post("/v1/audit-trail/checkpoints").json()
+    (tmp_path / "checkpoint.json").write_text(json.dumps(made))
+    (tmp_path / "key.txt").write_text(api.get("/v1/audit-trail/checkpoint-key").json()["verifier_key"])
+    code, out = offline("--key", str(tmp_path / "key.txt"), "--checkpoint", str(tmp_path / "checkpoint.json"),
+                        str(export(api, tmp_path)))  # fmt: skip
+    assert code == 0 and "OK: 3 entries" in out, out

@@ -156,6 +156,32 @@ def test_the_export_is_every_entry_in_order_and_recomputes_from_line_1(api):
     assert api.get("/v1/audit-trail/export?from_sequence=0").status_code == 400
 
 
+def test_exported_lines_parse_to_the_hashed_entries_whatever_their_values(api):
+    """Confidences that are whole numbers (1.0, 0.0) stay floats, strings keep quotes, newlines
+    and non-ASCII, subgroups nest: every line parses to the entry and recomputes its hash."""
+    odd = [
+        decision_body(
+            ai_confidence=1.0,
+            context='say "hi"\nthen \\ leave',
+            subgroups={"gender": "f", "custom": {"région": "Île"}},
+        ),
+        decision_body(ai_confidence=0.0, context="tab\there \u2028 ünïcode ✓"),
+        decision_body(ai_confidence=1e-05),
+        decision_body(ai_confidence=None, model_id=None, subgroups={}),
+        decision_body(ai_confidence=0.123456789012345),
+    ]
+    log_batch_items = api.post("/v1/log/batch", {"decisions": odd}, format="json")
+    assert log_batch_items.status_code == 200 and log_batch_items.json()["rejected"] == 0, (
+        log_batch_items.json()["results"][0]
+    )
+    body = b"".join(api.get("/v1/audit-trail/export").streaming_content).decode()
+    parsed = [json.loads(line) for line in body.split("\n")[:-1]]  # U+2028 stays inside its line
+    assert parsed == all_entries(api)
+    for entry in parsed:
+        assert recompute_hash(entry) == entry["hash"]
+    assert isinstance(parsed[0]["ai_confidence"], float) and isinstance(parsed[1]["ai_confidence"], float)
+
+
 @pytest.fixture
 def key_path(settings, tmp_path):
     checkpoints.signing_key.cache_clear()
