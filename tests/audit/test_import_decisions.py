@@ -61,3 +61,42 @@ def test_unknown_customer_is_an_error(db, tmp_path):
     path.write_text(CSV)
     with pytest.raises(CommandError):
         run(path)
+
+
+def test_nan_infinity_and_deep_nesting_are_rejected_rows_and_the_import_goes_on(api, tmp_path):
+    """docs/reference/limits.md, "Imports": no traceback, no half-done import, every bad row
+    in the rejects file with its line."""
+    good = {"user_id": "u", "ai_recommendation": "approve", "user_decision": "approve"}
+    lines = [
+        json.dumps({**good, "decision_id": "ok-1"}),
+        '{"decision_id": "nan", "user_id": "u", "ai_recommendation": "a", "user_decision": "a", "ai_confidence": NaN}',
+        json.dumps({**good, "decision_id": "inf"})[:-1] + ', "metadata": {"x": Infinity}}',
+        json.dumps({**good, "decision_id": "big"})[:-1] + ', "metadata": {"x": 1e400}}',
+        "[" * 5000 + "]" * 5000,
+        '{"decision_id": "deep", "metadata": ' + '{"a": ' * 100 + "1" + "}" * 100 + "}",
+        json.dumps({**good, "decision_id": "ok-2"}),
+    ]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = run(path)
+    assert "accepted 2, replayed 0, rejected 5" in out
+    rejects = [
+        json.loads(line) for line in (tmp_path / "hostile.jsonl.rejected.jsonl").read_text().splitlines()
+    ]
+    assert sorted(r["line"] for r in rejects) == [2, 3, 4, 5, 6]
+    assert sorted(Decision.objects.filter(customer_id="acme").values_list("decision_id", flat=True)) == [
+        "ok-1",
+        "ok-2",
+    ]
+
+    csv_path = tmp_path / "hostile.csv"
+    csv_path.write_text(
+        "decision_id,user_id,ai_recommendation,ai_confidence,user_decision,metadata\n"
+        "c-nan,u,approve,nan,approve,\n"
+        "c-inf,u,approve,inf,approve,\n"
+        'c-deep,u,approve,0.5,approve,"' + "[" * 5000 + "]" * 5000 + '"\n'
+        "c-ok,u,approve,0.5,approve,\n"
+    )
+    out = run(csv_path)
+    assert "accepted 1, replayed 0, rejected 3" in out
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True

@@ -2,23 +2,43 @@
 
 Back-fills history through the POST /log/batch service (the same validation and effects as
 POST /log), in batches, with a progress bar and a summary. Rejected rows go to a side file,
-one JSON line each with the row's line number, the row and its error."""
+one JSON line each with the row's line number, the row and its error; a row that cannot be
+read at all (not JSON, `NaN` or `Infinity`, nested too deeply to parse) is one of them, and
+the import goes on (docs/reference/limits.md, "Imports")."""
 
 import csv
 import json
+import math
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from rest_framework.exceptions import ParseError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from audit import services
+from config.inputs import MAX_JSON_DEPTH, check_document
 from keys.models import Customer
 
 JSON_CELLS = ("subgroups", "metadata")
 NUMBER_CELLS = ("ai_confidence", "confidence")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def json_value(text: str) -> Any:
+    """JSON as the API reads it: no NaN or Infinity, nested at most as deep as a request body
+    may be; anything else is a ValueError."""
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+        check_document(value, strings=False)
+    except (RecursionError, ParseError) as exc:
+        raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from exc
+    return value
 
 
 def csv_body(row: dict[str, str]) -> dict[str, Any]:
@@ -33,8 +53,10 @@ def csv_body(row: dict[str, str]) -> dict[str, Any]:
         try:
             if name in NUMBER_CELLS:
                 value = float(cell)
+                if not math.isfinite(value):  # nan, inf: left as text for the validation
+                    value = cell
             elif name in JSON_CELLS:
-                value = json.loads(cell)
+                value = json_value(cell)
         except ValueError:
             value = cell
         body[name] = value
@@ -54,7 +76,7 @@ def read_rows(path: Path) -> Iterator[tuple[int, Any, str | None]]:
             if not line.strip():
                 continue
             try:
-                yield number, json.loads(line), None
+                yield number, json_value(line), None
             except ValueError as exc:
                 yield number, line.rstrip("\n"), f"not valid JSON: {exc}"
 
@@ -63,6 +85,15 @@ def count_rows(path: Path) -> int:
     with path.open("rb") as handle:
         lines = sum(1 for line in handle if line.strip())
     return max(0, lines - 1) if path.suffix.lower() == ".csv" else lines
+
+
+def _reject_line(line: int, row: Any, error: dict[str, Any]) -> str:
+    """One line of the rejects file; a row that cannot be written back as JSON (too deep) is
+    written as its text."""
+    try:
+        return json.dumps({"line": line, "row": row, "error": error}, default=str, allow_nan=False) + "\n"
+    except (ValueError, RecursionError):
+        return json.dumps({"line": line, "row": "(too deeply nested to write back)", "error": error}) + "\n"
 
 
 class Command(BaseCommand):
@@ -107,9 +138,7 @@ class Command(BaseCommand):
                             "detail": item.error.detail,
                             "errors": item.error.errors,
                         }
-                        rejects.write(
-                            json.dumps({"line": line, "row": body, "error": error}, default=str) + "\n"
-                        )
+                        rejects.write(_reject_line(line, body, error))
                 totals["accepted"] += result.accepted
                 totals["replayed"] += result.replayed
                 totals["rejected"] += result.rejected
@@ -119,7 +148,7 @@ class Command(BaseCommand):
             for line, body, parse_error in read_rows(path):
                 if parse_error is not None:
                     error = {"code": "INVALID_JSON", "detail": parse_error, "errors": []}
-                    rejects.write(json.dumps({"line": line, "row": body, "error": error}) + "\n")
+                    rejects.write(_reject_line(line, body, error))
                     totals["rejected"] += 1
                     progress.advance(task, 1)
                     continue
