@@ -1,9 +1,13 @@
-"""A black-box soak of the embedded default: `manage.py serve` (SQLite, the embedded broker,
-web and worker together) under concurrent mixed traffic from several customers, with the
-worker SIGKILLed halfway, then the books checked: no 5xx, every event delivered to the
-receivers (no duplicate), every export completed, every audit chain verifying.
+"""A black-box soak of `manage.py serve` (web and worker together; the embedded default, or
+PostgreSQL + Redis with --database-url/--redis-url) under concurrent mixed traffic from
+several customers, with the worker SIGKILLed halfway, then the books checked: no 5xx, every
+event delivered to the receivers (no duplicate), every export completed, every audit chain
+verifying. `--hostile` adds one hostile customer sending the bodies of docs/reference/
+limits.md alongside (oversized batches, ten-year and ten-thousand-year export periods,
+trickled bodies, numbers beyond a double); its answers are counted apart, its 5xx with all.
 
-    .venv/bin/python bench/soak.py --minutes 10 --clients 8
+    .venv/bin/python bench/soak.py --minutes 10 --clients 8 [--hostile]
+    .venv/bin/python bench/soak.py --minutes 10 --database-url postgres://... --redis-url redis://...
 
 Everything goes over HTTP on loopback; nothing reads the database directly.
 """
@@ -167,12 +171,116 @@ def traffic(port: int, key: str, stop: threading.Event, seed: int, stats: dict, 
                 stats["errors"].append((op, status))
 
 
+def _raw(port: int, key: str, path: str, content_type: str, body: bytes, *, trickle: float = 0.0) -> int:
+    """One request on its own connection: the body sent at once, or a byte every `trickle`
+    seconds; the answer's status (0 when the server closed without one)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+            head = (
+                f"POST /v1{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+                f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            ).encode()
+            sock.sendall(head)
+            try:
+                if trickle:
+                    for byte in body:
+                        sock.sendall(bytes([byte]))
+                        time.sleep(trickle)
+                else:
+                    sock.sendall(body)
+            except OSError:
+                pass  # the server answered and closed before the whole body: read its answer
+            answer = b""
+            while b"\r\n" not in answer:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+            return int(answer.split(b" ", 2)[1]) if answer.startswith(b"HTTP/") else 0
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def hostile(port: int, key: str, stop: threading.Event, stats: dict, lock: threading.Lock) -> None:
+    """One hostile customer: the payloads of docs/reference/limits.md in turn, while 8 of its
+    connections trickle 56-byte bodies over 35 s (see slow_bodies)."""
+    rnd = random.Random(666)
+    client = Client(port, key)
+    oversized = b"1\n" * (4 * 1024 * 1024 - 1)  # an 8 MiB NDJSON batch of 4 million items
+    n = 0
+    while not stop.is_set():
+        n += 1
+        kind = n % 5
+        if kind == 0:
+            op, status = "batch 8 MiB", _raw(port, key, "/log/batch", "application/x-ndjson", oversized)
+        elif kind == 1:
+            period = rnd.choice(
+                [{"from": "0001-01-01", "to": "9999-12-31"}, {"from": "2016-11-24", "to": "2026-11-24"}]
+            )
+            body = {"template": "eu_ai_act", "format": "pdf", "time_period": period}
+            op, status = "export long period", client.call("POST", "/export", body)[0]
+        elif kind == 2:
+            item = json.dumps(decision(rnd, 10**9 + n))[:-1] + ', "metadata": {"x": 1e400}}'
+            op, status = "log 1e400", _raw(port, key, "/log", "application/json", item.encode())
+        elif kind == 3:
+            items = [json.dumps(decision(rnd, 10**9 + n * 10 + i)) for i in range(3)]
+            items[1] = items[1][:-1] + ', "metadata": {"x": -1e400}}'
+            body = ('{"decisions": [' + ", ".join(items) + "]}").encode()
+            op, status = "batch 1e400 item", _raw(port, key, "/log/batch", "application/json", body)
+        else:
+            signal_body = (
+                json.dumps(
+                    {
+                        "externalToolId": "fairlearn",
+                        "externalToolVersion": "0.15.0",
+                        "modelId": "m",
+                        "modelVersion": "1",
+                        "metricName": "demographic_parity",
+                        "metricValue": 0.2,
+                        "threshold": 0.1,
+                        "passesThreshold": False,
+                        "protectedAttribute": "gender",
+                        "privilegedGroup": "m",
+                        "unprivilegedGroup": "f",
+                        "sampleSize": 100,
+                        "signalTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    }
+                )[:-1]
+                + ', "rawPayload": {"d": 1e400}}'
+            )
+            op, status = (
+                "signal 1e400",
+                _raw(port, key, "/model-fairness-signals", "application/json", signal_body.encode()),
+            )
+        with lock:
+            stats["hostile"][f"{op}: {status}"] += 1
+            if status >= 500:
+                stats["errors"].append((f"hostile {op}", status))
+        stop.wait(0.5)
+
+
+def slow_bodies(port: int, key: str, stop: threading.Event, stats: dict, lock: threading.Lock) -> None:
+    """One of the hostile customer's trickling connections, over and over."""
+    body = json.dumps({"user_id": "slow", "ai_recommendation": "a", "user_decision": "a"}).encode()[:56]
+    while not stop.is_set():
+        status = _raw(port, key, "/log", "application/json", body, trickle=35 / 56)
+        with lock:
+            stats["hostile"][f"trickled body: {status}"] += 1
+            if status >= 500:
+                stats["errors"].append(("hostile trickled body", status))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--customers", type=int, default=3)
     parser.add_argument("--no-kill", action="store_true", help="leave the worker alone (a baseline)")
+    parser.add_argument(
+        "--hostile", action="store_true", help="add one hostile customer (see the module doc)"
+    )
+    parser.add_argument("--database-url", default="", help="PostgreSQL (an empty database you own)")
+    parser.add_argument("--redis-url", default="", help="Redis (a database number you own)")
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="trustcal-soak-"))
     port = free_port()
@@ -189,6 +297,8 @@ def main() -> None:
         "TRUSTCAL_RATE_LIMITS_ENABLED": "false",
         "WEBHOOK_ALLOW_INSECURE_URLS": "true",
         "PYTHONUNBUFFERED": "1",
+        **({"DATABASE_URL": args.database_url} if args.database_url else {}),
+        **({"REDIS_URL": args.redis_url} if args.redis_url else {}),
     }
     log = (data_dir / "serve.log").open("w")
     serve = subprocess.Popen(
@@ -220,13 +330,23 @@ def main() -> None:
             )
             assert status == 201, hook
             hooks.append(hook["webhook_id"])
-        stats: dict = {"status": Counter(), "latency": {}, "errors": []}
+        stats: dict = {"status": Counter(), "latency": {}, "errors": [], "hostile": Counter()}
         lock = threading.Lock()
         stop = threading.Event()
         threads = [
             threading.Thread(target=traffic, args=(port, keys[i % len(keys)], stop, i + 1, stats, lock))
             for i in range(args.clients)
         ]
+        if args.hostile:
+            status, body, _ = admin.call(
+                "POST", "/admin/api-keys", {"customer_id": "hostile", "tier": "pilot"}
+            )
+            assert status == 201, body
+            threads.append(threading.Thread(target=hostile, args=(port, body["api_key"], stop, stats, lock)))
+            threads += [
+                threading.Thread(target=slow_bodies, args=(port, body["api_key"], stop, stats, lock))
+                for _ in range(8)
+            ]
         started = time.time()
         for t in threads:
             t.start()
@@ -280,6 +400,8 @@ def main() -> None:
                 "requests_per_s": round(requests / elapsed, 1),
                 "status_codes": dict(stats["status"]),
                 "server_errors": stats["errors"][:20],
+                "hostile_answers": dict(sorted(stats["hostile"].items())),
+                "database": "postgresql+redis" if args.database_url else "embedded",
                 "latency_ms": {
                     op: {
                         "n": len(v),
