@@ -32,7 +32,7 @@ def decision_get(customer: Customer, decision_id: str) -> Decision | None:
 
 
 def audit_trail_list(
-    customer: Customer,
+    rows: QuerySet[AuditEntry],
     *,
     user_id: str | None = None,
     model_id: str | None = None,
@@ -41,9 +41,10 @@ def audit_trail_list(
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,
 ) -> QuerySet[AuditEntry]:
-    """Newest first; `since`/`until` filter the decision's timestamp (until exclusive)."""
+    """The entries of a tenant-filtered queryset, newest first; `since`/`until` filter the
+    decision's timestamp (until exclusive)."""
     qs = narrowed(
-        AuditEntry.objects.filter(customer=customer),
+        rows,
         user_id=user_id,
         model_id=model_id,
         decision_ref=decision_id,

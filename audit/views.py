@@ -208,7 +208,7 @@ class AuditTrailViewSet(TenantViewSet):
             "since": since,
             "until": until,
         }
-        qs = selectors.audit_trail_list(self.customer, **filters)
+        qs = selectors.audit_trail_list(self.get_queryset(), **filters)
         if all(value is None for value in filters.values()):
             self.pagination_total = selectors.audit_trail_size(self.customer)
         page = self.paginate_queryset(qs)
