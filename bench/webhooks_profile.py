@@ -7,6 +7,10 @@ the profile is the dispatcher's own work) against the plain tool's keep-alive re
 
 Prints deliveries/s, SQL statements and database time per delivery (counted by an execute
 wrapper), and the cProfile functions with the most cumulative time.
+
+BENCH_PROFILE_THREADED=1 runs the production configuration instead (sender and writer threads,
+claims ahead) and prints two profiles: the sender threads' (what lies between two sends) and the
+writer threads' (claims ahead and outcome writes), each with its statements.
 """
 
 import cProfile
@@ -17,6 +21,7 @@ import pstats
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -61,6 +66,72 @@ class Statements:
             self.count += 1
 
 
+THREADED = os.environ.get("BENCH_PROFILE_THREADED") == "1"
+
+
+class Profiled:
+    """Runs a function under a profiler of its own thread, with the statements it executes."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.statements = Statements()
+        self.seconds = 0.0
+        self.lock = threading.Lock()
+        self.stats: pstats.Stats | None = None
+
+    def wrap(self, function):
+        def run(*args, **kwargs):
+            profile = cProfile.Profile()
+            started = time.perf_counter()
+            statements = Statements()
+            with connection.execute_wrapper(statements):
+                profile.enable()
+                try:
+                    return function(*args, **kwargs)
+                finally:
+                    profile.disable()
+                    with self.lock:
+                        self.seconds += time.perf_counter() - started
+                        self.statements.count += statements.count
+                        self.statements.seconds += statements.seconds
+                        if self.stats is None:
+                            self.stats = pstats.Stats(profile)
+                        else:
+                            self.stats.add(profile)
+
+        return run
+
+    def report(self, sent: int) -> None:
+        print(
+            f"\n== {self.name}: {self.seconds:.2f} s in all, SQL {self.statements.seconds:.2f} s in "
+            f"{self.statements.count} statements ({self.statements.count / max(sent, 1):.3f} per delivery)"
+        )
+        if self.stats is None:
+            return
+        self.stats.sort_stats("cumulative").print_stats(TOP)
+        self.stats.sort_stats("tottime").print_stats(TOP // 2)
+
+
+def threaded(customer: Customer) -> None:
+    from webhooks import outcomes
+
+    senders, writers = Profiled("sender threads"), Profiled("writer threads (claims ahead, outcomes)")
+    dispatch._hold = senders.wrap(dispatch._hold)
+    dispatch._in_writer = writers.wrap(dispatch._in_writer)
+    outcomes._in_writer = writers.wrap(outcomes._in_writer)
+    started = time.perf_counter()
+    sent = dispatch.deliveries_dispatch_due(budget_seconds=600)
+    seconds = time.perf_counter() - started
+    dispatch.send_pool_close()
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; {sent} deliveries in {seconds:.2f} s = {sent / seconds:.0f}/s "
+        f"with {settings.WEBHOOK_DISPATCH_THREADS} sender threads and {settings.WEBHOOK_OUTCOME_WRITERS} writers"
+    )
+    senders.report(sent)
+    writers.report(sent)
+    Webhook.objects.filter(customer=customer).delete()
+
+
 def main() -> None:
     call_command("migrate", verbosity=0)
     receiver = subprocess.Popen(
@@ -75,8 +146,17 @@ def main() -> None:
         Delivery.objects.all().delete()
         DeliveryAttempt.objects.all().delete()
         Event.objects.all().delete()
-        for i in range(EVENTS):
-            services.event_emit(customer=customer, type="bias.detected", data={"decision_id": f"p_{i}"})
+        for start in range(0, EVENTS, 500):
+            services.events_emit(
+                customer=customer,
+                events=[
+                    ("bias.detected", {"decision_id": f"p_{i}"})
+                    for i in range(start, min(EVENTS, start + 500))
+                ],
+            )
+        if THREADED:
+            threaded(customer)
+            return
         settings.WEBHOOK_DISPATCH_THREADS = 1
         statements = Statements()
         profile = cProfile.Profile()

@@ -27,16 +27,23 @@ from webhooks.models import Delivery, Event, Webhook
 
 
 @contextlib.contextmanager
-def bookkeeping() -> Iterator[None]:
+def bookkeeping(*, lock: str | None = None) -> Iterator[None]:
     """A transaction of the dispatcher's own bookkeeping (claims, outcomes). On PostgreSQL it
     commits without waiting for the write-ahead log to reach the disk: a database crash can
     lose the last fraction of a second of such commits, which only means those deliveries are
     claimed and sent again (at least once; docs/reference/webhooks.md, "Delivery guarantees").
-    Deliveries themselves are written with their events, durably."""
+    Deliveries themselves are written with their events, durably. With `lock`, the
+    transaction first takes that advisory lock (PostgreSQL; in the same round trip)."""
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
+                if lock is None:
+                    cursor.execute("SELECT set_config('synchronous_commit', 'off', true)")
+                else:
+                    cursor.execute(
+                        "SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtext(%s))",
+                        [lock],
+                    )
         yield
 
 
@@ -113,7 +120,10 @@ def webhooks_pick(
 # One statement: the next due rows of one webhook, locked (PostgreSQL: SKIP LOCKED, so
 # concurrent claimers take disjoint rows; SQLite: every write transaction is BEGIN IMMEDIATE,
 # one writer at a time), kept only where
-# - the webhook is enabled and not backed off, and no other holder has a claimed row of it;
+# - the webhook is enabled and not backed off, no other holder has a claimed row of it, and
+#   fewer than WEBHOOK_DISPATCH_PER_CUSTOMER other webhooks of its customer are being sent to
+#   (on PostgreSQL a lock per customer, taken just before, makes that count exact across
+#   workers);
 # - a first attempt has no earlier, unstarted, unclaimed pending delivery of its webhook left
 #   out of this claim (the order gate; rows locked by a concurrent claimer count as left out,
 #   so a claim racing another one takes nothing rather than rows after the other's);
@@ -152,6 +162,12 @@ AND NOT EXISTS (
     WHERE o.webhook_id = %(webhook)s AND o.status = 'pending' AND o.claimed_until > %(now)s
       AND o.claim_token <> %(token)s AND o.event_type <> %(test_type)s
 )
+AND (
+    SELECT COUNT(DISTINCT s.webhook_id) FROM webhooks_delivery s
+    JOIN webhooks_webhook sw ON sw.id = s.webhook_id
+    WHERE sw.customer_id = %(customer)s AND s.webhook_id <> %(webhook)s AND s.status = 'pending'
+      AND s.claimed_until > %(now)s AND s.event_type <> %(test_type)s
+) < %(share)s
 RETURNING id, event_id, event_type, attempt_count, created_at, claimed_until,
     (SELECT e.data FROM webhooks_event e WHERE e.id = webhooks_delivery.event_id),
     (SELECT e.created_at FROM webhooks_event e WHERE e.id = webhooks_delivery.event_id),
@@ -173,9 +189,9 @@ def _db_value(value: dt.datetime) -> Any:
     return connection.ops.adapt_datetimefield_value(value)
 
 
-def webhook_claim(*, webhook_id: str, token: str, limit: int) -> list[Delivery]:
-    """Claim up to `limit` due rows of one webhook for the holder `token` (one statement, see
-    above); returned in event order, the order they are sent in."""
+def webhook_claim(*, webhook_id: str, customer_id: str, token: str, limit: int) -> list[Delivery]:
+    """Claim up to `limit` due rows of one webhook of `customer_id` for the holder `token`
+    (one statement, see above); returned in event order, the order they are sent in."""
     now = timezone.now()
     until = now + dt.timedelta(seconds=conf.lease_seconds())
     lock = "\n    FOR UPDATE SKIP LOCKED" if connection.features.has_select_for_update_skip_locked else ""
@@ -186,8 +202,12 @@ def webhook_claim(*, webhook_id: str, token: str, limit: int) -> list[Delivery]:
         "token": token,
         "limit": limit,
         "test_type": TEST_EVENT_TYPE,
+        "customer": customer_id,
+        "share": conf.dispatch_per_customer(),
     }
-    with bookkeeping(), connection.cursor() as cursor:
+    # Claims of one customer's webhooks one at a time, each statement with a snapshot taken
+    # after the previous claim committed (SQLite: one writer at a time anyway).
+    with bookkeeping(lock=f"trustcal-webhooks:{customer_id}"), connection.cursor() as cursor:
         cursor.execute(_CLAIM_SQL.format(lock=lock), params)
         rows = cursor.fetchall()
     claimed = []
@@ -226,10 +246,12 @@ def deliveries_claim(
     claimed: list[Delivery] = []
     held_back = False
     per_webhook = conf.dispatch_per_webhook()
-    for hook, _customer in webhooks_pick(limit=limit, webhook_ids=webhook_ids, max_webhooks=max_webhooks):
+    for hook, customer in webhooks_pick(limit=limit, webhook_ids=webhook_ids, max_webhooks=max_webhooks):
         if len(claimed) >= limit:
             break
-        rows = webhook_claim(webhook_id=hook, token=token, limit=min(per_webhook, limit - len(claimed)))
+        rows = webhook_claim(
+            webhook_id=hook, customer_id=customer, token=token, limit=min(per_webhook, limit - len(claimed))
+        )
         held_back = held_back or not rows
         claimed.extend(rows)
     return Claim(token, claimed, held_back=held_back)

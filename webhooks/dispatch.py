@@ -187,7 +187,12 @@ class _Holder:
         webhook = Webhook.objects.filter(pk=self.webhook_id).first()
         if webhook is None or (yielding and _others_waiting(webhook)):
             return webhook, []
-        rows = webhook_claim(webhook_id=self.webhook_id, token=self.token, limit=conf.dispatch_per_webhook())
+        rows = webhook_claim(
+            webhook_id=self.webhook_id,
+            customer_id=webhook.customer_id,
+            token=self.token,
+            limit=conf.dispatch_per_webhook(),
+        )
         return webhook, rows
 
     # --- the loop ---
@@ -507,7 +512,7 @@ def start_marker(webhook_id: str) -> str:
     return f"trustcal:webhooks:start-queued:{webhook_id}"
 
 
-def deliveries_start(*, delivery_ids: Iterable[str]) -> int:
+def deliveries_start(*, delivery_ids: Iterable[str], webhook_ids: Iterable[str] | None = None) -> int:
     """Right after commit: start the given deliveries' webhooks (in order, via the claim).
 
     A webhook that someone is sending to right now is left to that sender: it claims again
@@ -517,7 +522,10 @@ def deliveries_start(*, delivery_ids: Iterable[str]) -> int:
     ids = list(delivery_ids)
     # First clear the "start queued" markers (services._deliveries_start_once): an event
     # committed from here on queues a start of its own.
-    hooks_of = set(Delivery.objects.filter(id__in=ids).values_list("webhook_id", flat=True))
+    if webhook_ids is not None:
+        hooks_of = set(webhook_ids)
+    else:
+        hooks_of = set(Delivery.objects.filter(id__in=ids).values_list("webhook_id", flat=True))
     cache.delete_many([start_marker(hook) for hook in hooks_of])
     busy = Delivery.objects.filter(
         webhook_id=OuterRef("webhook_id"), status=Delivery.Status.PENDING, claimed_until__gt=timezone.now()

@@ -105,7 +105,7 @@ def _deliveries_start_once(pending: dict[str, str]) -> None:
     The marker must be seen by the worker that clears it: with no shared cache (the embedded
     default's cache is per process) every event queues its start."""
     if not settings.REDIS_URL:
-        _deliveries_enqueue(list(pending))
+        _deliveries_enqueue(list(pending), sorted(set(pending.values())))
         return
     fresh = {
         hook
@@ -113,13 +113,13 @@ def _deliveries_start_once(pending: dict[str, str]) -> None:
         if cache.add(dispatch.start_marker(hook), 1, dispatch.START_MARKER_SECONDS)
     }
     if fresh:
-        _deliveries_enqueue([delivery for delivery, hook in pending.items() if hook in fresh])
+        _deliveries_enqueue([delivery for delivery, hook in pending.items() if hook in fresh], sorted(fresh))
 
 
-def _deliveries_enqueue(delivery_ids: list[str]) -> None:
+def _deliveries_enqueue(delivery_ids: list[str], webhook_ids: list[str] | None = None) -> None:
     from webhooks.tasks import deliveries_start
 
-    deliveries_start.delay(delivery_ids)
+    deliveries_start.delay(delivery_ids, webhook_ids)
 
 
 # --- webhooks: create, update, delete, rotate, enable ------------------------------------------

@@ -8,9 +8,10 @@ from webhooks import dispatch, services
 
 
 @shared_task(name="webhooks.tasks.deliveries_start", ignore_result=True)
-def deliveries_start(delivery_ids: list[str]) -> int:
-    """Enqueued on commit by event_emit: the first attempt, at once."""
-    return dispatch.deliveries_start(delivery_ids=delivery_ids)
+def deliveries_start(delivery_ids: list[str], webhook_ids: list[str] | None = None) -> int:
+    """Enqueued on commit by event_emit: the first attempt, at once (`webhook_ids`: the
+    deliveries' webhooks, when the sender knows them)."""
+    return dispatch.deliveries_start(delivery_ids=delivery_ids, webhook_ids=webhook_ids)
 
 
 @shared_task(name="webhooks.tasks.deliveries_dispatch_due", ignore_result=True)
