@@ -408,7 +408,11 @@ def _hold(webhook_id: str, *, until: float) -> tuple[int, bool]:
 
 
 def deliveries_dispatch_due(
-    *, webhook_ids: Iterable[str] | None = None, limit: int | None = None, budget_seconds: float = 20.0
+    *,
+    webhook_ids: Iterable[str] | None = None,
+    limit: int | None = None,
+    budget_seconds: float = 20.0,
+    start: list[tuple[str, str]] | None = None,
 ) -> int:
     """Start holders for due webhooks (of the given ones, or all) and let them send until
     nothing is due or the time budget is spent (the beat runs again in 2 s). Returns the
@@ -416,7 +420,10 @@ def deliveries_dispatch_due(
 
     With WEBHOOK_DISPATCH_THREADS > 1 each webhook gets its own sender thread, and a thread
     that finishes is refilled at once: a slow receiver holds one thread while the others keep
-    going. With 1, holders run one after another in the caller's thread."""
+    going. With 1, holders run one after another in the caller's thread.
+
+    `start` ((webhook id, customer id) pairs) are started first without looking for due rows
+    (a start task that has just checked them): their claims check the rest."""
     hooks = list(webhook_ids) if webhook_ids is not None else None
     limit = limit or conf.dispatch_batch_size()
     slots = conf.dispatch_threads()
@@ -425,12 +432,14 @@ def deliveries_dispatch_due(
     empty: dict[str, int] = {}  # webhooks whose holder found nothing to claim (held back)
     cut: set[str] = set()  # webhooks whose holder the budget stopped
 
+    first = list(start or [])
+
     def skip() -> list[str]:
         return [hook for hook, n in empty.items() if n >= HELD_BACK_RETRIES]
 
     if slots <= 1:
         while time.monotonic() < until:
-            picked = webhooks_pick(limit=limit, webhook_ids=hooks, skip=skip())
+            picked, first = first or webhooks_pick(limit=limit, webhook_ids=hooks, skip=skip()), []
             if not picked:
                 break
             sent_now = 0
@@ -455,9 +464,12 @@ def deliveries_dispatch_due(
         if free > 0 and time.monotonic() < until:
             with _holding_lock:
                 holding = dict(_holding)
-            picked = webhooks_pick(
-                limit=limit, webhook_ids=hooks, max_webhooks=free, holding=holding, skip=skip()
-            )
+            if first:
+                picked, first = first[:free], first[free:]
+            else:
+                picked = webhooks_pick(
+                    limit=limit, webhook_ids=hooks, max_webhooks=free, holding=holding, skip=skip()
+                )
             for hook, customer in picked:
                 with _holding_lock:
                     if hook in _holding:
@@ -530,12 +542,16 @@ def deliveries_start(*, delivery_ids: Iterable[str], webhook_ids: Iterable[str] 
     busy = Delivery.objects.filter(
         webhook_id=OuterRef("webhook_id"), status=Delivery.Status.PENDING, claimed_until__gt=timezone.now()
     ).exclude(event_type=TEST_EVENT_TYPE)
-    hooks = set(
-        Delivery.objects.filter(id__in=ids, status=Delivery.Status.PENDING)
-        .exclude(Exists(busy))
-        .values_list("webhook_id", flat=True)
+    hooks = sorted(
+        set(
+            Delivery.objects.filter(id__in=ids, status=Delivery.Status.PENDING)
+            .exclude(Exists(busy))
+            .values_list("webhook_id", "webhook__customer_id")
+        )
     )
-    return deliveries_dispatch_due(webhook_ids=sorted(hooks)) if hooks else 0
+    if not hooks:
+        return 0
+    return deliveries_dispatch_due(webhook_ids=[hook for hook, _ in hooks], start=hooks)
 
 
 __all__ = ["Claim", "claim_release", "deliveries_claim", "webhook_claim"]
