@@ -7,7 +7,8 @@ measured first):
    two Celery workers start: deliveries/s from first to last receipt, as a ratio of the loop,
    and how many deliveries arrived more than once (duplicates);
 3. 25 webhooks of one customer: BENCH_EVENTS / 25 events fanned out to each (the same number
-   of deliveries), the same way;
+   of deliveries), the same way (each phase also measures the loop again just before it, and
+   prints the ratio to that figure too: the load of a shared machine moves within a run);
 4. emit -> receiver first byte for spaced events (p50, p99), the "quiet" baseline;
 5. the same spaced events while a second customer's 25 webhooks point at a receiver that accepts
    and never answers, with BENCH_NOISY_EVENTS events each queued: the quiet customer's p99 as
@@ -229,7 +230,10 @@ def workers_stop(contexts: list) -> None:
 
 def backlog(customer: Customer, port: int, hooks: int, events: int, tag: str, limit: float) -> str:
     """`events` events fanned out to `hooks` new webhooks, committed before the workers start;
-    the deliveries/s from the first to the last receipt."""
+    the deliveries/s from the first to the last receipt, as a ratio of the plain loop measured
+    first in this run (`limit`) and of the loop measured again just before this phase (the
+    machine's load moves within a run)."""
+    again = plain_loop()
     Webhook.objects.filter(customer=customer).delete()
     for i in range(hooks):
         services.webhook_create(customer=customer, url=f"http://127.0.0.1:{port}/{tag}{i}", events=["*"])
@@ -263,8 +267,9 @@ def backlog(customer: Customer, port: int, hooks: int, events: int, tag: str, li
         workers_stop(contexts)
     rate = total / (done - first)
     line = (
-        f"{hooks} webhook(s), {total} deliveries: {rate:.0f}/s = {rate / limit:.2f} of the plain loop; "
-        f"duplicates {duplicates}; load average {load()}"
+        f"{hooks} webhook(s), {total} deliveries: {rate:.0f}/s = {rate / limit:.2f} of the plain loop "
+        f"({rate / again:.2f} of {again:.0f} req/s measured just before); duplicates {duplicates}; "
+        f"load average {load()}"
     )
     print(line, flush=True)
     Webhook.objects.filter(customer=customer).delete()
