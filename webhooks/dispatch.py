@@ -413,6 +413,7 @@ def deliveries_dispatch_due(
     limit: int | None = None,
     budget_seconds: float = 20.0,
     start: list[tuple[str, str]] | None = None,
+    background: bool = False,
 ) -> int:
     """Start holders for due webhooks (of the given ones, or all) and let them send until
     nothing is due or the time budget is spent (the beat runs again in 2 s). Returns the
@@ -423,7 +424,12 @@ def deliveries_dispatch_due(
     going. With 1, holders run one after another in the caller's thread.
 
     `start` ((webhook id, customer id) pairs) are started first without looking for due rows
-    (a start task that has just checked them): their claims check the rest."""
+    (a start task that has just checked them): their claims check the rest.
+
+    `background` (the worker's tasks, with sender threads): start holders and return at once
+    with the number started, leaving the worker process free for the next task; each holder
+    that sent something looks for more due webhooks when it ends (so a hanging receiver holds
+    a sender thread, never a worker process that start tasks wait for)."""
     hooks = list(webhook_ids) if webhook_ids is not None else None
     limit = limit or conf.dispatch_batch_size()
     slots = conf.dispatch_threads()
@@ -456,6 +462,8 @@ def deliveries_dispatch_due(
                 time.sleep(HELD_BACK_PAUSE_SECONDS)
         _continue_soon(cut)
         return total
+    if background:
+        return _holders_start(webhook_ids=hooks, limit=limit, budget_seconds=budget_seconds, first=first)
     pool = _send_pool()
     mine: dict[Future, str] = {}
     while True:
@@ -504,6 +512,45 @@ def deliveries_dispatch_due(
     return total
 
 
+def _holders_start(
+    *, webhook_ids: list[str] | None, limit: int, budget_seconds: float, first: list[tuple[str, str]]
+) -> int:
+    """Start holders in this process's free sender threads without waiting for them."""
+    pool = _send_pool()
+    free = conf.dispatch_threads() - len(_inflight)
+    if free <= 0:
+        return 0
+    if first:
+        picked = first[:free]
+    else:
+        with _holding_lock:
+            holding = dict(_holding)
+        picked = webhooks_pick(limit=limit, webhook_ids=webhook_ids, max_webhooks=free, holding=holding)
+    until = time.monotonic() + budget_seconds
+    started = 0
+    for hook, customer in picked:
+        with _holding_lock:
+            if hook in _holding:
+                continue
+            _holding[hook] = customer
+        future = pool.submit(_hold_then_refill, hook, until=until, limit=limit, budget_seconds=budget_seconds)
+        _inflight.add(future)
+        future.add_done_callback(_inflight.discard)
+        started += 1
+    return started
+
+
+def _hold_then_refill(hook: str, *, until: float, limit: int, budget_seconds: float) -> None:
+    """A background holder; when it has sent something, its thread looks for the next due
+    webhooks (a holder that found nothing leaves them to the beat, so nothing spins)."""
+    try:
+        sent, _cut = _hold(hook, until=until)
+        if sent:
+            _holders_start(webhook_ids=None, limit=limit, budget_seconds=budget_seconds, first=[])
+    except Exception:
+        logger.exception("webhook %s: the holder failed", hook)
+
+
 def _continue_soon(webhook_ids: set[str]) -> None:
     """Webhooks whose holders the time budget stopped get a start task at once, rather than
     idling until the next beat (up to 2 s)."""
@@ -524,7 +571,9 @@ def start_marker(webhook_id: str) -> str:
     return f"trustcal:webhooks:start-queued:{webhook_id}"
 
 
-def deliveries_start(*, delivery_ids: Iterable[str], webhook_ids: Iterable[str] | None = None) -> int:
+def deliveries_start(
+    *, delivery_ids: Iterable[str], webhook_ids: Iterable[str] | None = None, background: bool = False
+) -> int:
     """Right after commit: start the given deliveries' webhooks (in order, via the claim).
 
     A webhook that someone is sending to right now is left to that sender: it claims again
@@ -551,7 +600,9 @@ def deliveries_start(*, delivery_ids: Iterable[str], webhook_ids: Iterable[str] 
     )
     if not hooks:
         return 0
-    return deliveries_dispatch_due(webhook_ids=[hook for hook, _ in hooks], start=hooks)
+    return deliveries_dispatch_due(
+        webhook_ids=[hook for hook, _ in hooks], start=hooks, background=background
+    )
 
 
 __all__ = ["Claim", "claim_release", "deliveries_claim", "webhook_claim"]

@@ -6,24 +6,30 @@ from celery.signals import worker_process_shutdown
 
 from webhooks import dispatch, services
 
+# On a worker the dispatch runs in the background (sender threads of the worker process), so
+# the task returns at once and the process is free for the next start task; run eagerly (in
+# the caller's process) it waits for its holders.
 
-@shared_task(name="webhooks.tasks.deliveries_start", ignore_result=True)
-def deliveries_start(delivery_ids: list[str], webhook_ids: list[str] | None = None) -> int:
+
+@shared_task(name="webhooks.tasks.deliveries_start", ignore_result=True, bind=True)
+def deliveries_start(self, delivery_ids: list[str], webhook_ids: list[str] | None = None) -> int:
     """Enqueued on commit by event_emit: the first attempt, at once (`webhook_ids`: the
     deliveries' webhooks, when the sender knows them)."""
-    return dispatch.deliveries_start(delivery_ids=delivery_ids, webhook_ids=webhook_ids)
+    return dispatch.deliveries_start(
+        delivery_ids=delivery_ids, webhook_ids=webhook_ids, background=not self.request.is_eager
+    )
 
 
-@shared_task(name="webhooks.tasks.deliveries_dispatch_due", ignore_result=True)
-def deliveries_dispatch_due() -> int:
+@shared_task(name="webhooks.tasks.deliveries_dispatch_due", ignore_result=True, bind=True)
+def deliveries_dispatch_due(self) -> int:
     """Every 2 s (beat): claims due rows (retries, lost messages, expired leases)."""
-    return dispatch.deliveries_dispatch_due()
+    return dispatch.deliveries_dispatch_due(background=not self.request.is_eager)
 
 
-@shared_task(name="webhooks.tasks.deliveries_continue", ignore_result=True)
-def deliveries_continue(webhook_ids: list[str]) -> int:
+@shared_task(name="webhooks.tasks.deliveries_continue", ignore_result=True, bind=True)
+def deliveries_continue(self, webhook_ids: list[str]) -> int:
     """Queued by a dispatch whose time budget ended while these webhooks' rows were due."""
-    return dispatch.deliveries_dispatch_due(webhook_ids=webhook_ids)
+    return dispatch.deliveries_dispatch_due(webhook_ids=webhook_ids, background=not self.request.is_eager)
 
 
 @shared_task(name="webhooks.tasks.webhook_test_send", ignore_result=True, bind=True)
