@@ -1,20 +1,24 @@
-"""The delivery dispatcher (docs/reference/webhooks.md, "Delivery guarantees" to "Fairness"): claims due delivery rows fairly, sends them, records outcomes
-in bulk. docs/architecture.md ("Webhook dispatcher") explains the design; in short:
+"""The delivery dispatcher: picks due webhooks fairly, gives each one holder that claims and
+sends its rows in order, records outcomes in bulk (docs/reference/webhooks.md, "Delivery
+guarantees", "Order", "Claims and fencing", "Fairness"; docs/architecture.md, "Webhook
+dispatcher"). In short:
 
 - Durable rows: a delivery is a row from the moment its event is recorded. A claim is a lease
-  (`claimed_until`) plus a random `claim_token` set on the rows, taken with SELECT ... FOR UPDATE
-  SKIP LOCKED and a conditional UPDATE; outcomes are written only where the token still
-  matches, so a worker whose lease ran out (or that was killed) cannot overwrite a newer claim.
-- One holder per webhook: a webhook with claimed rows is skipped by every other claim, so its
-  deliveries start in event order and a slow receiver occupies one sender, never more.
-- Shares: one claim statement takes up to WEBHOOK_DISPATCH_PER_WEBHOOK rows of each webhook and
-  new webhooks of a customer only while fewer than WEBHOOK_DISPATCH_PER_CUSTOMER of its webhooks
-  are being sent to; each webhook's rows go to their own sender thread.
-- Back-off: a timeout releases the rest of that webhook's claim and pauses that webhook alone
+  (`claimed_until`) plus the holder's random `claim_token` set on the rows by one
+  UPDATE ... RETURNING (webhooks/claims.py); outcomes, the back-off and its reset are written
+  only while the token still matches, so a holder whose lease ran out (or whose worker was
+  killed) cannot overwrite a newer claim.
+- One holder per webhook: the only sender of its rows, one request at a time, in event order.
+  While it sends a claim's rows, the next claim and a fresh read of the webhook run on a writer
+  thread (one claim ahead), and so do the outcome writes: nothing waits on the database between
+  two sends.
+- Shares: a customer's webhooks are sent to by at most WEBHOOK_DISPATCH_PER_CUSTOMER holders at
+  once (checked inside the claim); a holder lets go after WEBHOOK_DISPATCH_SLICE_SECONDS when
+  others wait for a sender.
+- Back-off: a timeout gives back the rest of that webhook's claim and pauses that webhook alone
   (doubling per consecutive timeout, capped); other webhooks are not affected.
-- Bulk bookkeeping: outcomes are buffered and written a few at a time (one locking SELECT, one
-  UPDATE, one INSERT) by a writer thread while the sender goes on; a killed worker re-sends at
-  most its unwritten outcomes (at least once). Connections are kept alive per webhook.
+- A killed worker re-sends at most its unwritten outcomes (at least once). Connections are kept
+  alive per webhook.
 - Only transport failures count as attempts; a bug of ours while sending is logged with its
   traceback, leaves the delivery pending for a later retry and counts in /metrics."""
 
