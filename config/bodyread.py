@@ -19,6 +19,9 @@ from django.conf import settings
 
 from config.exceptions import DomainError
 
+DRAIN_SECONDS = 1.0
+READ_PIECE = 64 * 1024
+
 
 class BodyReadTimeout(DomainError):
     """The body did not arrive in time: 408 REQUEST_TIMEOUT."""
@@ -101,15 +104,20 @@ class DeadlineStream:
         return data
 
     def abandon(self) -> None:
-        """The answer is ready: stop the deadline. A body left unread (an answer given before
-        it was needed, such as a 401) is not waited for: the reading side is shut down, so the
-        server closes the connection after the answer instead of draining a slow body."""
+        """The answer is ready. What is left of a body the service did not read (an answer
+        given before it was needed: a 401, a batch refused at its 1,001st item) is read and
+        dropped for at most DRAIN_SECONDS more, so that a client sending at speed keeps its
+        connection and gets its answer cleanly; a slower one has its reading side shut down
+        then, and the connection closes after the answer instead of holding a thread."""
         with self._lock:
             unread = not self.finished and not self.expired
-        self.finish()
         if unread:
-            with contextlib.suppress(OSError):
-                self.sock.shutdown(socket.SHUT_RD)
+            _watcher.disarm(self._handle)
+            self._handle = _watcher.arm(time.monotonic() + DRAIN_SECONDS, self)
+            with contextlib.suppress(Exception):
+                while self.stream.read(READ_PIECE) and not self.expired:
+                    pass
+        self.finish()
 
     def finish(self) -> None:
         with self._lock:

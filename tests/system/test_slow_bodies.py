@@ -71,3 +71,33 @@ def test_trickled_bodies_answer_408_and_other_clients_are_served(transactional_d
     for answer in answers:
         assert answer.startswith(b"HTTP/1.1 408"), answer[:300]
         assert b'"REQUEST_TIMEOUT"' in answer
+
+
+def test_a_body_answered_unread_keeps_a_fast_clients_connection(transactional_db):
+    """A 401 decided from the headers leaves the body unread: a client that sent it at speed
+    gets the 401 and the same keep-alive connection serves its next request."""
+    import http.client
+
+    key = make_key("fast", "enterprise").value
+    with gunicorn(threads=2) as base:
+        host, port = base.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=30)
+        body = json.dumps(
+            {"user_id": "u", "ai_recommendation": "a", "user_decision": "a", "context": "x" * 200_000}
+        )
+        conn.request(
+            "POST",
+            "/v1/log",
+            body=body,
+            headers={"Authorization": "Bearer tcal_wrong", "Content-Type": "application/json"},
+        )
+        first = conn.getresponse()
+        assert first.status == 401
+        first.read()
+        sock = conn.sock
+        conn.request("GET", "/v1/engines/status", headers={"Authorization": f"Bearer {key}"})
+        second = conn.getresponse()
+        assert second.status == 200
+        second.read()
+        assert conn.sock is sock, "the connection was closed after the 401"
+        conn.close()
