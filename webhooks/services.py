@@ -74,7 +74,7 @@ def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]])
             bulk_insert(Event, rows)
         pending = _deliveries_fan_out(customer.pk, rows)
         if pending:
-            transaction.on_commit(lambda: _deliveries_start_once(pending), robust=True)
+            transaction.on_commit(lambda: _deliveries_start_once(pending, customer.pk), robust=True)
     return rows
 
 
@@ -97,7 +97,7 @@ def _deliveries_fan_out(customer_id: str, events: list[Event]) -> dict[str, str]
     return {row.id: row.webhook_id for row in rows if row.status == Delivery.Status.PENDING}
 
 
-def _deliveries_start_once(pending: dict[str, str]) -> None:
+def _deliveries_start_once(pending: dict[str, str], customer_id: str) -> None:
     """One queued start task per webhook is enough: a start claims every due row of its
     webhooks, so while one is queued (a short-lived cache marker, cleared when the task starts)
     later events of that webhook need no task of their own. A burst of 10,000 events queued
@@ -105,7 +105,7 @@ def _deliveries_start_once(pending: dict[str, str]) -> None:
     The marker must be seen by the worker that clears it: with no shared cache (the embedded
     default's cache is per process) every event queues its start."""
     if not settings.REDIS_URL:
-        _deliveries_enqueue(list(pending), sorted(set(pending.values())))
+        _deliveries_enqueue(list(pending), sorted(set(pending.values())), customer_id)
         return
     fresh = {
         hook
@@ -113,13 +113,17 @@ def _deliveries_start_once(pending: dict[str, str]) -> None:
         if cache.add(dispatch.start_marker(hook), 1, dispatch.START_MARKER_SECONDS)
     }
     if fresh:
-        _deliveries_enqueue([delivery for delivery, hook in pending.items() if hook in fresh], sorted(fresh))
+        _deliveries_enqueue(
+            [delivery for delivery, hook in pending.items() if hook in fresh], sorted(fresh), customer_id
+        )
 
 
-def _deliveries_enqueue(delivery_ids: list[str], webhook_ids: list[str] | None = None) -> None:
+def _deliveries_enqueue(
+    delivery_ids: list[str], webhook_ids: list[str] | None = None, customer_id: str | None = None
+) -> None:
     from webhooks.tasks import deliveries_start
 
-    deliveries_start.delay(delivery_ids, webhook_ids)
+    deliveries_start.delay(delivery_ids, webhook_ids, customer_id)
 
 
 # --- webhooks: create, update, delete, rotate, enable ------------------------------------------

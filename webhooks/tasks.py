@@ -12,11 +12,16 @@ from webhooks import dispatch, services
 
 
 @shared_task(name="webhooks.tasks.deliveries_start", ignore_result=True, bind=True)
-def deliveries_start(self, delivery_ids: list[str], webhook_ids: list[str] | None = None) -> int:
-    """Enqueued on commit by event_emit: the first attempt, at once (`webhook_ids`: the
-    deliveries' webhooks, when the sender knows them)."""
+def deliveries_start(
+    self, delivery_ids: list[str], webhook_ids: list[str] | None = None, customer_id: str | None = None
+) -> int:
+    """Enqueued on commit by event_emit: the first attempt, at once (`webhook_ids`,
+    `customer_id`: the deliveries' webhooks and their customer, when the sender knows them)."""
     return dispatch.deliveries_start(
-        delivery_ids=delivery_ids, webhook_ids=webhook_ids, background=not self.request.is_eager
+        delivery_ids=delivery_ids,
+        webhook_ids=webhook_ids,
+        customer_id=customer_id,
+        background=not self.request.is_eager,
     )
 
 
