@@ -20,6 +20,8 @@ Needs Python 3.12+ and the `cryptography` package (docs/reference/checkpoints.md
 import argparse
 import base64
 import json
+import multiprocessing
+import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -93,16 +95,56 @@ def read_checkpoints(paths: Iterable[str], verifier: note.Verifier) -> tuple[lis
     return good, bad
 
 
-def _entries(stream: TextIO) -> Iterable[tuple[int, dict[str, Any]]]:
+BATCH = 2000
+
+
+def _hashed(lines: list[tuple[int, str]]) -> list[tuple[int, Any, Any, Any, str | None]]:
+    """Parse and hash a batch of lines (in a worker process when there are several):
+    (line number, sequence, previous_hash, hash, None when the content matches its hash,
+    else what is wrong)."""
+    out: list[tuple[int, Any, Any, Any, str | None]] = []
+    for number, line in lines:
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.append((number, None, None, None, f"not JSON ({exc.msg})"))
+            continue
+        if not isinstance(doc, dict):
+            out.append((number, None, None, None, "not a JSON object"))
+            continue
+        try:
+            matches = isinstance(doc.get("hash"), str) and entry_hash(doc) == doc["hash"]
+        except (KeyError, TypeError, ValueError):
+            matches = False
+        problem = None if matches else "content"
+        out.append((number, doc.get("sequence"), doc.get("previous_hash"), doc.get("hash"), problem))
+    return out
+
+
+def _batches(stream: TextIO) -> Iterable[list[tuple[int, str]]]:
+    batch: list[tuple[int, str]] = []
     for number, line in enumerate(stream, 1):
         if line.strip():
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise Unreadable(f"line {number} of the export is not JSON ({exc.msg})") from exc
+            batch.append((number, line))
+            if len(batch) >= BATCH:
+                yield batch
+                batch = []
+    if batch:
+        yield batch
 
 
-def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO) -> bool:
+def _entries(stream: TextIO, jobs: int) -> Iterable[tuple[int, Any, Any, Any, str | None]]:
+    """Every line's result, in order; parsing and hashing spread over `jobs` processes."""
+    if jobs <= 1:
+        for batch in _batches(stream):
+            yield from _hashed(batch)
+        return
+    with multiprocessing.Pool(jobs) as pool:
+        for results in pool.imap(_hashed, _batches(stream), chunksize=1):
+            yield from results
+
+
+def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO, jobs: int = 1) -> bool:
     """Recompute the chain and the tree from line 1; check each checkpoint at its size."""
     origins = {signed.checkpoint.origin for signed in checkpoints}
     if len(origins) > 1:
@@ -114,21 +156,22 @@ def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO) -> boo
     edge = merkle.CompactRange()
     previous = GENESIS
     proved: list[str] = []
-    for number, doc in _entries(stream):
-        sequence = doc.get("sequence")
+    for number, sequence, previous_hash, value, problem in _entries(stream, jobs):
+        if problem is not None and problem != "content":
+            raise Unreadable(f"line {number} of the export is {problem}")
         where = f"line {number} (sequence {sequence})"
         if sequence != edge.size + 1:
             first = "the export must start at sequence 1" if edge.size == 0 else f"expected {edge.size + 1}"
             out.write(f"FAILED at {where}: entries are missing or out of order ({first}).\n")
             return False
-        if doc.get("previous_hash") != previous:
+        if previous_hash != previous:
             out.write(f"FAILED at {where}: previous_hash is not the hash of the entry before it.\n")
             return False
-        if not isinstance(doc.get("hash"), str) or entry_hash(doc) != doc["hash"]:
+        if problem == "content":
             out.write(f"FAILED at {where}: the entry's content does not match its hash (it was edited).\n")
             return False
-        edge.append(bytes.fromhex(doc["hash"]))
-        previous = doc["hash"]
+        edge.append(bytes.fromhex(value))
+        previous = value
         for signed in by_size.pop(edge.size, []):
             if edge.root() != signed.checkpoint.root:
                 out.write(
@@ -205,6 +248,7 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     parser.add_argument("--checkpoint", action="append", required=True, help="a checkpoint file (repeatable)")
     parser.add_argument("--entry", help="one entry's JSON (with --proof)")
     parser.add_argument("--proof", help="the entry's inclusion proof JSON (with --entry)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes that hash lines")
     parser.add_argument("export", nargs="?", help="the NDJSON export (GET /audit-trail/export)")
     args = parser.parse_args(argv)
     if bool(args.entry) != bool(args.proof) or bool(args.export) == bool(args.entry):
@@ -223,7 +267,7 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
         else:
             # Lines end at \n only: U+2028 may stand unescaped inside a JSON string.
             with open(args.export, encoding="utf-8", newline="\n") as stream:
-                ok = verify_export(stream, checkpoints, out)
+                ok = verify_export(stream, checkpoints, out, jobs=max(1, args.jobs))
     except (Unreadable, OSError) as exc:
         out.write(f"CANNOT VERIFY: {exc}\n")
         return 2

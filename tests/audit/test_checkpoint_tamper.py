@@ -90,8 +90,10 @@ def test_editing_one_stored_entry_is_caught(api, signed, tmp_path):
     AuditEntry.objects.filter(customer_id="acme", sequence=3).update(context="edited afterwards")
     body = verify(api)
     assert not body["valid"] and body["first_invalid_sequence"] == 3
-    code, out = offline("--key", str(key_file), "--checkpoint", str(note_file), str(export(api, tmp_path)))
-    assert code == 1 and "line 3 (sequence 3)" in out and "does not match its hash" in out
+    exported = str(export(api, tmp_path))
+    for jobs in ("1", "2"):  # in one process, and spread over worker processes
+        code, out = offline("--key", str(key_file), "--checkpoint", str(note_file), "--jobs", jobs, exported)
+        assert code == 1 and "line 3 (sequence 3)" in out and "does not match its hash" in out
 
 
 def test_deleting_the_last_entry_is_caught(api, signed, tmp_path):
