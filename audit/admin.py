@@ -109,10 +109,10 @@ class ChainHeadAdmin(ReadOnlyAdmin):
         "customer",
         "sequence",
         "decisions",
-        "head_hash",
-        "updated_at",
         "latest_checkpoint",
         "checkpoint_age",
+        "short_head",
+        "updated_at",
     ]
     actions = ["verify_chain", "make_checkpoint"]
 
@@ -139,6 +139,10 @@ class ChainHeadAdmin(ReadOnlyAdmin):
         if obj.checkpoint_at is None:
             return "-"
         return f"{timesince(obj.checkpoint_at)} ago ({isoformat(obj.checkpoint_at)})"
+
+    @admin.display(description="head hash", ordering="head_hash")
+    def short_head(self, obj: ChainHead) -> str:
+        return f"{obj.head_hash[:16]}…"
 
     @admin.action(description="Verify the audit chain of the selected customers", permissions=["view"])
     def verify_chain(self, request: HttpRequest, queryset: QuerySet[ChainHead]) -> None:
