@@ -92,6 +92,8 @@ _ENTRY_INSERT_COLUMNS = [
     *SNAPSHOT_FIELDS,
 ]
 
+_JSON_COLUMNS = ("subgroups", "probe")
+
 # The whole critical section in one statement: the UPDATE takes the head row lock (held to
 # commit; a concurrent writer waits, then re-reads the committed head), computes the new hash
 # in SQL from the entry's canonical JSON around its two link values, and the INSERT stores the
@@ -112,7 +114,7 @@ FROM head
 RETURNING sequence, hash, previous_hash
 """.format(  # noqa: S608
     columns=", ".join(_ENTRY_INSERT_COLUMNS),
-    values=", ".join("%s::jsonb" if column == "subgroups" else "%s" for column in _ENTRY_INSERT_COLUMNS),
+    values=", ".join("%s::jsonb" if column in _JSON_COLUMNS else "%s" for column in _ENTRY_INSERT_COLUMNS),
 )
 
 
@@ -122,7 +124,8 @@ def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> None:
     params: list[Any] = [decisions, entry.logged_at, head_part, middle, tail, entry.customer_id]
     for column in _ENTRY_INSERT_COLUMNS:
         value = getattr(entry, column)
-        params.append(json.dumps(value, ensure_ascii=False) if column == "subgroups" else value)
+        is_json = column in _JSON_COLUMNS and value is not None  # a probe's None stays SQL NULL
+        params.append(json.dumps(value, ensure_ascii=False) if is_json else value)
     with connection.cursor() as cursor:
         cursor.execute(_APPEND_SQL, params)
         row = cursor.fetchone()

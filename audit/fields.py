@@ -13,6 +13,7 @@ MODEL_VERSION_MAX = 128
 VALUE_MAX = 1000
 CONTEXT_MAX = 10_000
 METADATA_MAX_BYTES = 16 * 1024
+REVIEW_SECONDS_MAX = 86_400
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,8 @@ class DecisionField:
     entry shows it) is the model's side.
 
     kinds: "id" (the decision_id alphabet), "text", "confidence", "subgroups", "metadata",
-    "timestamp"; `alias` names a second key accepted for the same value."""
+    "timestamp", "seconds" (review time, 0..REVIEW_SECONDS_MAX), "probe" (an object, checked
+    with the other fields by audit.inputs.oversight_checked); `alias` names a second key accepted for the same value."""
 
     name: str
     kind: str = "text"
@@ -52,7 +54,16 @@ DECISION_INPUTS: tuple[DecisionField, ...] = (
     DecisionField("subgroups", "subgroups", entry="always"),
     DecisionField("metadata", "metadata"),
     DecisionField("timestamp", "timestamp", entry="always"),
+    # Review effort and vigilance probes (docs/reference/oversight.md): optional, in the replay
+    # fingerprint only when sent (so older decisions keep theirs), checked together by
+    # audit.inputs.oversight_checked.
+    DecisionField("review_started_at", "timestamp"),
+    DecisionField("review_seconds", "seconds", entry="when_set"),
+    DecisionField("probe", "probe", entry="when_set"),
 )
+
+# Fields counted in the replay fingerprint only when sent.
+FINGERPRINT_WHEN_SENT = ("review_started_at", "review_seconds", "probe")
 
 # What a client sends for a decision, apart from its timestamp; the fingerprint covers
 # exactly these (the timestamp only when the client sent one).

@@ -6,6 +6,7 @@ request's Python). DecisionInput, the schema of the same body for the OpenAPI do
 generated from the same declarations. tests/audit/test_log_api.py holds the validator to
 every rule."""
 
+import datetime as dt
 import json
 import math
 import re
@@ -15,7 +16,14 @@ from typing import Any
 
 from rest_framework import serializers
 
-from audit.fields import DECISION_INPUTS, ID_MAX, METADATA_MAX_BYTES, VALUE_MAX, DecisionField
+from audit.fields import (
+    DECISION_INPUTS,
+    ID_MAX,
+    METADATA_MAX_BYTES,
+    REVIEW_SECONDS_MAX,
+    VALUE_MAX,
+    DecisionField,
+)
 from config.api import StrictCharField, UTCDateTimeField, require_object
 from config.exceptions import ValidationFailed
 from config.inputs import check_document
@@ -130,6 +138,20 @@ def _timestamp(field: DecisionField, value: Any) -> Any:
     return parsed
 
 
+def _seconds(field: DecisionField, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise FieldProblem(f"Must be a number of seconds between 0 and {REVIEW_SECONDS_MAX:,}.")
+    if not 0 <= value <= REVIEW_SECONDS_MAX:
+        raise FieldProblem(f"Must be between 0 and {REVIEW_SECONDS_MAX:,} seconds.")
+    return float(value)  # 12 and 12.0 are the same review time, in the fingerprint too
+
+
+def _probe(field: DecisionField, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) - {"kind", "correct_decision"}:
+        raise FieldProblem('Must be an object {"kind", "correct_decision"} and nothing else.')
+    return value
+
+
 PARSERS: dict[str, Callable[[DecisionField, Any], Any]] = {
     "id": _id,
     "text": _text,
@@ -137,6 +159,8 @@ PARSERS: dict[str, Callable[[DecisionField, Any], Any]] = {
     "subgroups": _subgroups,
     "metadata": _metadata,
     "timestamp": _timestamp,
+    "seconds": _seconds,
+    "probe": _probe,
 }
 
 # What a field holds when the client leaves it out.
@@ -172,11 +196,76 @@ def parse_decision(body: dict[str, Any]) -> dict[str, Any]:
                 errors.append({"field": field.name, "message": "This field is required."})
             parsed = _EMPTY[field.kind]() if field.kind in _EMPTY else None
         out[field.name] = parsed
+    oversight_checked(out, errors)
     if errors:
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
         raise ValidationFailed(detail, errors=errors)
     out["context"] = out.get("context") or ""
     return out
+
+
+# Both review fields given may disagree by this much (clocks and rounding), no more.
+REVIEW_TOLERANCE_SECONDS = 1.0
+PROBE_KINDS = ("known_wrong", "known_right")
+
+
+def _norm(value: str) -> str:
+    return value.strip().casefold()
+
+
+def oversight_checked(out: dict[str, Any], errors: list[dict[str, str]]) -> None:
+    """The rules that tie the review time and the probe to the other fields
+    (docs/reference/oversight.md, Review time rules and Probe rules). Appends to `errors`;
+    `review_seconds` stays as sent (None when only the start was sent: the record derives it
+    from the stored timestamp). A valid probe's outcome becomes its correct decision."""
+
+    def fail(field: str, message: str) -> None:
+        errors.append({"field": field, "message": message})
+
+    started, seconds = out.get("review_started_at"), out.get("review_seconds")
+    if started is not None:
+        # Without a timestamp the decision is made now: the checks use now, the record the
+        # stored timestamp (a few milliseconds later, so the span only grows by as much).
+        made = out.get("timestamp") or dt.datetime.now(dt.UTC)
+        span = (made - started).total_seconds()
+        if span < 0:
+            fail("review_started_at", "Must not be after the decision's timestamp.")
+        elif seconds is None and span > REVIEW_SECONDS_MAX:
+            fail(
+                "review_started_at",
+                f"Must be at most {REVIEW_SECONDS_MAX:,} seconds before the decision's timestamp.",
+            )
+        elif seconds is not None and abs(span - seconds) > REVIEW_TOLERANCE_SECONDS:
+            fail(
+                "review_seconds",
+                f"Differs from timestamp - review_started_at ({span:g} s) by more than "
+                f"{REVIEW_TOLERANCE_SECONDS:g} s; send one of them, or both in agreement.",
+            )
+    probe = out.get("probe")
+    if probe is None:
+        return
+    kind, correct = probe.get("kind"), probe.get("correct_decision")
+    if kind not in PROBE_KINDS:
+        fail("probe.kind", f"Must be one of: {', '.join(PROBE_KINDS)}.")
+    if not isinstance(correct, str) or not correct.strip() or "\x00" in correct:
+        fail("probe.correct_decision", "Must be a non-empty string.")
+        return
+    if len(correct) > VALUE_MAX:
+        fail("probe.correct_decision", f"Ensure this field has no more than {VALUE_MAX} characters.")
+        return
+    recommendation = out.get("ai_recommendation")
+    if kind not in PROBE_KINDS or recommendation is None:
+        return
+    same = _norm(correct) == _norm(recommendation)
+    if kind == "known_wrong" and same:
+        fail("probe.correct_decision", "A known_wrong probe's correct_decision must differ from ai_recommendation.")
+    elif kind == "known_right" and not same:
+        fail("probe.correct_decision", "A known_right probe's correct_decision must equal ai_recommendation.")
+    elif out.get("outcome") is not None and _norm(out["outcome"]) != _norm(correct):
+        fail("outcome", "A probe's outcome is its correct_decision: send that, or no outcome.")
+    else:
+        out["probe"] = {"kind": kind, "correct_decision": correct}
+        out["outcome"] = correct  # fixed: a replay with or without the outcome is the same payload
 
 
 def decision_validated(body: Any) -> dict[str, Any]:
@@ -240,7 +329,17 @@ class ConfidenceField(serializers.FloatField):
     """A JSON number in 0..1 (schema only; the validator above is what runs)."""
 
 
-def _schema_field(field: DecisionField, help_text: str = "") -> serializers.Field:
+class ProbeInput(serializers.Serializer):
+    """A vigilance probe (docs/reference/oversight.md, Probe rules)."""
+
+    kind = serializers.ChoiceField(choices=list(PROBE_KINDS))
+    correct_decision = StrictCharField(
+        max_length=VALUE_MAX,
+        help_text="known_wrong: differs from ai_recommendation; known_right: equals it (trimmed, case-folded)",
+    )
+
+
+def _schema_field(field: DecisionField, help_text: str = "") -> serializers.Field | serializers.Serializer:
     optional: dict[str, Any] = {
         "required": field.required,
         "allow_null": not field.required,
@@ -252,6 +351,10 @@ def _schema_field(field: DecisionField, help_text: str = "") -> serializers.Fiel
         return ConfidenceField(min_value=0, max_value=1, **optional)
     if field.kind == "timestamp":
         return UTCDateTimeField(**optional)
+    if field.kind == "seconds":
+        return serializers.FloatField(min_value=0, max_value=REVIEW_SECONDS_MAX, **optional)
+    if field.kind == "probe":
+        return ProbeInput(**optional)
     return serializers.JSONField(**optional)
 
 

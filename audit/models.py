@@ -21,6 +21,14 @@ from keys.models import Customer
 GENESIS_HASH = "0" * 64
 
 
+class ProbeKind(models.TextChoices):
+    """A vigilance probe: a case whose right answer is known, shown with an AI recommendation
+    that is deliberately wrong (or deliberately right). See docs/reference/oversight.md."""
+
+    KNOWN_WRONG = "known_wrong"
+    KNOWN_RIGHT = "known_right"
+
+
 class CalibrationCategory(models.TextChoices):
     """Per-record categories (docs/reference/calibration.md; INSUFFICIENT_DATA exists only for users)."""
 
@@ -61,6 +69,16 @@ class Decision(models.Model):
     # SHA-256 of the normalised request that created the decision: a replay with the same
     # payload answers 200, a different payload 409. Not affected by late outcomes.
     payload_fingerprint = models.CharField(max_length=64, editable=False)
+    # Review effort: when the reviewer opened the case and how long they spent on it
+    # (given, or derived from the two timestamps). Null when the client did not say.
+    review_started_at = models.DateTimeField(null=True, blank=True)
+    review_seconds = models.FloatField(null=True, blank=True)
+    # A vigilance probe as sent ({"kind", "correct_decision"}; null for a real decision). Its
+    # outcome is its correct decision and never changes. `probe_kind` and `probe_corrected`
+    # (the reviewer's decision equals the correct one) are derived from it for the indexes.
+    probe = models.JSONField(null=True, blank=True)
+    probe_kind = models.CharField(max_length=16, null=True, blank=True, choices=ProbeKind.choices)
+    probe_corrected = models.BooleanField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -69,7 +87,47 @@ class Decision(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["customer", "timestamp"], name="audit_dec_cust_ts"),
+            # The oversight figures (audit/oversight.py) read a window's timed real decisions
+            # through the first two partial indexes (all of them; those with a known outcome) and
+            # its probes through the third: each holds every column its figures count, so they are
+            # index-only scans on PostgreSQL. The fourth serves every time window and counts a
+            # window's decisions per reviewer from the index alone.
+            models.Index(
+                fields=["customer", "timestamp", "model_id", "review_seconds", "user_id", "followed_ai"],
+                name="audit_dec_timed_ts",
+                condition=models.Q(review_seconds__isnull=False, probe_kind__isnull=True),
+            ),
+            models.Index(
+                fields=[
+                    "customer",
+                    "timestamp",
+                    "model_id",
+                    "review_seconds",
+                    "user_id",
+                    "followed_ai",
+                    "calibration_category",
+                ],
+                name="audit_dec_timed_known_ts",
+                condition=models.Q(
+                    review_seconds__isnull=False, probe_kind__isnull=True, outcome__isnull=False
+                ),
+            ),
+            models.Index(
+                fields=[
+                    "customer",
+                    "timestamp",
+                    "user_id",
+                    "model_id",
+                    "probe_kind",
+                    "followed_ai",
+                    "probe_corrected",
+                ],
+                name="audit_dec_probe_ts",
+                condition=models.Q(probe_kind__isnull=False),
+            ),
+            models.Index(
+                fields=["customer", "timestamp", "user_id", "model_id"], name="audit_dec_cust_ts_user"
+            ),
             models.Index(fields=["customer", "user_id", "timestamp"], name="audit_dec_cust_user_ts"),
             models.Index(fields=["customer", "model_id", "timestamp"], name="audit_dec_cust_model_ts"),
         ]
@@ -105,6 +163,9 @@ class AuditEntry(models.Model):
     outcome = models.CharField(max_length=VALUE_MAX, null=True, blank=True)
     context = models.TextField(blank=True, default="")
     subgroups = models.JSONField(default=dict, blank=True)
+    # Shown (and hashed) only when the decision has them, so older entries keep their hashes.
+    review_seconds = models.FloatField(null=True, blank=True)
+    probe = models.JSONField(null=True, blank=True, help_text='{"kind", "correct_decision"}')
     hash = models.CharField(max_length=64)
     previous_hash = models.CharField(max_length=64)
 
@@ -123,6 +184,11 @@ class AuditEntry(models.Model):
                 fields=["customer", "calibration_category", "sequence"], name="audit_ent_cust_cat_seq"
             ),
             models.Index(fields=["customer", "timestamp"], name="audit_ent_cust_ts"),
+            models.Index(
+                fields=["customer", "sequence"],
+                name="audit_ent_probe_seq",
+                condition=models.Q(probe__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -20,7 +20,14 @@ from audit.exceptions import DecisionNotFound
 from audit.fields import SNAPSHOT_FIELDS
 from audit.inputs import Item
 from audit.models import AuditEntry, Decision
-from audit.records import decision_conflict, new_decision, outcome_apply, payload_fingerprint
+from audit.records import (
+    decision_conflict,
+    new_decision,
+    outcome_apply,
+    payload_fingerprint,
+    probe_events,
+    probe_outcome_conflict,
+)
 from config.exceptions import DomainError
 from config.inputs import is_clean_text
 from keys.models import Customer
@@ -129,6 +136,10 @@ def plan_items(
                 error = DecisionNotFound(f"No decision '{decision_id}'.")
                 plan.results.append(ItemResult(index, 404, decision_id, error=error))
                 continue
+            conflict = probe_outcome_conflict(decision)  # a probe's outcome is fixed
+            if conflict is not None:
+                plan.results.append(ItemResult(index, 409, decision_id, error=conflict))
+                continue
             if decision.outcome == data["outcome"]:
                 last = last_outcome.get(decision_id)
                 if last is None and decision_id not in first_entry:
@@ -165,6 +176,7 @@ def plan_items(
         decision = new_decision(customer=customer, data=data, fingerprint=fingerprint, now=now)
         entry = entry_for(decision, AuditEntry.Type.DECISION)
         record(registry.Change("new", decision, entry.id, sources[index]))
+        plan.events.extend(probe_events(decision))
         known[decision.decision_id] = decision
         first_entry[decision.decision_id] = entry
         plan.new_decisions.append(decision)

@@ -14,6 +14,13 @@ def platform_customers_by_decisions(*, limit: int = 50) -> list[tuple[str, int]]
     return list(rows[:limit])
 
 
+def platform_customers_active_since(since: dt.datetime) -> list[str]:
+    """Ids of the customers whose chain grew since `since` (for periodic checks such as the
+    rubber-stamp check; one row per customer from the chain heads)."""
+    rows = ChainHead.objects.filter(updated_at__gte=since).order_by("customer_id")
+    return list(rows.values_list("customer_id", flat=True))
+
+
 def platform_chain_last_append_at() -> dt.datetime | None:
     """When any customer's chain last grew (the calibration engine's last activity; a
     platform figure, no customer's data)."""

@@ -9,7 +9,7 @@ from typing import Any
 from audit import categories as rules
 from audit.chain import canonical_json
 from audit.exceptions import DecisionConflict
-from audit.fields import DECISION_FIELDS
+from audit.fields import DECISION_FIELDS, FINGERPRINT_WHEN_SENT, REVIEW_SECONDS_MAX
 from audit.models import Decision
 from config.timeutils import isoformat
 from keys.models import Customer
@@ -23,9 +23,13 @@ def ms(value: dt.datetime) -> dt.datetime:
 def payload_fingerprint(data: dict[str, Any]) -> str:
     """The normalised request: the same decision sent again (alias or not, any offset)
     has the same fingerprint. The timestamp counts only when the client sent one."""
-    doc = {name: data.get(name) for name in DECISION_FIELDS}
+    doc = {name: data.get(name) for name in DECISION_FIELDS if name not in FINGERPRINT_WHEN_SENT}
     timestamp = data.get("timestamp")
     doc["timestamp"] = isoformat(ms(timestamp)) if timestamp is not None else None
+    for name in FINGERPRINT_WHEN_SENT:  # only when sent: older decisions keep their fingerprints
+        value = data.get(name)
+        if value is not None:
+            doc[name] = isoformat(ms(value)) if isinstance(value, dt.datetime) else value
     return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
 
 
@@ -48,7 +52,42 @@ def new_decision(*, customer: Customer, data: dict[str, Any], fingerprint: str, 
         outcome=decision.outcome,
     )
     decision.payload_fingerprint = fingerprint
+    _oversight_set(decision)
     return decision
+
+
+def _oversight_set(decision: Decision) -> None:
+    """The review time (given, or from the two timestamps) and the probe's derived columns.
+    A probe's outcome is its correct decision (the validator made it so), so its category is
+    final (docs/reference/oversight.md)."""
+    if decision.review_started_at is not None:
+        decision.review_started_at = ms(decision.review_started_at)
+        if decision.review_seconds is None:
+            span = (decision.timestamp - decision.review_started_at).total_seconds()
+            decision.review_seconds = min(max(span, 0.0), float(REVIEW_SECONDS_MAX))
+    probe = decision.probe
+    if probe:
+        decision.probe_kind = probe["kind"]
+        decision.probe_corrected = rules.same(decision.user_decision, probe["correct_decision"])
+
+
+def probe_events(decision: Decision) -> list[tuple[str, dict[str, Any]]]:
+    """oversight.probe_missed for a new known_wrong probe whose reviewer followed the AI."""
+    if decision.probe_kind != "known_wrong" or not decision.followed_ai:
+        return []
+    data = {"decision_id": decision.decision_id, "user_id": decision.user_id, "model_id": decision.model_id}
+    return [("oversight.probe_missed", data)]
+
+
+def probe_outcome_conflict(decision: Decision) -> DecisionConflict | None:
+    """A later outcome for a vigilance probe: its outcome is its correct decision, for good."""
+    if decision.probe_kind is None:
+        return None
+    return DecisionConflict(
+        f"decision_id '{decision.decision_id}' is a vigilance probe: its outcome is its "
+        "correct_decision and cannot be updated.",
+        errors=[{"field": "outcome", "message": "a probe's outcome is fixed"}],
+    )
 
 
 def outcome_apply(decision: Decision, outcome: str) -> tuple[str | None, str]:

@@ -93,5 +93,8 @@ def contributors() -> tuple[Contributor, ...]:
 
 def contributes(change: Change) -> bool:
     """Whether a change reaches the aggregates at all: the one place for a rule that keeps a
-    kind of decision out of every contributor's figures (its entries are still written)."""
-    return True
+    kind of decision out of every contributor's figures (its entries are still written).
+    Vigilance probes test the reviewer and describe no real decision: no calibration aggregate
+    or subgroup statistic counts them, and they never fire trust.miscalibrated
+    (docs/reference/oversight.md, What a probe is left out of)."""
+    return change.decision.probe_kind is None

@@ -12,6 +12,15 @@ from django.db.models.functions import Cast
 from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
 from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
+from audit.oversight import (  # the oversight figures' grouped reads, re-exported
+    ModelReviewTimes as ModelReviewTimes,
+)
+from audit.oversight import Narrow as Narrow
+from audit.oversight import ProbeCounts as ProbeCounts
+from audit.oversight import UserReviewCounts as UserReviewCounts
+from audit.oversight import probe_counts_by_user as probe_counts_by_user
+from audit.oversight import review_counts_by_user as review_counts_by_user
+from audit.oversight import review_times_by_model as review_times_by_model
 from config import csvcells
 from config.querysets import narrowed
 from config.timeutils import isoformat
@@ -40,9 +49,11 @@ def audit_trail_list(
     calibration: str | None = None,
     since: dt.datetime | None = None,
     until: dt.datetime | None = None,
+    probe: bool | None = None,
 ) -> QuerySet[AuditEntry]:
     """The entries of a tenant-filtered queryset, newest first; `since`/`until` filter the
-    decision's timestamp (until exclusive)."""
+    decision's timestamp (until exclusive); `probe` True keeps the entries of vigilance probes
+    only, False those of real decisions."""
     qs = narrowed(
         rows,
         user_id=user_id,
@@ -51,6 +62,7 @@ def audit_trail_list(
         calibration_category=calibration,
         timestamp__gte=since,
         timestamp__lt=until,
+        probe__isnull=None if probe is None else not probe,
     )
     return qs.order_by("-sequence")
 
@@ -142,7 +154,8 @@ def _decision_matches(doc: dict[str, Any], decision_values: tuple) -> bool:
         return False
     if isoformat(timestamp) != doc["timestamp"]:
         return False
-    return all(value == doc[name] for name, value in zip(IMMUTABLE_FIELDS, immutable, strict=True))
+    # doc.get: a field shown only when set is absent from the document when the row holds None
+    return all(value == doc.get(name) for name, value in zip(IMMUTABLE_FIELDS, immutable, strict=True))
 
 
 # --- reports (compliance exports read decisions only through these) ---------------------------
@@ -157,10 +170,14 @@ def decision_set(
     model_ids: list[str] | None = None,
     categories: list[str] | None = None,
 ) -> QuerySet[Decision]:
-    """The customer's decisions made in [since, until), narrowed by the report filters
-    (an empty or None list does not narrow), in the order they were made."""
+    """The customer's real decisions made in [since, until), narrowed by the report filters
+    (an empty or None list does not narrow), in the order they were made. Vigilance probes
+    are left out: they test the reviewer and describe no real decision (their figures are
+    oversight_vigilance's)."""
     qs = narrowed(
-        Decision.objects.filter(customer=customer, timestamp__gte=since, timestamp__lt=until),
+        Decision.objects.filter(
+            customer=customer, timestamp__gte=since, timestamp__lt=until, probe_kind__isnull=True
+        ),
         user_id__in=user_ids,
         model_id__in=model_ids,
         calibration_category__in=categories,

@@ -4,8 +4,13 @@ audit/inputs.py)."""
 from rest_framework import serializers
 
 from audit.categories import RECORD_CATEGORIES
-from audit.fields import DECISION_OUTPUT_FIELDS, ENTRY_FIELDS
+from audit.fields import DECISION_OUTPUT_FIELDS, ENTRY_DOCUMENT_FIELDS
 from config.api import UTCDateTimeField
+
+
+class ProbeOutput(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["known_wrong", "known_right"])
+    correct_decision = serializers.CharField()
 
 
 class DecisionOutput(serializers.Serializer):
@@ -21,6 +26,9 @@ class DecisionOutput(serializers.Serializer):
     context = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
     subgroups = serializers.DictField()
     metadata = serializers.DictField()
+    review_started_at = UTCDateTimeField(allow_null=True)
+    review_seconds = serializers.FloatField(allow_null=True)
+    probe = ProbeOutput(allow_null=True)
     timestamp = UTCDateTimeField()
     logged_at = UTCDateTimeField()
     followed_ai = serializers.BooleanField()
@@ -56,9 +64,13 @@ class AuditEntryOutput(serializers.Serializer):
     subgroups = serializers.DictField()
     hash = serializers.CharField()
     previous_hash = serializers.CharField()
+    review_seconds = serializers.FloatField(
+        required=False, help_text="Only on the entries of decisions that carry it (then hashed)"
+    )
+    probe = ProbeOutput(required=False, help_text="Only on the entries of vigilance probes (then hashed)")
 
 
-assert list(AuditEntryOutput().fields) == ENTRY_FIELDS
+assert list(AuditEntryOutput().fields) == ENTRY_DOCUMENT_FIELDS
 
 
 class VerifyOutput(serializers.Serializer):

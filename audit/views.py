@@ -37,7 +37,7 @@ def decision_payload(result: services.LogResult) -> dict[str, Any]:
     for name in DECISION_OUTPUT_FIELDS:
         if name in _FROM_ENTRY:
             payload[name] = getattr(entry, _FROM_ENTRY[name])
-        elif name in ("timestamp", "logged_at"):
+        elif name in ("timestamp", "logged_at", "review_started_at"):
             payload[name] = isoformat(getattr(d, name))
         else:
             payload[name] = getattr(d, name)
@@ -190,6 +190,12 @@ class AuditTrailViewSet(TenantViewSet):
             OpenApiParameter("decision_id", str),
             OpenApiParameter("calibration", str, enum=RECORD_CATEGORIES),
             OpenApiParameter(
+                "probe",
+                str,
+                enum=["true", "false"],
+                description="true: only the entries of vigilance probes; false: only real decisions'",
+            ),
+            OpenApiParameter(
                 "from", str, description="Date (YYYY-MM-DD, inclusive) or ISO 8601; decision timestamp"
             ),
             OpenApiParameter(
@@ -205,6 +211,9 @@ class AuditTrailViewSet(TenantViewSet):
             "model_id": text_param(request, "model_id"),
             "decision_id": text_param(request, "decision_id"),
             "calibration": choice_param(request, "calibration", RECORD_CATEGORIES),
+            "probe": {"true": True, "false": False, None: None}[
+                choice_param(request, "probe", ["true", "false"])
+            ],
             "since": since,
             "until": until,
         }

@@ -28,7 +28,7 @@ def subgroup_stats_on_decisions_bulk_logged(*, customer: Customer, decisions: It
     (imports, seeding): one upsert per 500 statistics rows instead of one per decision.
     The caller guarantees no concurrent writer for these decision_ids. Returns the number
     of decisions counted."""
-    decisions = list(decisions)
+    decisions = [d for d in decisions if d.probe_kind is None]  # probes count in no statistic
     if not decisions:
         return 0
     with transaction.atomic():
@@ -62,14 +62,16 @@ def subgroup_stats_on_decisions_bulk_logged(*, customer: Customer, decisions: It
 def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> Any:
     """Attach (or replace) a decision's subgroups. When the decision is already logged its
     counts move from the old attributes to the new ones; otherwise the subgroups wait in
-    the pending row until the decision arrives. Returns the decision or None."""
+    the pending row until the decision arrives. A vigilance probe's subgroups are kept but
+    counted in no statistic (docs/reference/oversight.md). Returns the decision or None."""
     with transaction.atomic():
         lock_decision(customer.pk, decision_id)
         decision = audit_selectors.decision_get(customer, decision_id)
         attachment = attachment_get(customer.pk, decision_id)
-        if decision is None:
+        counts = decision is not None and decision.probe_kind is None
+        if decision is None or decision.probe_kind is not None:
             if attachment is not None and attachment.attributes == attributes:
-                return None  # the same pending subgroups again
+                return decision  # the same pending (or probe's) subgroups again
         else:
             old = counted_attributes(decision, attachment)
             if old == attributes:
@@ -85,13 +87,13 @@ def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[s
                 customer=customer,
                 decision_id=decision_id,
                 attributes=attributes,
-                counted=decision is not None,
+                counted=counts,
                 created_at=now,
                 updated_at=now,
             )
         else:
             SubgroupAttachment.objects.filter(pk=attachment.pk).update(
-                attributes=attributes, counted=decision is not None, updated_at=now
+                attributes=attributes, counted=counts, updated_at=now
             )
         return decision
 

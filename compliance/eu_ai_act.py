@@ -143,6 +143,8 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "trend": evidence["trend"],
             "users": evidence["users"],
             "risk_users": [u for u in evidence["users"] if rules.is_risk_user(u)],
+            "review_effort": evidence["review_effort"],
+            "vigilance": evidence["vigilance"],
         },
         "bias_detection_summary": {
             "subgroups": evidence["subgroups"],

@@ -16,6 +16,7 @@ from calibration import reporting
 from config.timeutils import isoformat
 from fairness import selectors as fairness_selectors
 from keys.models import Customer
+from oversight import selectors as oversight_selectors
 
 ALERT_ITEMS_MAX = 200  # alerts listed one by one; the counts always cover all of them
 UNRESOLVED = ("open", "acknowledged")
@@ -150,6 +151,40 @@ def _subgroups(scope: Scope) -> dict[str, Any]:
     }
 
 
+REVIEW_EFFORT_POINT = (
+    "EU AI Act Art. 14(4)(b): the people overseeing the system remain aware of automation bias, the "
+    "tendency to rely on its output without examining it. Quick agreement with the AI (a review "
+    "shorter than half the model's median review time, at least 3 s) measures that tendency."
+)
+VIGILANCE_POINT = (
+    "EU AI Act Art. 14(4)(d): the people overseeing the system are able to disregard, override or "
+    "reverse its output. Probes whose AI recommendation is known to be wrong measure whether they "
+    "do when it matters."
+)
+
+
+def _oversight(scope: Scope) -> dict[str, Any]:
+    """Review effort and vigilance over the report's period and its reviewer and model filters
+    (the calibration filter does not apply). Review effort leaves probes out; vigilance is the
+    probes alone."""
+    narrow = {"model_id": scope.filters.get("model_ids"), "user_id": scope.filters.get("user_ids")}
+    effort = oversight_selectors.review_effort(scope.customer, since=scope.start, until=scope.end, **narrow)
+    vigilance = oversight_selectors.vigilance(scope.customer, since=scope.start, until=scope.end, **narrow)
+    return {
+        "review_effort": {
+            "evidences": REVIEW_EFFORT_POINT,
+            "team": effort.team(),
+            "models": effort.models,
+            "reviewers": effort.users,
+        },
+        "vigilance": {
+            "evidences": VIGILANCE_POINT,
+            "totals": vigilance.totals,
+            "reviewers": vigilance.users,
+        },
+    }
+
+
 def alerts(scope: Scope) -> dict[str, Any]:
     """The period's bias alerts and the amplification alerts raised before its end."""
     return {"bias_alerts": _bias_alerts(scope), "amplification": _amplification(scope)}
@@ -169,6 +204,7 @@ def gather(scope: Scope) -> dict[str, Any]:
         "models": reporting.models_seen(decisions),
         "subgroups": _subgroups(scope),
         **alerts(scope),
+        **_oversight(scope),
         "chain": {**chain, "verified_at": isoformat(now)},
         "checkpoint": audit_checkpoints.checkpoint_evidence(customer=scope.customer, at=now),
     }

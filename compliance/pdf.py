@@ -14,7 +14,7 @@ from django.utils.safestring import mark_safe
 from weasyprint import HTML, Attachment
 from weasyprint.urls import URLFetcher, URLFetchingError
 
-from compliance import charts
+from compliance import charts, oversight_print
 from compliance.catalogue import template_info
 from compliance.report import LOG_PREVIEW_MAX, LOG_SECTION, HashingWriter, Report, write_decision_log_csv
 
@@ -85,6 +85,9 @@ LABELS = {"items": "Alerts", "unresolved_high_or_critical": "Unresolved high or 
 TABLE_ROWS_MAX = 200
 CELL_MAX = 160
 FACT_MAX = 1000  # prose (notes, limitations) is printed whole
+# Figures laid out by their own partial template (templates/compliance/_<key>.html) rather
+# than by the generic blocks: the section passes them to it, printed by oversight_print.
+PARTIALS = {"review_effort": oversight_print.review_effort, "vigilance": oversight_print.vigilance}
 CHART_SECTIONS = {
     "eu_ai_act": {"trust_calibration_analysis": "trend", "bias_detection_summary": "subgroups"},
     "texas_traiga": {"monitoring_and_safeguards": "trend", "discrimination_screening": "subgroups"},
@@ -159,6 +162,8 @@ def _blocks(value: dict[str, Any], *, depth: int = 0) -> Iterable[dict[str, Any]
     if facts:
         yield {"kind": "facts", "rows": [(_label(k), _cell(v, FACT_MAX)) for k, v in facts]}
     for key, item in value.items():
+        if key in PARTIALS and depth == 0:
+            continue
         if isinstance(item, list) and item and isinstance(item[0], dict):
             yield _table(key, item, _label(key))
         elif isinstance(item, list) and not item and not _is_scalar_list(item):
@@ -214,14 +219,19 @@ def render_pdf(report: Report, out: HashingWriter) -> None:
         if section["id"] == "recommendations":
             blocks.append(_table("recommendations", body, "Recommendations"))
         else:
-            # The signed checkpoint has a partial of its own (templates/compliance/_checkpoint.html).
+            # The signed checkpoint and the oversight figures have partials of their own
+            # (templates/compliance/_checkpoint.html, _review_effort.html, _vigilance.html).
             blocks.extend(_blocks({k: v for k, v in body.items() if k != "checkpoint"}))
+        printed = {
+            key: PARTIALS[key](body[key]) for key in PARTIALS if isinstance(body, dict) and key in body
+        }
         sections.append(
             {
                 "id": section["id"],
                 "title": section["title"],
                 "blocks": blocks,
                 "checkpoint": body.get("checkpoint") if isinstance(body, dict) else None,
+                **printed,
             }
         )
     log_total = report.decisions

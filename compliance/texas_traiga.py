@@ -70,6 +70,8 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "switch_rate": org["switch_rate"],
             "confidence_shown": counts["with_confidence"],
             "initial_decisions_recorded": counts["with_initial_decision"],
+            "review_effort": evidence["review_effort"],
+            "vigilance": evidence["vigilance"],
             "note": (
                 "TRAIGA requires governmental agencies to disclose to consumers that they interact "
                 "with an AI system; this service records human review, not the disclosure itself."

@@ -53,6 +53,13 @@ TASK_GROUPS: tuple[TaskGroup, ...] = (
         ),
         "The decision log and its tamper-evident audit trail; who over- or under-trusts the AI.",
     ),
+    TaskGroup(
+        "oversight",
+        "Oversight",
+        ("page:review-effort", "page:vigilance"),
+        "Is human oversight meaningful: do reviewers look before agreeing with the AI, and do they "
+        "catch known wrong answers?",
+    ),
     TaskGroup("reports", "Reports", ("compliance.*",), "Regulatory reports and their exports."),
     TaskGroup(
         "integrations",

@@ -38,6 +38,8 @@ app.conf.beat_schedule = {
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
     # Signed checkpoints: every chain that grew gets one when its newest is an hour old.
     "audit-checkpoints-make-due": {"task": "audit.tasks.checkpoints_make_due", "schedule": 300.0},
+    # Reviewers who became flagged for quick agreement (oversight.rubber_stamp).
+    "oversight-rubber-stamp-check": {"task": "oversight.tasks.rubber_stamp_check", "schedule": 300.0},
 }
 
 

@@ -15,6 +15,7 @@ APP_URLS = [
     "fairness.urls",
     "webhooks.urls",
     "compliance.urls",
+    "oversight.urls",
 ]
 app_patterns = []
 for module in APP_URLS:

@@ -14,7 +14,7 @@ from audit import platform as audit_platform
 from audit import services as audit_services
 from bias import services as bias_services
 from config.exceptions import DomainError
-from console import demo_data, demo_signals
+from console import demo_data, demo_oversight, demo_signals
 from console.permissions import COMPLIANCE_STAFF
 from fairness import services as fairness_services
 from fairness.inputs import signal_input_parse
@@ -147,10 +147,11 @@ def seed(*, create_users: bool = True) -> Report:
         _users(report, create_users=create_users)
         return report
     now = timezone.now()
-    rows = demo_data.decisions(now=now)
+    rows = demo_oversight.timed(demo_data.decisions(now=now))
     with transaction.atomic():
         customer, _ = Customer.objects.get_or_create(id=demo_data.CUSTOMER)
         _decisions(customer, rows, report)
+        report.add(demo_oversight.log_probes(customer, now=now, decisions=len(rows)))
         report.add(f"Model v2.2 (days 60-31, outcomes known): {_period_incidents(rows, '2.2')}, over the "
                    "15% an EU AI Act report calls NON_COMPLIANT.")  # fmt: skip
         report.add(f"Model v2.3 (last 30 days): {_period_incidents(rows, '2.3')}; an open critical alert "

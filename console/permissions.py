@@ -27,6 +27,9 @@ COMPLIANCE_STAFF_PERMISSIONS = (
     "calibration.view_userdailyaggregate",
     "calibration.view_riskuserstate",
     "calibration.view_threshold",
+    # Oversight: the team's review-effort and vigilance figures. Not the per-reviewer rows
+    # (oversight.view_reviewer_figures): those belong to the "oversight per-person figures" group.
+    "oversight.view_team_figures",
     # Reports: whatever the compliance app registers, to read, request and download.
     "compliance.view_*",
     "compliance.add_*",

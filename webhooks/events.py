@@ -10,6 +10,8 @@ EVENT_REGULATIONS: dict[str, str | None] = {
     "model.bias.ingested": None,
     "bias.amplification": None,
     "audit.checkpoint": None,
+    "oversight.rubber_stamp": "EU AI Act Art. 14(4)(b), 26(2)",
+    "oversight.probe_missed": "EU AI Act Art. 14(4)(b)",
 }
 EVENT_TYPES = list(EVENT_REGULATIONS)
 TEST_EVENT_TYPE = "webhook.test"

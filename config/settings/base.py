@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "fairness",
     "webhooks",
     "compliance",
+    "oversight",
     "console",
 ]
 
@@ -295,6 +296,10 @@ WORKER_HEARTBEAT_MAX_AGE_SECONDS = 60
 VERIFY_LEASE_SECONDS = env.float("TRUSTCAL_VERIFY_LEASE_SECONDS", default=600.0)
 VERIFY_MAX_ATTEMPTS = env.int("TRUSTCAL_VERIFY_MAX_ATTEMPTS", default=3)
 VERIFY_FULL_EVERY_SECONDS = env.float("TRUSTCAL_VERIFY_FULL_EVERY_SECONDS", default=86400.0)
+# Review effort (docs/reference/oversight.md): a timed decision is quick under
+# max(floor, fraction x its model's median review time).
+OVERSIGHT_FLOOR_SECONDS = env.float("TRUSTCAL_OVERSIGHT_FLOOR_SECONDS", default=3.0)
+OVERSIGHT_MEDIAN_FRACTION = env.float("TRUSTCAL_OVERSIGHT_MEDIAN_FRACTION", default=0.5)
 # Compliance exports (C12): a worker holds a job for EXPORT_LEASE_SECONDS at a time (renewed
 # while it renders); a job whose lease ran out is queued again, at most EXPORT_MAX_ATTEMPTS times.
 EXPORT_LEASE_SECONDS = env.float("TRUSTCAL_EXPORT_LEASE_SECONDS", default=300.0)

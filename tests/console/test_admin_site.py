@@ -55,7 +55,7 @@ def test_index_is_grouped_by_task_for_a_superuser(root):
     assert page.status_code == 200
     html = page.content.decode()
     names = group_names(html)
-    assert names == ["Alerts", "Decisions and calibration", "Reports", "Integrations", "Access"]
+    assert names == ["Alerts", "Decisions and calibration", "Oversight", "Reports", "Integrations", "Access"]
     assert "Trustcal staff console" in html
     for panel in ("panel-alerts", "panel-trend", "panel-webhooks", "panel-workers"):
         assert panel in html
@@ -90,7 +90,7 @@ def test_compliance_staff_cannot_open_key_or_webhook_pages(officer):
                 "/admin/webhooks/webhook/", "/admin/admin/logentry/"):  # fmt: skip
         assert officer.get(url).status_code in (302, 403), url
     html = officer.get("/admin/").content.decode()
-    assert group_names(html) == ["Alerts", "Decisions and calibration", "Reports"]
+    assert group_names(html) == ["Alerts", "Decisions and calibration", "Oversight", "Reports"]
     assert "panel-webhooks" not in html
 
 

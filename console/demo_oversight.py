@@ -1,0 +1,103 @@
+"""The demo's human-oversight data (docs/reference/oversight.md): review times on the loan desk's
+decisions and a probe programme of about 2 % of them, deterministic like the rest of the demo.
+
+Three of the over-trusting reviewers rubber-stamp: when they agree with the AI they spend a second
+or three, so the review-effort page flags them; the rest look for half a minute or more. Probes are
+known loan files whose AI recommendation is deliberately wrong (or right); careful reviewers catch
+most wrong ones, over-trusting ones few, so the vigilance page shows a spread of catch rates."""
+
+import datetime as dt
+import math
+import random
+from typing import Any
+
+from audit import services as audit_services
+from console import demo_data
+from keys.models import Customer
+
+SEED = 1814
+RUBBER_STAMPERS = 3  # the first over-trusting reviewers
+TIMED_SHARE = 0.85  # some desks' workflows do not record when the case was opened
+PROBE_SHARE = 0.02
+# Per profile: probability of catching a known_wrong probe and of overriding a known_right one.
+PROBE_BEHAVIOUR = {"over-trusting": (0.35, 0.03), "calibrated": (0.85, 0.08), "under-trusting": (0.9, 0.35)}
+
+
+def _rubber_stampers() -> set[str]:
+    over = [r.user_id for r in demo_data.reviewers() if r.profile == "over-trusting"]
+    return set(over[:RUBBER_STAMPERS])
+
+
+def _seconds(rng: random.Random, quick: bool) -> float:
+    if quick:
+        return round(rng.uniform(0.8, 3.5), 3)
+    return round(min(rng.lognormvariate(math.log(45), 0.5), 3600.0), 3)
+
+
+def _parse(timestamp: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+
+
+def timed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The loan desk's decisions with review times: about 85 % timed, half of them as the moment
+    the case was opened (review_started_at), half as a duration (review_seconds)."""
+    rng = random.Random(SEED)
+    stampers = _rubber_stampers()
+    for row in rows:
+        if rng.random() >= TIMED_SHARE:
+            continue
+        agrees = row["user_decision"] == row["ai_recommendation"]
+        seconds = _seconds(rng, quick=row["user_id"] in stampers and agrees and rng.random() < 0.9)
+        if rng.random() < 0.5:
+            started = _parse(row["timestamp"]) - dt.timedelta(seconds=seconds)
+            row["review_started_at"] = started.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        else:
+            row["review_seconds"] = seconds
+    return rows
+
+
+def probes(*, now: dt.datetime, decisions: int) -> list[dict[str, Any]]:
+    """About 2 % as many probes as decisions, spread over the demo's days and reviewers: 70 %
+    known_wrong (the AI recommends the wrong answer), 30 % known_right."""
+    rng = random.Random(SEED + 1)
+    staff = demo_data.reviewers()
+    bodies = []
+    for n in range(round(decisions * PROBE_SHARE)):
+        reviewer = rng.choice(staff)
+        catch, false_override = PROBE_BEHAVIOUR[reviewer.profile]
+        wrong = rng.random() < 0.7
+        correct = rng.choice(("approve", "deny"))
+        other = "deny" if correct == "approve" else "approve"
+        ai = other if wrong else correct
+        follows = rng.random() >= (catch if wrong else false_override)
+        at = now - dt.timedelta(days=rng.uniform(0.5, demo_data.DAYS))
+        bodies.append(
+            {
+                "decision_id": f"demo-probe-{n + 1:03d}",
+                "user_id": reviewer.user_id,
+                "model_id": demo_data.MODEL,
+                "model_version": "2.2" if at < now - dt.timedelta(days=30) else "2.3",
+                "ai_recommendation": ai,
+                "ai_confidence": round(rng.uniform(0.7, 0.95), 2),
+                "user_decision": ai if follows else (other if ai == correct else correct),
+                "context": "known case (vigilance probe)",
+                "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                "review_seconds": _seconds(rng, quick=False),
+                "probe": {"kind": "known_wrong" if wrong else "known_right", "correct_decision": correct},
+            }
+        )
+    bodies.sort(key=lambda b: str(b["timestamp"]))
+    return bodies
+
+
+def log_probes(customer: Customer, *, now: dt.datetime, decisions: int) -> str:
+    """Log the probe programme through the batch service; one line for the demo's report."""
+    bodies = probes(now=now, decisions=decisions)
+    result = audit_services.decisions_log_batch(customer=customer, items=bodies)
+    if result.rejected:
+        raise RuntimeError(f"{result.rejected} demo probes were refused; the demo generator is out of date.")
+    wrong = sum(1 for b in bodies if b["probe"]["kind"] == "known_wrong")
+    return (
+        f"Vigilance probes: {result.accepted} known cases ({wrong} with a wrong AI recommendation); "
+        f"review times on about {TIMED_SHARE:.0%} of decisions, {RUBBER_STAMPERS} reviewers rubber-stamp."
+    )

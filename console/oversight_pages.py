@@ -1,0 +1,119 @@
+"""The Oversight group's pages: review effort and vigilance. The team's figures for every officer
+who may see oversight; the rows per reviewer (worker monitoring) only with
+oversight.view_reviewer_figures, which the "oversight per-person figures" group holds."""
+
+import datetime as dt
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils import timezone
+
+from audit import platform as audit_platform
+from compliance.oversight_print import interval, percent
+from config.admin_site import console_page
+from keys.models import Customer
+from oversight import selectors as oversight_selectors
+
+TEAM_PERMISSION = "oversight.view_team_figures"
+PER_PERSON_PERMISSION = "oversight.view_reviewer_figures"
+REVIEW_WINDOWS = (30, 90)
+VIGILANCE_WINDOWS = (90, 30, 365)
+
+
+def _context(request: HttpRequest, windows: tuple[int, ...], title: str) -> dict[str, Any]:
+    customers = audit_platform.platform_customers_by_decisions(limit=200)
+    wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
+    try:
+        window = int(request.GET.get("days", windows[0]))
+    except ValueError:
+        window = windows[0]
+    window = window if window in windows else windows[0]
+    return {
+        **admin.site.each_context(request),
+        "title": title,
+        "subtitle": None,
+        "customers": customers,
+        "customer": Customer.objects.filter(pk=wanted).first(),
+        "window": window,
+        "windows": windows,
+        "per_person": request.user.has_perm(PER_PERSON_PERMISSION),
+    }
+
+
+def _rate(value: float | None, ci: list[float] | None, reason: str) -> str:
+    """A rate and its 95 % interval as percentages with one decimal."""
+    if value is None:
+        return f"not measured ({reason})"
+    return f"{percent(value, reason)} ({interval(ci, reason)})"
+
+
+def _share(value: float | None) -> str:
+    return "\N{EN DASH}" if value is None else percent(value, "")
+
+
+def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+    request.current_app = admin.site.name
+    return TemplateResponse(request, template, context)
+
+
+@console_page(
+    name="review-effort", title="Review effort (rubber-stamp detection)", permission=TEAM_PERMISSION
+)
+def review_effort(request: HttpRequest) -> HttpResponse:
+    context = _context(request, REVIEW_WINDOWS, "Review effort")
+    customer = context["customer"]
+    if customer is not None:
+        until = timezone.now()
+        effort = oversight_selectors.review_effort(
+            customer, since=until - dt.timedelta(days=context["window"]), until=until
+        )
+        team = effort.team()
+        team["rate_text"] = _rate(
+            team["quick_agreement_rate"], team["quick_agreement_rate_ci"], "no timed decision"
+        )
+        context.update(team=team, models=effort.models)
+        context["reviewers"] = (
+            [
+                {
+                    **u,
+                    "rate_text": _rate(u["quick_agreement_rate"], u["quick_agreement_rate_ci"], "none timed"),
+                    "quick_text": _share(u["overreliance_when_quick"]),
+                    "considered_text": _share(u["overreliance_when_considered"]),
+                }
+                for u in effort.users
+            ]
+            if context["per_person"]
+            else []
+        )
+    return _render(request, "console/admin/review_effort.html", context)
+
+
+@console_page(name="vigilance", title="Vigilance probes (known cases)", permission=TEAM_PERMISSION)
+def vigilance(request: HttpRequest) -> HttpResponse:
+    context = _context(request, VIGILANCE_WINDOWS, "Vigilance probes")
+    customer = context["customer"]
+    if customer is not None:
+        until = timezone.now()
+        result = oversight_selectors.vigilance(
+            customer, since=until - dt.timedelta(days=context["window"]), until=until
+        )
+        totals = result.totals
+        totals["rate_text"] = _rate(totals["catch_rate"], totals["catch_rate_ci"], "no known_wrong probe")
+        totals["false_text"] = _share(totals["false_override_rate"])
+        context["totals"] = totals
+        context["reviewers"] = (
+            [
+                {**u, "rate_text": _rate(u["catch_rate"], u["catch_rate_ci"], "no known_wrong probe")}
+                for u in result.users
+            ]
+            if context["per_person"]
+            else []
+        )
+        context["by_evidence"] = [
+            (level, sum(1 for u in result.users if u["evidence"] == level))
+            for level in ("sufficient", "indicative", "insufficient")
+        ]
+        context["probed_reviewers"] = len(result.users)
+    return _render(request, "console/admin/vigilance.html", context)

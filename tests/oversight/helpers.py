@@ -1,0 +1,45 @@
+"""Decisions for the oversight tests, logged over HTTP (POST /log/batch: the same validation and
+effects as POST /log, item by item)."""
+
+import datetime as dt
+import itertools
+from typing import Any
+
+from django.utils import timezone
+
+_ids = itertools.count(1)
+
+
+def ago(**delta: float) -> str:
+    return (timezone.now() - dt.timedelta(**delta)).isoformat()
+
+
+def decision(
+    user: str, *, seconds: float | None = None, followed: bool = True, **extra: Any
+) -> dict[str, Any]:
+    """A decision of `user` one hour ago; `followed` picks the user's decision."""
+    body: dict[str, Any] = {
+        "decision_id": f"d{next(_ids)}",
+        "user_id": user,
+        "model_id": "m1",
+        "ai_recommendation": "approve",
+        "user_decision": "approve" if followed else "deny",
+        "timestamp": ago(hours=1),
+    }
+    if seconds is not None:
+        body["review_seconds"] = seconds
+    body.update(extra)
+    return body
+
+
+def probe(user: str, kind: str, *, followed: bool, **extra: Any) -> dict[str, Any]:
+    """A probe: known_wrong (the right answer is `deny`) or known_right (`approve`)."""
+    correct = "deny" if kind == "known_wrong" else "approve"
+    return decision(user, followed=followed, probe={"kind": kind, "correct_decision": correct}, **extra)
+
+
+def log_all(api, items: list[dict[str, Any]]) -> None:
+    for start in range(0, len(items), 1000):
+        r = api.post("/v1/log/batch", {"decisions": items[start : start + 1000]}, format="json")
+        assert r.status_code == 200, r.content
+        assert r.json()["rejected"] == 0, [x for x in r.json()["results"] if x["status"] >= 400][:3]
