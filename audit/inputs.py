@@ -258,7 +258,10 @@ def oversight_checked(out: dict[str, Any], errors: list[dict[str, str]]) -> None
         return
     same = _norm(correct) == _norm(recommendation)
     if kind == "known_wrong" and same:
-        fail("probe.correct_decision", "A known_wrong probe's correct_decision must differ from ai_recommendation.")
+        fail(
+            "probe.correct_decision",
+            "A known_wrong probe's correct_decision must differ from ai_recommendation.",
+        )
     elif kind == "known_right" and not same:
         fail("probe.correct_decision", "A known_right probe's correct_decision must equal ai_recommendation.")
     elif out.get("outcome") is not None and _norm(out["outcome"]) != _norm(correct):

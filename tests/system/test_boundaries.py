@@ -10,7 +10,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ["config", "audit", "bias", "calibration", "compliance", "console", "fairness", "keys", "oversight", "webhooks"]
+PACKAGES = [
+    "config",
+    "audit",
+    "bias",
+    "calibration",
+    "compliance",
+    "console",
+    "fairness",
+    "keys",
+    "oversight",
+    "webhooks",
+]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
