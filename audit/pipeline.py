@@ -26,12 +26,25 @@ def _chunks(values: list[Any]) -> Any:
         yield values[start : start + _CHUNK]
 
 
-def stored_load(customer: Customer, items: Sequence[Item | DomainError]) -> Stored:
+def stored_load(
+    customer: Customer, items: Sequence[Item | DomainError], *, optimistic: bool = False
+) -> Stored:
     """The stored rows the items touch: the decisions they name (locked FOR UPDATE, in one
     query), the decision entries of those a decision item may replay, the latest outcome
-    entries of those an outcome item may repeat, then each contributor's own rows."""
+    entries of those an outcome item may repeat.
+
+    `optimistic` reads only the decisions that outcome items name and takes every decision
+    item for a new decision: if one is in fact stored, its insert meets the unique constraint
+    and the write runs again with everything read (items_write). A new decision, the usual
+    single request, so costs no read."""
     valid = [item for item in items if isinstance(item, Item)]
-    ids = sorted({item.data["decision_id"] for item in valid if item.data.get("decision_id")})
+    ids = sorted(
+        {
+            item.data["decision_id"]
+            for item in valid
+            if item.data.get("decision_id") and not (optimistic and item.kind == "decision")
+        }
+    )
     stored = Stored()
     if not ids:
         return stored
@@ -79,13 +92,18 @@ def items_write(
     items: Sequence[Item | DomainError],
     bodies: Sequence[Any],
     sources: Sequence[str],
+    optimistic: bool = False,
 ) -> list[ItemResult]:
     """Plan and apply the items in one transaction; every result in input order.
 
-    A concurrent writer of the same new decision_id meets the unique constraint; the whole
-    write then runs once more and the item becomes a replay or a conflict of that decision."""
+    A concurrent writer of the same new decision_id meets the unique constraint (as does a
+    stored decision that an `optimistic` write did not read, see stored_load); the whole write
+    then runs once more, reading everything, and the item becomes a replay or a conflict of
+    that decision."""
     try:
-        return _write_once(customer=customer, items=items, bodies=bodies, sources=sources)
+        return _write_once(
+            customer=customer, items=items, bodies=bodies, sources=sources, optimistic=optimistic
+        )
     except IntegrityError:
         return _write_once(customer=customer, items=items, bodies=bodies, sources=sources)
 
@@ -96,11 +114,12 @@ def _write_once(
     items: Sequence[Item | DomainError],
     bodies: Sequence[Any],
     sources: Sequence[str],
+    optimistic: bool = False,
 ) -> list[ItemResult]:
     now = ms(timezone.now())
     new_entry_id = AuditEntry._meta.get_field("id").get_default
     with transaction.atomic():
-        stored = stored_load(customer, items)
+        stored = stored_load(customer, items, optimistic=optimistic)
         _contributors_load(customer, items, stored)
         plan = plan_items(
             customer=customer,

@@ -4,6 +4,7 @@ source; POST /log/batch and import_decisions a plan of many. The rules live in a
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from audit.fields import DECISION_FIELDS
@@ -59,7 +60,9 @@ class BatchResult:
 
 
 # Concurrent single writes of one customer in this process commit together (audit.group).
-group_commit = GroupCommit(items_write)
+# Single requests are written optimistically (a new decision reads nothing first; a replay
+# costs one more attempt, audit.pipeline.stored_load).
+group_commit = GroupCommit(partial(items_write, optimistic=True))
 
 
 def _one(*, customer: Customer, item: Item, source: str) -> ItemResult:

@@ -8,14 +8,17 @@ Run:  .venv/bin/python bench/ingest_bench.py                     (PostgreSQL + R
 
 Needs the perf venv (python3 -m venv /tmp/perf-venv && /tmp/perf-venv/bin/pip install -r
 bench/baselines/requirements.txt). It creates a fresh database `tc_ingest_bench`, starts gunicorn
-(gthread, 4 workers x 2 threads) against it and Redis db 13, and, all for ONE customer:
+(gthread, 2 workers x 8 threads: one per core) against it and Redis db 13 (BENCH_DB and
+BENCH_REDIS_DB choose others), and, all for ONE customer:
 1. limit_insert --threads 1 and --threads 4 on the same PostgreSQL;
 2. loads --small decisions (10,000) with 1,000-item batches from one client: decisions/s;
 3. POST /calibrate at a fixed --rate (150 req/s), open loop (latency from the scheduled start);
 4. POST /log, closed loop, 16 connections;
 5. loads up to --big stored decisions with batches (4 clients), then POST /calibrate at the
    fixed rate again;
-6. GET /audit-trail/verify?full=true as a job must say valid (the whole chain, every hash).
+6. GET /audit-trail/verify?full=true as a job must say valid (the whole chain, every hash);
+7. the CPU time of one POST /log in-process (bench/log_cpu.py), and with --before-tree DIR the
+   same for an earlier checkout (`git archive <commit> | tar -x -C DIR`) on its own database.
 The load generator is an asyncio HTTP/1.1 client in this process (no wrk needed).
 """
 
@@ -36,9 +39,9 @@ from benchenv import fresh_stack, make_keys
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 PERF = Path(os.environ.get("BENCH_PERF_DIR", ROOT / "bench" / "baselines"))
-DB = "tc_ingest_bench"
-REDIS_DB = "13"
-PORT = 8857
+DB = os.environ.get("BENCH_DB", "tc_ingest_bench")
+REDIS_DB = os.environ.get("BENCH_REDIS_DB", "13")
+PORT = int(os.environ.get("BENCH_PORT", "8857"))
 CUSTOMER = "bench"
 DSN = f"postgresql://postgres@127.0.0.1:5432/{DB}"
 
@@ -198,6 +201,24 @@ async def _batches(keys: list[str], *, first: int, last: int, clients: int, size
     return result
 
 
+def _log_cpu(env: dict, requests: int, root: str | None) -> dict:
+    """CPU ms per POST /log in-process, with the server stopped (bench/log_cpu.py)."""
+    extra = ["--root", root] if root else []
+    out = sh(
+        str(BIN / "python"), str(ROOT / "bench" / "log_cpu.py"), "--requests", str(requests), *extra, env=env
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _before_env(env: dict, tree: str) -> dict:
+    """A fresh database migrated by the earlier checkout."""
+    before = {**env, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}_before"}
+    sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {DB}_before",
+       "-c", f"CREATE DATABASE {DB}_before")  # fmt: skip
+    subprocess.run([str(BIN / "python"), "manage.py", "migrate", "-v0"], cwd=tree, env=before, check=True)
+    return before
+
+
 def row(name: str, r: dict, limit: float | None = None) -> str:
     ratio = f"{r['rps'] / limit:>8.2f}" if limit else f"{'':>8}"
     return f"{name:<62}{r['rps']:>9.0f}{ratio}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['errors']:>8}"
@@ -210,8 +231,14 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--big", type=int, default=1_000_000)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=2)
+    # Two cores: one worker per core; threads are what group commit gathers concurrent requests from.
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--cpu-requests", type=int, default=1000)
+    parser.add_argument(
+        "--before-tree",
+        help="an earlier checkout (git archive) whose in-process POST /log CPU to measure too",
+    )
     parser.add_argument("--perf-python", default="/tmp/perf-venv/bin/python")
     args = parser.parse_args()
     load_before = os.getloadavg()
@@ -286,6 +313,12 @@ def main() -> None:
     finally:
         web.terminate()
         web.wait()
+    cpu = _log_cpu(env, args.cpu_requests, None)
+    cpu_before = (
+        _log_cpu(_before_env(env, args.before_tree), args.cpu_requests, args.before_tree)
+        if args.before_tree
+        else None
+    )
     load_after = os.getloadavg()
     print()
     print(f"gunicorn gthread {args.workers} x {args.threads}, PostgreSQL + Redis, one customer; load average "
@@ -298,6 +331,8 @@ def main() -> None:
     print("\n".join(results))
     print("(ratio: batch decisions/s over limit_insert --threads 1; POST /log req/s over --threads 4)")
     print(f"full chain verification: {job}")
+    print(f"CPU per POST /log in-process (bench/log_cpu.py, {args.cpu_requests} requests): {cpu['cpu_ms_per_request']} ms"
+          + (f"; before ({args.before_tree}): {cpu_before['cpu_ms_per_request']} ms" if cpu_before else ""))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,0 +1,98 @@
+"""CPU time of one POST /log in-process (PostgreSQL + Redis): N requests through Django's test
+client on one thread, one customer, CPU seconds of this process per request (time.process_time,
+so waiting on PostgreSQL does not count) and the wall time; `--profile` prints cProfile's top
+functions by cumulative time. bench/ingest_bench.py runs it as its last step.
+
+Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
+      .venv/bin/python bench/log_cpu.py --requests 1000 [--profile]
+(the database must be migrated; the script makes its own customer and key.)"""
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import random
+import sys
+import time
+from pathlib import Path
+
+# `--root DIR` measures another checkout of the service (an earlier commit) with this venv.
+ROOT = Path(
+    sys.argv[sys.argv.index("--root") + 1] if "--root" in sys.argv else Path(__file__).resolve().parent.parent
+)
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--customer", default="cpu-bench")
+    parser.add_argument("--root", help="the checkout to measure (default: this one)")
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.test.utils import setup_test_environment
+    from rest_framework.test import APIClient
+
+    from keys.services import api_key_create
+
+    setup_test_environment()
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.RATE_LIMITS_ENABLED = False
+    key = api_key_create(customer_id=args.customer, tier="enterprise").value
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    rnd = random.Random(1)
+    tag = f"{time.time_ns()}"
+
+    def body(i: int) -> dict:
+        ai = rnd.choice(("approve", "deny"))
+        return {
+            "decision_id": f"cpu-{tag}-{i}",
+            "user_id": f"user-{i % 200}",
+            "model_id": f"model-{i % 5}",
+            "model_version": "1",
+            "ai_recommendation": ai,
+            "ai_confidence": round(rnd.random(), 3),
+            "user_decision": ai if rnd.random() < 0.75 else "other",
+            "context": "cpu bench",
+            "subgroups": {"gender": rnd.choice("fm"), "age_group": rnd.choice(["18-30", "31-50", "51+"])},
+        }
+
+    for i in range(50):  # warm-up: connections, prepared statements, imports
+        assert client.post("/v1/log", body(-i - 1), format="json").status_code == 201
+    bodies = [body(i) for i in range(args.requests)]
+    profiler = cProfile.Profile() if args.profile else None
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    if profiler:
+        profiler.enable()
+    for b in bodies:
+        response = client.post("/v1/log", b, format="json")
+        assert response.status_code == 201, response.content
+    if profiler:
+        profiler.disable()
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    if profiler:
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats(
+            os.environ.get("BENCH_SORT", "cumulative")
+        ).print_stats(45)
+    print(
+        json.dumps(
+            {
+                "requests": args.requests,
+                "cpu_ms_per_request": round(cpu / args.requests * 1000, 3),
+                "wall_ms_per_request": round(wall / args.requests * 1000, 3),
+                "profiled": bool(profiler),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
