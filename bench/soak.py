@@ -281,7 +281,9 @@ def main() -> None:
     )
     parser.add_argument("--database-url", default="", help="PostgreSQL (an empty database you own)")
     parser.add_argument("--redis-url", default="", help="Redis (a database number you own)")
-    parser.add_argument("--web-threads", type=int, default=32, help="serve's web threads (PostgreSQL connections)")
+    parser.add_argument(
+        "--web-threads", type=int, default=32, help="serve's web threads (PostgreSQL connections)"
+    )
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="trustcal-soak-"))
     port = free_port()
@@ -303,7 +305,15 @@ def main() -> None:
     }
     log = (data_dir / "serve.log").open("w")
     serve = subprocess.Popen(
-        [sys.executable, "manage.py", "serve", "--bind", f"127.0.0.1:{port}", "--threads", str(args.web_threads)],
+        [
+            sys.executable,
+            "manage.py",
+            "serve",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--threads",
+            str(args.web_threads),
+        ],
         cwd=ROOT,
         env=env,
         stdout=log,
