@@ -35,7 +35,7 @@ INSERT INTO audit_decision (
     customer_id, decision_id, user_id, model_id, model_version, ai_recommendation, ai_confidence,
     user_decision, initial_decision, outcome, context, subgroups, metadata, timestamp, logged_at,
     followed_ai, calibration_category, payload_fingerprint, review_started_at, review_seconds,
-    probe_kind, probe_correct_decision, probe_corrected)
+    probe, probe_kind, probe_corrected)
 SELECT %(customer)s, 'b' || g, 'user-' || lpad((g %% 200)::text, 3, '0'),
        CASE WHEN g %% 5 = 0 THEN NULL ELSE 'model-' || (g %% 4) END, '1', 'approve', round(r1::numeric, 2),
        CASE WHEN followed THEN 'approve' ELSE 'deny' END, NULL,
@@ -51,7 +51,8 @@ SELECT %(customer)s, 'b' || g, 'user-' || lpad((g %% 200)::text, 3, '0'),
          ELSE 'CALIBRATED' END,
        md5(g::text), NULL,
        CASE WHEN timed THEN CASE WHEN g %% 200 < 10 THEN 1 + r4 * 2 ELSE 5 + r4 * 90 END END,
-       CASE WHEN probe THEN kind END, CASE WHEN probe THEN correct END,
+       CASE WHEN probe THEN json_build_object('kind', kind, 'correct_decision', correct)::jsonb END,
+       CASE WHEN probe THEN kind END,
        CASE WHEN probe THEN (CASE WHEN followed THEN 'approve' ELSE 'deny' END) = correct END
 FROM (
     SELECT g, r1, r4, r5, r6, ts, probe, timed, kind,
