@@ -202,11 +202,13 @@ async def _batches(keys: list[str], *, first: int, last: int, clients: int, size
 
 
 def _log_cpu(env: dict, requests: int, root: str | None) -> dict:
-    """CPU ms per POST /log in-process, with the server stopped (bench/log_cpu.py)."""
+    """CPU ms per POST /log in-process, with the server stopped (bench/log_cpu.py), run from
+    the checkout it measures."""
     extra = ["--root", root] if root else []
-    out = sh(
-        str(BIN / "python"), str(ROOT / "bench" / "log_cpu.py"), "--requests", str(requests), *extra, env=env
-    )
+    out = subprocess.run(
+        [str(BIN / "python"), str(ROOT / "bench" / "log_cpu.py"), "--requests", str(requests), *extra],
+        cwd=root or ROOT, env=env, check=True, capture_output=True, text=True,
+    )  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
