@@ -5,7 +5,7 @@ executive summary says what the service measured for each."""
 from typing import Any
 
 from calibration import rules
-from compliance import recommendations
+from compliance import printing, recommendations
 from compliance.evidence import SERIOUS, UNRESOLVED
 
 COMPLIANT = "COMPLIANT"
@@ -73,50 +73,58 @@ def executive_summary(evidence: dict[str, Any]) -> dict[str, Any]:
 
 
 def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
-    """Article 14(4)(a) to (e): what the service measured for each."""
+    """Article 14(4)(a) to (e): what the service measured for each, in sentences."""
     org = evidence["organisation"]
     counts = org["counts"]
     total = org["decisions"]
     amp = evidence["amplification"]
+    chain = evidence["chain"]
     handled = sum(v for k, v in amp["by_status"].items() if k not in UNRESOLVED)
-    overrides_by_group = []
-    for attribute, data in evidence["subgroups"]["attributes"].items():
-        for group in data["groups"]:
-            overrides_by_group.append(f"{attribute}={group['group']}: {group['override_rate']}")
+    overrides_by_group = [
+        f"{attribute} {group['group']} {printing.pct(group['override_rate'])}"
+        for attribute, data in evidence["subgroups"]["attributes"].items()
+        for group in data["groups"]
+    ]
     return [
         {
             "point": "14(4)(a)",
             "obligation": "Understand the system's capacities and limitations; detect anomalies",
             "measured": (
-                f"{amp['total']} amplification alert(s), {handled} triaged to resolution; "
-                f"{evidence['bias_alerts']['total']} bias alert(s) in the period; audit chain "
-                f"{'valid' if evidence['chain']['valid'] else 'INVALID'} over "
-                f"{evidence['chain']['entries_checked']} entries."
+                f"{printing.count(amp['total'])} amplification alert(s) raised up to the period's end, "
+                f"{printing.count(handled)} triaged to resolution or false positive; "
+                f"{printing.count(evidence['bias_alerts']['total'])} bias alert(s) in the period; the audit "
+                f"chain is {'valid' if chain['valid'] else 'INVALID'} over "
+                f"{printing.count(chain['entries_checked'])} entries."
             ),
         },
         {
             "point": "14(4)(b)",
             "obligation": "Remain aware of automation bias",
             "measured": (
-                f"{counts['overtrust']} automation-bias incident(s) of {total} decisions; "
-                f"over-reliance {org['overreliance_rate']}, RAIR {org['rair']}, RSR {org['rsr']}; "
-                "agreement by confidence band in the calibration analysis."
+                f"{printing.count(counts['overtrust'])} automation-bias incident(s) in "
+                f"{printing.count(total)} decisions; over-reliance "
+                f"{printing.pct(org['overreliance_rate'], 'overreliance_rate')}, RAIR "
+                f"{printing.pct(org['rair'], 'rair')}, RSR {printing.pct(org['rsr'], 'rsr')}; agreement "
+                "by confidence band is in the calibration analysis."
             ),
         },
         {
             "point": "14(4)(c)",
             "obligation": "Correctly interpret the output (interpretation aids)",
             "measured": (
-                f"AI confidence recorded with {counts['with_confidence']} of {total} decisions "
-                f"({_ratio(counts['with_confidence'], total)}); mean confidence {org['mean_ai_confidence']}."
+                f"The AI's confidence is recorded with {printing.count(counts['with_confidence'])} of "
+                f"{printing.count(total)} decisions "
+                f"({printing.pct(_ratio(counts['with_confidence'], total), 'mean_ai_confidence')}); mean "
+                f"confidence {printing.pct(org['mean_ai_confidence'], 'mean_ai_confidence')}."
             ),
         },
         {
             "point": "14(4)(d)",
             "obligation": "Decide not to use, disregard, override or reverse the output",
             "measured": (
-                f"{counts['overridden']} override(s), rate {org['override_rate']}; by subgroup: "
-                + ("; ".join(overrides_by_group[:12]) or "no subgroup data")
+                f"{printing.count(counts['overridden'])} override(s), a rate of "
+                f"{printing.pct(org['override_rate'], 'override_rate')}; by subgroup: "
+                + ("; ".join(overrides_by_group) or "no subgroup data in the period")
                 + "."
             ),
         },

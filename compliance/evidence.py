@@ -3,7 +3,7 @@ calibration figures, subgroups, alerts and the audit chain. Both templates organ
 same evidence; every figure is computed in SQL (grouped), none per decision in Python."""
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db.models import Count, QuerySet
@@ -83,6 +83,8 @@ def _amplification_item(alert: Any) -> dict[str, Any]:
 
 
 def _bias_item(alert: Any) -> dict[str, Any]:
+    """A bias alert has no triage state: its history is its creation by bias detection."""
+    created = isoformat(alert.created_at)
     return {
         "alert_id": alert.id,
         "decision_id": alert.decision_id,
@@ -90,7 +92,10 @@ def _bias_item(alert: Any) -> dict[str, Any]:
         "severity": alert.severity,
         "bias_types": alert.bias_types,
         "attributes": alert.attributes,
-        "created_at": isoformat(alert.created_at),
+        "created_at": created,
+        "status_history": [
+            {"from": None, "to": "raised", "by": "bias detection", "notes": None, "at": created}
+        ],
     }
 
 
@@ -100,16 +105,20 @@ def _counts(qs: Any, field: str) -> dict[str, int]:
 
 
 def _amplification(scope: Scope) -> dict[str, Any]:
-    qs = fairness_selectors.alerts_for_report(
-        scope.customer, until=scope.end, model_ids=scope.filters.get("model_ids")
-    )
+    model_ids = scope.filters.get("model_ids")
+    qs = fairness_selectors.alerts_for_report(scope.customer, until=scope.end, model_ids=model_ids)
     by_status = _counts(qs, "status")
     serious = qs.filter(status__in=UNRESOLVED, severity__in=SERIOUS)
-    # Listed one by one: the latest, and every unresolved high or critical one.
-    latest = list(qs[:ALERT_ITEMS_MAX])
-    shown = latest + list(serious.exclude(pk__in=[alert.pk for alert in latest]))
+    # Listed one by one with their status history: the alerts created or changed in the period,
+    # and every unresolved high or critical one (they weigh on the EU status).
+    touched = fairness_selectors.alerts_touched_in(
+        scope.customer, since=scope.start, until=scope.end, model_ids=model_ids
+    )
+    in_period = list(touched[:ALERT_ITEMS_MAX])
+    shown = in_period + list(serious.exclude(pk__in=[alert.pk for alert in in_period]))
     return {
         "total": sum(by_status.values()),
+        "in_period": touched.count(),
         "by_status": by_status,
         "by_severity": _counts(qs, "severity"),
         "unresolved_high_or_critical": [
@@ -190,8 +199,29 @@ def alerts(scope: Scope) -> dict[str, Any]:
     return {"bias_alerts": _bias_alerts(scope), "amplification": _amplification(scope)}
 
 
+def previous_period(scope: Scope) -> dict[str, Any] | None:
+    """The figures of the period of the same length just before the report's, same filters
+    (what changed since), or None when it holds no decision."""
+    length = scope.end - scope.start
+    before = replace(scope, start=scope.start - length, end=scope.start)
+    organisation, _ = reporting.user_figures(before.decisions())
+    if not organisation["decisions"]:
+        return None
+    return {
+        "from": isoformat(before.start),
+        "to": isoformat(before.end),
+        "total_decisions": organisation["decisions"],
+        "automation_bias_incidents": organisation["counts"]["overtrust"],
+        "automation_bias_rate": round(organisation["counts"]["overtrust"] / organisation["decisions"], 6),
+        "human_override_rate": organisation["override_rate"],
+        "trust_score": organisation["trust_score"],
+    }
+
+
 def gather(scope: Scope) -> dict[str, Any]:
-    """Every figure both templates draw on."""
+    """Every figure both templates draw on. Features that add report figures put them here
+    under their own key (`review_effort`, `vigilance`, `checkpoint`); the templates print
+    "not measured" with the reason while a key is absent."""
     decisions = scope.decisions()
     organisation, users = reporting.user_figures(decisions)
     chain = audit_verify.chain_verify_covered(scope.customer)  # with the range it covers
@@ -207,4 +237,5 @@ def gather(scope: Scope) -> dict[str, Any]:
         **_oversight(scope),
         "chain": {**chain, "verified_at": isoformat(now)},
         "checkpoint": audit_checkpoints.checkpoint_evidence(customer=scope.customer, at=now),
+        "previous_period": previous_period(scope),
     }

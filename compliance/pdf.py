@@ -1,7 +1,13 @@
-"""The PDF format: the report data laid out as blocks (facts, tables, charts), rendered by an
-HTML template under templates/compliance/ and WeasyPrint. A title page, a table of contents
-with page numbers, every section with its tables, two charts, and the decision log: printed
-up to 500 entries, and beyond that attached whole inside the PDF as a CSV file."""
+"""The PDF format: the report data laid out as a document an auditor files (docs/reference/
+reports.md). A title page, a table of contents with page numbers, the finding in sentences,
+every section with its tables and charts, every alert of the period with its status history,
+and appendices: the decision log (first PDF_LOG_ROWS rows, landscape), the glossary, how to
+verify the report, and an attestation block for signatures. Rendered by the HTML template
+templates/compliance/report.html with WeasyPrint as PDF/A-3b; when the log has more rows than
+are printed, the whole log is embedded as decision-log.csv, an associated file of the document.
+
+Every value goes through compliance/printing.py, so no program representation of a value (None,
+nan, a dict or a list) reaches the page."""
 
 import base64
 import tempfile
@@ -9,16 +15,22 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from django.template.loader import render_to_string
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template, render_to_string
 from django.utils.safestring import mark_safe
 from weasyprint import HTML, Attachment
 from weasyprint.urls import URLFetcher, URLFetchingError
 
-from compliance import charts, oversight_print
+from compliance import charts, oversight_print, printing
 from compliance.catalogue import template_info
-from compliance.report import LOG_PREVIEW_MAX, LOG_SECTION, HashingWriter, Report, write_decision_log_csv
+from compliance.evidence import SERIOUS
+from compliance.glossary import GLOSSARY
+from compliance.report import LOG_SECTION, HashingWriter, Report, write_decision_log_csv
 
-# Columns printed for the tables that have more than fit a page (the json and CSV hold all).
+PDF_VARIANT = "pdf/a-3b"
+PDF_LOG_ROWS = 200  # decision-log rows printed; beyond, the whole log is embedded as CSV
+TABLE_ROWS_MAX = 200
+# Columns printed for the tables that have more than fit a page (the json holds all).
 TABLE_COLUMNS = {
     "users": [
         "user_id",
@@ -33,19 +45,6 @@ TABLE_COLUMNS = {
         "rsr",
     ],
     "risk_users": ["user_id", "decisions", "trust_score", "category", "overtrust_rate", "undertrust_rate"],
-    "decision_log": [
-        "decision_id",
-        "timestamp",
-        "user_id",
-        "model_id",
-        "ai_recommendation",
-        "ai_confidence",
-        "user_decision",
-        "followed_ai",
-        "calibration_category",
-        "outcome",
-        "context",
-    ],
     "groups": [
         "group",
         "decisions",
@@ -53,45 +52,104 @@ TABLE_COLUMNS = {
         "favorable_rate",
         "override_rate",
         "accuracy",
-        "ai_accuracy",
+        "disparity.favorable_rate_difference",
         "disparity.disparate_impact_ratio",
         "disparity.override_rate_difference",
     ],
-    "items": [
-        "alert_id",
-        "model_id",
-        "severity",
-        "status",
-        "protected_attribute",
-        "amplification_score",
-        "created_at",
+    "oversight_measures": ["point", "obligation", "measured"],
+    "points": [
+        "period_start",
+        "decisions",
+        "trust_score",
+        "agreement_rate",
+        "overtrust_count",
+        "undertrust_count",
     ],
-    "amplification_alerts": [
-        "alert_id",
-        "model_id",
-        "severity",
-        "status",
-        "protected_attribute",
-        "created_at",
-    ],
-    "recommendations": ["priority", "figure", "value", "threshold", "text"],
 }
-# Column widths (percent) of the tables whose automatic layout squeezes the long text.
-TABLE_WIDTHS = {
-    "decision_log": [10, 14, 9, 7, 8, 6, 8, 5, 10, 7, 16],
-    "recommendations": [8, 20, 14, 9, 49],
+LOG_COLUMNS = [
+    ("decision_id", "Decision ID"),
+    ("timestamp", "Time (UTC)"),
+    ("user_id", "Reviewer"),
+    ("model_id", "Model"),
+    ("ai_recommendation", "AI recommendation"),
+    ("ai_confidence", "AI confidence"),
+    ("user_decision", "Reviewer decision"),
+    ("followed_ai", "Followed AI"),
+    ("calibration_category", "Category"),
+    ("outcome", "Outcome"),
+    ("context", "Context"),
+]
+NOWRAP_LOG_COLUMNS = {"decision_id", "timestamp", "ai_confidence", "followed_ai", "calibration_category"}
+LABELS = {
+    "ai_favorable_rate": "AI favourable rate",
+    "favorable_rate": "Human favourable rate",
+    "favorable_rate_difference": "Favourable rate difference",
+    "disparate_impact_ratio": "Disparate impact ratio",
+    "override_rate_difference": "Override rate difference",
+    "period_start": "Period start",
+    "overtrust_rate": "Over-trust rate",
+    "undertrust_rate": "Under-trust rate",
+    "overtrust_count": "Over-trust",
+    "undertrust_count": "Under-trust",
+    "overreliance_rate": "Over-reliance",
+    "underreliance_rate": "Under-reliance",
+    "rair": "RAIR",
+    "rsr": "RSR",
+    "user_id": "Reviewer",
+    "mean_ai_confidence": "Mean AI confidence",
+    "ai_accuracy": "AI accuracy",
+    "entries_checked": "Entries checked",
+    "head_hash": "Head hash",
+    "nist_ai_rmf_alignment": "NIST AI RMF alignment",
+    "points": "Trust score per period",
+    "slope": "Slope per period",
+    "by_status": "Alerts by status",
+    "by_severity": "Alerts by severity",
+    "alerts_by_status": "Amplification alerts by status",
+    "unresolved_high_or_critical": "Unresolved high or critical alerts",
+    "in_period": "Created or changed in the period",
+    "chain_verification": "Audit chain verification",
+    "first_invalid_sequence": "First invalid entry",
 }
-LABELS = {"items": "Alerts", "unresolved_high_or_critical": "Unresolved high or critical alerts"}
-TABLE_ROWS_MAX = 200
-CELL_MAX = 160
-FACT_MAX = 1000  # prose (notes, limitations) is printed whole
-# Figures laid out by their own partial template (templates/compliance/_<key>.html) rather
-# than by the generic blocks: the section passes them to it, printed by oversight_print.
-PARTIALS = {"review_effort": oversight_print.review_effort, "vigilance": oversight_print.vigilance}
+# Keys printed elsewhere in the document (the log in its appendix, the summary in sentences).
+MOVED = {"decision_log", "compliance_status_reason", "status_history"}
 CHART_SECTIONS = {
     "eu_ai_act": {"trust_calibration_analysis": "trend", "bias_detection_summary": "subgroups"},
     "texas_traiga": {"monitoring_and_safeguards": "trend", "discrimination_screening": "subgroups"},
 }
+# Where the figures of review effort, vigilance and signed checkpoints print, with the Article
+# 14(4) point each evidences, and why they are absent until their feature adds them.
+FEATURE_SECTIONS = {
+    "eu_ai_act": {
+        "trust_calibration_analysis": ("review_effort", "vigilance"),
+        "audit_trail": ("checkpoint",),
+    },
+    "texas_traiga": {
+        "disclosure_and_human_review": ("review_effort", "vigilance"),
+        "monitoring_and_safeguards": ("checkpoint",),
+    },
+}
+FEATURES = {
+    "review_effort": (
+        "Review effort",
+        "Art. 14(4)(b): oversight that takes no time is not oversight (quick agreement with the AI).",
+        "no decision of the period records how long its reviewer looked at it",
+    ),
+    "vigilance": (
+        "Vigilance probes",
+        "Art. 14(4)(a) and (b): known cases that test whether reviewers catch a wrong AI recommendation.",
+        "no vigilance probe was logged in the period",
+    ),
+    "checkpoint": (
+        "Latest signed checkpoint",
+        "Art. 14(4)(a) and Art. 12 record-keeping: a signed commitment to the audit trail that the "
+        "operator cannot take back.",
+        "no signed checkpoint of the audit chain exists at the report's generation",
+    ),
+}
+ALERT_STATUS_ORDER = ("open", "acknowledged", "resolved", "false_positive")
+# Partials that take their figures already printed (compliance/oversight_print.py).
+PRINTERS = {"review_effort": oversight_print.review_effort, "vigilance": oversight_print.vigilance}
 
 
 class _NoNetworkFetcher(URLFetcher):
@@ -107,24 +165,9 @@ def _label(key: str) -> str:
     if key in LABELS:
         return LABELS[key]
     text = key.replace("_", " ")
-    for short in ("ai", "rair", "rsr", "id", "nist", "rmf"):
+    for short in ("ai", "id", "nist", "rmf", "eu"):
         text = " ".join(w.upper() if w == short else w for w in text.split(" "))
     return text[:1].upper() + text[1:]
-
-
-def _cell(value: Any, limit: int = CELL_MAX) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return f"{value:.4f}".rstrip("0").rstrip(".") if value == value else "-"
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {_cell(v)}" for k, v in value.items())
-    if isinstance(value, list):
-        return ", ".join(_cell(v) for v in value)
-    text = str(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _get(row: dict[str, Any], column: str) -> Any:
@@ -135,40 +178,173 @@ def _get(row: dict[str, Any], column: str) -> Any:
 
 
 def _table(key: str, rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
-    columns = TABLE_COLUMNS.get(key) or [k for k, v in rows[0].items() if not isinstance(v, list)][:8]
-    shown = rows[: LOG_PREVIEW_MAX if key == "decision_log" else TABLE_ROWS_MAX]
-    limit = 2000 if key == "recommendations" else 100 if key == "decision_log" else CELL_MAX
+    scalar = [k for k, v in rows[0].items() if not isinstance(v, dict | list)]
+    columns = TABLE_COLUMNS.get(key) or scalar[:8]
+    shown = rows[:TABLE_ROWS_MAX]
+    absent: dict[str, str] = {}  # a column's "not measured" cells, explained once under the table
+    cells = []
+    for row in shown:
+        printed = []
+        for column in columns:
+            name = column.split(".")[-1]
+            value = _get(row, column)
+            if value is None and name not in printing.ABSENT_WORDS:
+                absent[_label(name)] = (
+                    printing.not_measured(name).removeprefix(printing.NOT_MEASURED).strip(" ()")
+                )
+                printed.append(printing.NOT_MEASURED)
+            else:
+                printed.append(printing.figure(name, value))
+        cells.append(printed)
+    notes = [f"{label} not measured where shown: {reason}." for label, reason in absent.items()]
+    if len(rows) > len(shown):
+        notes.append(
+            f"The first {printing.count(len(shown))} of {printing.count(len(rows))} rows; the json "
+            "export holds all of them."
+        )
     return {
         "kind": "table",
         "title": title,
         "columns": [_label(c.split(".")[-1]) for c in columns],
-        "rows": [[_cell(_get(row, c), limit) for c in columns] for row in shown],
-        "widths": TABLE_WIDTHS.get(key),
-        "note": (
-            f"First {len(shown)} of {len(rows)} rows; the json export holds all."
-            if len(rows) > len(shown)
-            else ""
-        ),
-        "wide": len(columns) > 7,
+        "rows": cells,
+        "note": " ".join(notes),
     }
 
 
-def _blocks(value: dict[str, Any], *, depth: int = 0) -> Iterable[dict[str, Any]]:
-    facts = [
-        (k, v if v != [] else "none")
-        for k, v in value.items()
-        if not isinstance(v, dict | list) or _is_scalar_list(v)
+def _is_scalar_list(value: Any) -> bool:
+    return isinstance(value, list) and all(not isinstance(v, dict | list) for v in value)
+
+
+def _is_counts(value: Any) -> bool:
+    return isinstance(value, dict) and bool(value) and all(isinstance(v, int) for v in value.values())
+
+
+def _history_rows(history: list[dict[str, Any]]) -> list[list[str]]:
+    return [
+        [
+            printing.when(change.get("at")),
+            printing.figure("by", change.get("by")),
+            (change.get("from") or "(new)").replace("_", " "),
+            str(change.get("to") or "").replace("_", " "),
+            printing.figure("notes", change.get("notes")),
+        ]
+        for change in history
     ]
+
+
+def _alert_entry(item: dict[str, Any]) -> dict[str, Any]:
+    if "amplification_score" in item:
+        kind = "Amplification alert"
+        facts = [
+            ("Model", item.get("model_id") or "all models"),
+            ("Protected attribute", printing.figure("protected_attribute", item.get("protected_attribute"))),
+            ("Amplification score", printing.score(item.get("amplification_score"), "amplification_score")),
+            ("Direction", printing.figure("direction", item.get("direction"))),
+            ("Fairness tool", printing.figure("external_tool", item.get("external_tool"))),
+            ("Status now", str(item.get("status", "")).replace("_", " ")),
+        ]
+    else:
+        kind = "Bias alert"
+        facts = [
+            ("Model", item.get("model_id") or "all models"),
+            ("Decision", str(item.get("decision_id"))),
+            ("Bias types", printing.enumeration([t.replace("_", " ") for t in item.get("bias_types") or []])),
+            ("Attributes", printing.enumeration(item.get("attributes") or [])),
+            ("Status", "raised (bias alerts have no triage state)"),
+        ]
+    return {
+        "title": f"{kind} {item['alert_id']}",
+        "severity": item.get("severity", ""),
+        "created": printing.when(item.get("created_at")),
+        "facts": facts,
+        "history": _history_rows(item.get("status_history") or []),
+    }
+
+
+def _alerts_block(title: str, items: list[dict[str, Any]], intro: str) -> dict[str, Any]:
+    return {"kind": "alerts", "title": title, "intro": intro, "alerts": [_alert_entry(i) for i in items]}
+
+
+def _amplification_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[str, Any]]:
+    items = value.get("items") or [] if list_alerts else []
+    unresolved = value.get("unresolved_high_or_critical") or []
+    intro = (
+        f"{printing.count(value.get('in_period', len(items)))} amplification alert(s) were created or "
+        f"changed in the period. Up to the period's end {printing.count(value.get('total', 0))} were "
+        f"raised: {printing.by_key(value.get('by_status', {}), ALERT_STATUS_ORDER)} (by severity: "
+        f"{printing.by_key(value.get('by_severity', {}), ('critical', 'high', 'medium', 'low'))}). "
+        + (
+            f"{printing.count(len(unresolved))} high or critical alert(s) are still open or acknowledged: "
+            + printing.enumeration([a["alert_id"] for a in unresolved])
+            + "."
+            if unresolved
+            else "No high or critical alert is open."
+        )
+    )
+    if not list_alerts:
+        intro += " Each alert is listed with its status history under Incidents and cure actions."
+    yield _alerts_block("Amplification alerts and their status history", items, intro)
+
+
+def _bias_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[str, Any]]:
+    items = value.get("items") or [] if list_alerts else []
+    intro = (
+        f"{printing.count(value.get('total', 0))} bias alert(s) were raised in the period (by severity: "
+        f"{printing.by_key(value.get('by_severity', {}), ('critical', 'high', 'medium', 'low'))})."
+    )
+    yield _alerts_block("Bias alerts", items, intro)
+
+
+def _feature_block(key: str, value: Any) -> Iterable[dict[str, Any]]:
+    title, point, absent = FEATURES[key]
+    yield {"kind": "heading", "text": title, "depth": 1}
+    yield {"kind": "paragraph", "text": point, "note": True}
+    if value is None:
+        yield {"kind": "paragraph", "text": f"{printing.NOT_MEASURED.capitalize()}: {absent}."}
+        return
+    partial = f"compliance/_{key}.html"
+    try:
+        get_template(partial)
+    except TemplateDoesNotExist:
+        yield from _blocks(value if isinstance(value, dict) else {key: value}, depth=1)
+        return
+    shown = dict(value) if isinstance(value, dict) else value
+    if isinstance(shown, dict) and shown.get("created_at"):
+        shown["created_at"] = printing.when(shown["created_at"])
+    printer = PRINTERS.get(key)
+    figures = printer(value) if printer is not None else None
+    yield {"kind": "partial", "template": partial, "value": shown, "figures": figures}
+
+
+def _blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) -> Iterable[dict[str, Any]]:
+    facts = [
+        (_label(k), printing.figure(k, v))
+        for k, v in value.items()
+        if k not in MOVED and k not in FEATURES and (not isinstance(v, dict | list) or _is_scalar_list(v))
+    ]
+    facts += [(_label(k), printing.by_key(v)) for k, v in value.items() if _is_counts(v)]
     if facts:
-        yield {"kind": "facts", "rows": [(_label(k), _cell(v, FACT_MAX)) for k, v in facts]}
+        yield {"kind": "facts", "rows": facts}
     for key, item in value.items():
-        if key in PARTIALS and depth == 0:
+        if key in MOVED or key in FEATURES or _is_counts(item):
             continue
-        if isinstance(item, list) and item and isinstance(item[0], dict):
+        if key == "amplification_alerts" and isinstance(item, dict):
+            yield from _amplification_blocks(item, list_alerts=list_alerts)
+        elif key == "bias_alerts" and isinstance(item, dict):
+            yield from _bias_blocks(item, list_alerts=list_alerts)
+        elif key in ("amplification_alerts", "bias_alerts") and isinstance(item, list):
+            title = "Amplification alerts" if key == "amplification_alerts" else "Bias alerts"
+            intro = f"{printing.count(len(item))} {title.lower()} with their status history." if item else ""
+            yield _alerts_block(
+                f"{title}: incidents and the actions taken", item, intro or f"No {title.lower()}."
+            )
+        elif isinstance(item, list) and item and isinstance(item[0], dict):
             yield _table(key, item, _label(key))
         elif isinstance(item, list) and not item and not _is_scalar_list(item):
-            pass
+            continue
         elif isinstance(item, dict) and key == "attributes":
+            if not item:
+                yield {"kind": "paragraph", "text": "No subgroup attribute was recorded in the period."}
             for name, attribute in item.items():
                 title = f"Attribute {name} (reference group {attribute['reference_group']})"
                 yield _table("groups", attribute["groups"], title)
@@ -177,12 +353,22 @@ def _blocks(value: dict[str, Any], *, depth: int = 0) -> Iterable[dict[str, Any]
             yield from _blocks(item, depth=depth + 1)
 
 
-def _css_text(text: str) -> str:
-    return "".join(c for c in text if c.isalnum() or c in " -_.:·/()")[:120]
-
-
-def _is_scalar_list(value: Any) -> bool:
-    return isinstance(value, list) and all(not isinstance(v, dict | list) for v in value)
+def _recommendation_rows(recommendations: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = []
+    for rec in recommendations:
+        key = str(rec["figure"]).split(".")[-1]
+        value, threshold = rec["value"], rec["threshold"]
+        measured = (
+            printing.figure(key, value) if not isinstance(value, str) else value
+        ) + f" (threshold {printing.figure(key, threshold)})"
+        rows.append([rec["priority"], rec["text"], measured])
+    return {
+        "kind": "table",
+        "title": "Recommendations, most urgent first",
+        "columns": ["Priority", "Recommendation", "Figure and threshold"],
+        "rows": rows,
+        "note": "",
+    }
 
 
 def _svg_uri(svg: str | None) -> str | None:
@@ -196,48 +382,219 @@ def _charts(report: Report) -> dict[str, dict[str, Any]]:
         if kind == "trend":
             out[section_id] = {
                 "uri": _svg_uri(charts.trust_trend(section["trend"])),
-                "caption": "Trust-score trend",
+                "caption": "Trust score per period (line, left axis) and decisions (bars, right axis).",
             }
         else:
             uri = _svg_uri(charts.subgroups(section["subgroups"]["attributes"]))
-            caption = "Favourable rate per subgroup: the AI's recommendations against the human decisions"
+            caption = "Favourable rate per subgroup: the AI's recommendations against the human decisions."
             out[section_id] = {"uri": uri, "caption": caption}
+    return out
+
+
+def _summary(report: Report) -> list[str]:
+    """The finding in sentences: status and why (EU only), the figures that drove it, the
+    alerts, the chain, and what changed since the previous period of the same length."""
+    sections = report.data["sections"]
+    eu = report.template == "eu_ai_act"
+    org = (sections["trust_calibration_analysis"] if eu else sections["performance_and_limitations"])[
+        "organisation"
+    ]
+    total = org["decisions"]
+    counts = org["counts"]
+    paragraphs = []
+    if eu:
+        summary = sections["executive_summary"]
+        reason = summary["compliance_status_reason"].rstrip(".")
+        paragraphs.append(
+            f"This report finds the period {summary['compliance_status']}. The reason: "
+            f"{reason[:1].lower() + reason[1:]}."
+        )
+    else:
+        paragraphs.append(
+            "This report states no compliance status of its own: the Texas Act sets no numeric "
+            "threshold for human review, so the figures below are evidence for the deployer's own "
+            "assessment under the Act."
+        )
+    if total == 0:
+        paragraphs.append(
+            "No decision matches the period and filters, so the report holds no evidence of human "
+            "oversight: every rate below is not measured for that reason."
+        )
+    else:
+        over = counts["overtrust"] / total
+        paragraphs.append(
+            f"{printing.count(total)} AI-assisted decisions by {printing.count(len(sections_users(report)))} "
+            f"reviewer(s) were analysed. In {printing.count(counts['overtrust'])} of them "
+            f"({printing.pct(over)}) the reviewer followed the AI when it was wrong, or unsure where the "
+            f"outcome is not yet known (automation bias); in {printing.count(counts['undertrust'])} "
+            f"({printing.pct(counts['undertrust'] / total)}) the reviewer overrode the AI when it was right "
+            f"or confident (algorithm aversion). Reviewers overrode the AI in "
+            f"{printing.pct(org['override_rate'], 'override_rate')} of decisions."
+        )
+        paragraphs.append(
+            f"The organisation's trust score is {printing.score(org['trust_score'], 'trust_score')} of 1 "
+            f"(risk level {org['risk_level']}), its calibration gap "
+            f"{printing.points(org['calibration_gap'], 'calibration_gap')} (category {org['category']}). "
+            "The category reads the gap, in which over-trust and under-trust cancel out; the trust score "
+            "counts both, so a CALIBRATED category with a high risk level means reviewers err in both "
+            "directions."
+        )
+    alert_sentence = _alert_sentence(report, SERIOUS)
+    if alert_sentence:
+        paragraphs.append(alert_sentence)
+    chain = (sections["audit_trail"] if eu else sections["monitoring_and_safeguards"])["chain_verification"]
+    paragraphs.append(
+        f"The audit chain verified {'valid' if chain['valid'] else 'INVALID'} over "
+        f"{printing.count(chain['entries_checked'])} entries at {printing.when(chain.get('verified_at'))}"
+        + ("." if chain["valid"] else f"; the first invalid entry is {chain.get('first_invalid_sequence')}.")
+    )
+    paragraphs.append(_change_sentence(report, total, counts, org))
+    return paragraphs
+
+
+def sections_users(report: Report) -> list[dict[str, Any]]:
+    sections = report.data["sections"]
+    if report.template == "eu_ai_act":
+        return list(sections["trust_calibration_analysis"]["users"])
+    return list(sections["monitoring_and_safeguards"]["users"])
+
+
+def _alert_sentence(report: Report, serious: tuple[str, ...]) -> str:
+    sections = report.data["sections"]
+    amp = (
+        sections["bias_detection_summary"]["amplification_alerts"]
+        if report.template == "eu_ai_act"
+        else sections["discrimination_screening"]["amplification_alerts"]
+    )
+    bias = (
+        sections["bias_detection_summary"]["bias_alerts"]
+        if report.template == "eu_ai_act"
+        else sections["discrimination_screening"]["bias_alerts"]
+    )
+    open_serious = [a["alert_id"] for a in amp["unresolved_high_or_critical"]]
+    serious_bias = sum(n for s, n in bias["by_severity"].items() if s in serious)
+    return (
+        f"{printing.count(amp.get('in_period', 0))} amplification alert(s) and "
+        f"{printing.count(bias['total'])} bias alert(s) were raised or changed in the period"
+        + (f", {printing.count(serious_bias)} of the bias alerts high or critical" if serious_bias else "")
+        + ". "
+        + (
+            f"Still open or acknowledged at high or critical severity: {printing.enumeration(open_serious)}."
+            if open_serious
+            else "No high or critical amplification alert is open."
+        )
+    )
+
+
+def _change_sentence(report: Report, total: int, counts: dict[str, int], org: dict[str, Any]) -> str:
+    previous = report.data["summary"].get("previous_period")
+    if not previous:
+        return (
+            "The period of the same length before this one holds no decision, so no change since a "
+            "previous period is reported."
+        )
+    now_rate = counts["overtrust"] / total if total else None
+    parts = [
+        f"In the previous period of the same length ({printing.when(previous['from'])[:10]} to "
+        f"{printing.when(previous['to'])[:10]}, the second day excluded), "
+        f"{printing.count(previous['total_decisions'])} decisions were analysed with an automation-bias "
+        f"rate of {printing.pct(previous['automation_bias_rate'])}"
+    ]
+    if now_rate is not None:
+        parts.append(f" ({printing.points(now_rate - previous['automation_bias_rate'])} since)")
+    parts.append(
+        f", an override rate of {printing.pct(previous['human_override_rate'], 'override_rate')} and a "
+        f"trust score of {printing.score(previous['trust_score'], 'trust_score')}"
+    )
+    if org["trust_score"] is not None and previous["trust_score"] is not None:
+        parts.append(f" ({org['trust_score'] - previous['trust_score']:+.2f} since)")
+    return "".join(parts) + "."
+
+
+def _title_rows(report: Report) -> list[tuple[str, str, bool]]:
+    data = report.data
+    period = data["time_period"]
+    filters = "; ".join(f"{_label(k)}: {printing.enumeration(v)}" for k, v in data["filters"].items() if v)
+    rows = [
+        ("Organisation", str(data["customer_id"]), False),
+        ("Period", f"{period['from']} to {period['to']} (UTC days, both included)", False),
+        ("Filters", filters or "none", False),
+        ("Decisions analysed", printing.count(report.decisions), False),
+        ("Generated at", printing.when(data["generated_at"]), False),
+        ("Report data sha256", report.digest, True),
+        ("Audit chain head", printing.figure("chain_head_hash", data["summary"]["chain_head_hash"]), True),
+    ]
+    return rows
+
+
+def _log_rows(report: Report) -> list[list[tuple[str, bool]]]:
+    out = []
+    for row in report.log_rows(limit=PDF_LOG_ROWS):
+        cells = []
+        for key, _ in LOG_COLUMNS:
+            value = row.get(key)
+            if key == "timestamp":
+                text = printing.when(value)[:-4]
+            elif key == "ai_confidence":
+                text = "not recorded" if value is None else f"{value:.2f}"
+            elif key == "outcome":
+                text = "not known" if value is None else str(value)
+            elif key == "followed_ai":
+                text = "yes" if value else "no"
+            else:
+                text = printing.figure(key, value)
+            cells.append((text, key in NOWRAP_LOG_COLUMNS))
+        out.append(cells)
+    return out
+
+
+def _verification(report: Report) -> dict[str, Any]:
+    section = report.data["sections"][LOG_SECTION[report.template]]
+    chain = section["chain_verification"]
+    checkpoint = section.get("checkpoint")
+    checkpoint = checkpoint if isinstance(checkpoint, dict) and checkpoint.get("note") else None
+    return {
+        "digest": report.digest,
+        "generated_at": report.data["generated_at"],
+        "verified_at": chain.get("verified_at", ""),
+        "head_hash": printing.figure("head_hash", chain.get("head_hash")),
+        "entries": printing.count(chain.get("entries_checked")),
+        "checkpoint": checkpoint,
+        "checkpoint_absent": FEATURES["checkpoint"][2],
+    }
+
+
+def _sections(report: Report, info: dict[str, Any]) -> list[dict[str, Any]]:
+    chart_by_section = _charts(report)
+    features = FEATURE_SECTIONS[report.template]
+    out = []
+    for section in info["sections"]:
+        body = report.data["sections"][section["id"]]
+        blocks: list[dict[str, Any]] = []
+        if section["id"] == "executive_summary":
+            blocks.extend({"kind": "paragraph", "text": p, "lead": True} for p in _summary(report))
+        if section["id"] in chart_by_section and chart_by_section[section["id"]]["uri"]:
+            blocks.append({"kind": "chart", **chart_by_section[section["id"]]})
+        if section["id"] == "recommendations":
+            blocks.append(_recommendation_rows(body))
+        else:
+            # The Texas report lists each alert once, with its history, under incidents and cure.
+            blocks.extend(_blocks(body, list_alerts=section["id"] != "discrimination_screening"))
+        for key in features.get(section["id"], ()):
+            blocks.extend(_feature_block(key, body.get(key)))
+        if section["id"] == LOG_SECTION[report.template]:
+            blocks.append({"kind": "log_pointer"})
+        out.append({"id": section["id"], "title": section["title"], "blocks": blocks})
     return out
 
 
 def render_pdf(report: Report, out: HashingWriter) -> None:
     info = template_info(report.template)
-    chart_by_section = _charts(report)
-    sections = []
-    for section in info["sections"]:
-        body = report.data["sections"][section["id"]]
-        blocks = (
-            [{"kind": "chart", **chart_by_section[section["id"]]}]
-            if section["id"] in chart_by_section
-            else []
-        )
-        if section["id"] == "recommendations":
-            blocks.append(_table("recommendations", body, "Recommendations"))
-        else:
-            # The signed checkpoint and the oversight figures have partials of their own
-            # (templates/compliance/_checkpoint.html, _review_effort.html, _vigilance.html).
-            blocks.extend(_blocks({k: v for k, v in body.items() if k != "checkpoint"}))
-        printed = {
-            key: PARTIALS[key](body[key]) for key in PARTIALS if isinstance(body, dict) and key in body
-        }
-        sections.append(
-            {
-                "id": section["id"],
-                "title": section["title"],
-                "blocks": blocks,
-                "checkpoint": body.get("checkpoint") if isinstance(body, dict) else None,
-                **printed,
-            }
-        )
     log_total = report.decisions
-    attach = log_total > LOG_PREVIEW_MAX
+    attach = log_total > PDF_LOG_ROWS
     period = report.data["time_period"]
-    header = f"{report.data['customer_id']} · {period['from']} to {period['to']}"
+    header = f"{report.data['customer_id']} · {period['from']} to {period['to']} (UTC)"
+    eu = report.template == "eu_ai_act"
     html = render_to_string(
         "compliance/report.html",
         {
@@ -245,18 +602,24 @@ def render_pdf(report: Report, out: HashingWriter) -> None:
             # Margin boxes take CSS strings: only characters that cannot end or escape one.
             "header_left": mark_safe(_css_text(info["name"])),  # noqa: S308
             "header_right": mark_safe(_css_text(header)),  # noqa: S308
-            "data": report.data,
             "digest": report.digest,
-            "sections": sections,
-            "log_total": log_total,
-            "log_printed": min(log_total, LOG_PREVIEW_MAX),
+            "title_rows": _title_rows(report),
+            "compliance_status": report.compliance_status,
+            "summary": [] if eu else _summary(report),
+            "sections": _sections(report, info),
+            "log_columns": [label for _, label in LOG_COLUMNS],
+            "log_rows": _log_rows(report),
+            "log_total": printing.count(log_total),
+            "log_printed": printing.count(min(log_total, PDF_LOG_ROWS)),
             "attached": attach,
-            "log_section": LOG_SECTION[report.template],
+            "glossary": [t for t in GLOSSARY if eu or not t["term"].startswith("Compliance status")],
+            "verify": _verification(report),
         },
     )
     document = HTML(string=html, url_fetcher=_NoNetworkFetcher())
+    options: dict[str, Any] = {"pdf_variant": PDF_VARIANT, "uncompressed_pdf": False}
     if not attach:
-        document.write_pdf(out)
+        document.write_pdf(out, **options)
         return
     with tempfile.TemporaryDirectory(prefix="trustcal-report-") as folder:
         path = Path(folder) / "decision-log.csv"
@@ -265,6 +628,11 @@ def render_pdf(report: Report, out: HashingWriter) -> None:
         attachment = Attachment(
             filename=str(path),
             name="decision-log.csv",
-            description=f"The whole decision log of the report: {log_total} decisions",
+            description=f"The whole decision log of the report: {printing.count(log_total)} decisions",
+            relationship="Data",
         )
-        document.write_pdf(out, attachments=[attachment])
+        document.write_pdf(out, attachments=[attachment], **options)
+
+
+def _css_text(text: str) -> str:
+    return "".join(c for c in text if c.isalnum() or c in " -_.:·/()")[:120]

@@ -4,6 +4,7 @@ value and the threshold it crossed, so an auditor can check it against the table
 from typing import Any
 
 from calibration import rules
+from compliance import printing
 
 # Thresholds of the report (C6 and C12 use the same numbers where they name one).
 AUTOMATION_BIAS_REVIEW = 0.05
@@ -22,7 +23,7 @@ def _rec(priority: str, figure: str, value: Any, threshold: Any, text: str) -> d
 
 
 def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:.1f} %"
+    return printing.pct(value)
 
 
 def _override_gaps(subgroups: dict[str, Any]) -> list[tuple[str, str, float]]:
@@ -97,7 +98,7 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
         )
     risky = [u for u in evidence["users"] if rules.is_risk_user(u)]
     if risky:
-        names = ", ".join(u["user_id"] for u in risky[:5]) + (" ..." if len(risky) > 5 else "")
+        names = ", ".join(u["user_id"] for u in risky)
         recs.append(
             _rec(
                 "high",

@@ -17,7 +17,7 @@ from compliance.evidence import alerts as evidence_alerts
 from config import csvcells
 from config.timeutils import isoformat
 
-LOG_PREVIEW_MAX = 500  # decisions printed in a PDF; beyond, the whole log is attached as CSV
+LOG_PREVIEW_MAX = 500  # decision-log rows held in the report data (the json format streams all)
 SECTION_BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
     "eu_ai_act": eu_ai_act.sections,
     "texas_traiga": texas_traiga.sections,
@@ -81,6 +81,7 @@ def report_build(*, scope: Scope, template: str, generated_at: dt.datetime | Non
             "total_decisions": summary["total_decisions"],
             "chain_head_hash": evidence["chain"]["head_hash"],
             **({"compliance_status": summary["compliance_status"]} if template == "eu_ai_act" else {}),
+            "previous_period": evidence["previous_period"],
         },
         "sections": sections,
     }

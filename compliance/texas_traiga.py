@@ -5,7 +5,7 @@ the evidence."""
 
 from typing import Any
 
-from compliance import eu_ai_act, recommendations
+from compliance import eu_ai_act, printing, recommendations
 
 
 def _nist(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -25,23 +25,25 @@ def _nist(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, A
         {
             "function": "MAP",
             "evidence": (
-                f"{len(evidence['models'])} model version(s) in use, "
-                f"{len(evidence['subgroups']['attributes'])} protected attribute(s) monitored."
+                f"{printing.count(len(evidence['models']))} model version(s) in use, "
+                f"{printing.count(len(evidence['subgroups']['attributes']))} protected attribute(s) monitored."
             ),
         },
         {
             "function": "MEASURE",
             "evidence": (
-                f"Trust calibration of {summary['reviewers']} reviewer(s) (trust score "
-                f"{summary['trust_score']}), subgroup disparity per attribute, "
-                f"{amp['total']} fairness signal alert(s) from external tools."
+                f"Trust calibration of {printing.count(summary['reviewers'])} reviewer(s) (trust score "
+                f"{printing.score(summary['trust_score'], 'trust_score')}), subgroup disparity per "
+                f"attribute, {printing.count(amp['total'])} fairness signal alert(s) from external tools."
             ),
         },
         {
             "function": "MANAGE",
             "evidence": (
-                f"Alerts triaged through a status history ({amp['by_status']}); webhooks notify "
-                "the deployer of miscalibration, bias and amplification as they happen."
+                "Alerts are triaged through a status history that records who changed each one, when "
+                f"and why (amplification alerts up to the period's end: "
+                f"{printing.by_key(amp['by_status'], ('open', 'acknowledged', 'resolved', 'false_positive'))}); "
+                "webhooks notify the deployer of miscalibration, bias and amplification as they happen."
             ),
         },
     ]
@@ -108,11 +110,13 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
         "incidents_and_cure_actions": {
             "automation_bias_incidents": counts["overtrust"],
             "algorithm_aversion_incidents": counts["undertrust"],
-            "compliance_status": summary["compliance_status"],
+            "alerts_in_period": amp["in_period"] + evidence["bias_alerts"]["total"],
             "amplification_alerts": amp["items"],
+            "bias_alerts": evidence["bias_alerts"]["items"],
             "note": (
                 "TRAIGA gives a deployer notice and 60 days to cure an alleged violation before an "
-                "action; the status history of each alert records the cure taken."
+                "action; each alert below is printed with its status history, which records the "
+                "cure taken: who changed it, when, and their notes."
             ),
         },
         "recommendations": recommendations.derive(evidence, summary),

@@ -2,11 +2,11 @@
 
 import datetime as dt
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from config.querysets import narrowed
 from fairness.amplification import attribute_key
-from fairness.models import AmplificationAlert, FairnessSignal
+from fairness.models import AlertStatusChange, AmplificationAlert, FairnessSignal
 from keys.models import Customer
 
 CORRELATION_WINDOW = dt.timedelta(days=30)
@@ -95,4 +95,17 @@ def alerts_for_report(
     qs = narrowed(
         AmplificationAlert.objects.filter(customer=customer, created_at__lt=until), model_id__in=model_ids
     )
+    return qs.select_related("signal").prefetch_related("status_changes").order_by("-created_at", "-id")
+
+
+def alerts_touched_in(
+    customer: Customer, *, since: dt.datetime, until: dt.datetime, model_ids: list[str] | None = None
+) -> QuerySet[AmplificationAlert]:
+    """The amplification alerts created or changed in [since, until) (the alerts a report's
+    period counts), newest first, with their signal and whole status history loaded."""
+    changed = AlertStatusChange.objects.filter(alert__customer=customer, at__gte=since, at__lt=until)
+    qs = AmplificationAlert.objects.filter(customer=customer).filter(
+        Q(created_at__gte=since, created_at__lt=until) | Q(pk__in=changed.values("alert_id"))
+    )
+    qs = narrowed(qs, model_id__in=model_ids)
     return qs.select_related("signal").prefetch_related("status_changes").order_by("-created_at", "-id")
