@@ -48,8 +48,10 @@ class ExportRequestForm(forms.Form):
 
 @admin.register(ExportJob)
 class ExportJobAdmin(ReadOnlyAdmin):
+    # The file link next to the id, so it is on screen at laptop widths whatever the columns after.
     list_display = [
         "id",
+        "download",
         "customer",
         "template",
         "format",
@@ -58,7 +60,6 @@ class ExportJobAdmin(ReadOnlyAdmin):
         "size",
         "created_at",
         "completed_at",
-        "download",
     ]
     list_filter = ["status", "template", "format", "compliance_status"]
     search_fields = ["=id", "=customer__id"]

@@ -28,3 +28,20 @@ def export_failed_since(*, since: dt.datetime, customer: Customer) -> int:
 def export_last_completed_at(*, customer: Customer) -> dt.datetime | None:
     qs = ExportJob.objects.filter(customer=customer, status=ExportJob.Status.COMPLETED)
     return qs.aggregate(last=Max("completed_at"))["last"]
+
+
+def eu_compliance_status(*, customer: Customer, first_day: dt.date, last_day: dt.date) -> str:
+    """The status an EU AI Act report of these whole UTC days (no filters) would state, by the
+    rule of docs/reference/reports.md, without rendering it (a few grouped counts)."""
+    from compliance.evidence import Scope
+    from compliance.report import log_report_build
+
+    start = dt.datetime.combine(first_day, dt.time(), tzinfo=dt.UTC)
+    end = dt.datetime.combine(last_day + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
+    scope = Scope(
+        customer=customer,
+        start=start,
+        end=end,
+        time_period={"from": first_day.isoformat(), "to": last_day.isoformat()},
+    )
+    return str(log_report_build(scope=scope, template="eu_ai_act").compliance_status)

@@ -292,3 +292,27 @@ def changelist_url(model_label: str, **query: str) -> str | None:
 
         url += "?" + urlencode(query)
     return url
+
+
+def permission_denied_page(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """A 403 inside the console keeps the console around it (header, user links, the way home);
+    elsewhere Django's plain page."""
+    from django.views.defaults import permission_denied
+
+    if not request.path.startswith(reverse("admin:index")):
+        return permission_denied(request, exception or PermissionDenied())
+    context = {**admin.site.each_context(request), "title": "You cannot open this page"}
+    return TemplateResponse(request, "admin/403.html", context, status=403).render()
+
+
+# The console's icon, served at /favicon.ico (browsers ask for it on every page).
+FAVICON_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" '
+    'fill="#417690"/><path d="M8 10h16M16 10v14" stroke="#fff" stroke-width="4" stroke-linecap="round"/></svg>'
+)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    response = HttpResponse(FAVICON_SVG, content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response

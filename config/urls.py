@@ -3,6 +3,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
+from config.admin_site import favicon, permission_denied_page
 from config.api import paths, problem_response, router
 from config.system import EnginesStatusView, HealthView, MetricsView
 
@@ -35,7 +36,10 @@ v1_patterns: list = [
 urlpatterns = [
     path("v1/", include(v1_patterns)),
     path("admin/", admin.site.urls),
+    path("favicon.ico", favicon, name="favicon"),
 ]
+
+handler403 = permission_denied_page
 
 
 def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

@@ -13,6 +13,7 @@ from django.utils import timezone
 from audit import platform as audit_platform
 from audit import services as audit_services
 from bias import services as bias_services
+from compliance import selectors as compliance_selectors
 from config.exceptions import DomainError
 from console import demo_data, demo_oversight, demo_signals
 from console.permissions import COMPLIANCE_STAFF
@@ -87,7 +88,7 @@ def _period_incidents(rows: list[dict], version: str) -> str:
         if record_category(ai_recommendation=r["ai_recommendation"], user_decision=r["user_decision"],
                            confidence=r["ai_confidence"], outcome=r.get("outcome")) == OVERTRUSTING
     )  # fmt: skip
-    return f"{incidents / len(own):.0%} automation-bias incidents ({incidents} of {len(own)})"
+    return f"{incidents / len(own):.1%} automation-bias incidents ({incidents} of {len(own)})"
 
 
 def _bias_alerts(customer: Customer, rows: list[dict], report: Report) -> None:
@@ -105,23 +106,54 @@ def _bias_alerts(customer: Customer, rows: list[dict], report: Report) -> None:
 
 
 def _signals(customer: Customer, rows: list[dict], report: Report, now: dt.datetime) -> None:
+    """Each signal is ingested at the time its tool ran, and triaged inside its month, so a
+    report of either month shows its alerts with their status history."""
     for plan in demo_signals.PLANS:
         body = demo_signals.signal_body(rows, plan, now=now)
-        result = fairness_services.signal_ingest(customer=customer, data=signal_input_parse(body))
+        raised = now - dt.timedelta(days=plan.age_days)
+        result = fairness_services.signal_ingest(customer=customer, data=signal_input_parse(body), at=raised)
         alert = result.alert
         line = (f"Fairlearn {plan.metric} on {plan.attribute} ({plan.privileged} vs {plan.unprivileged}, "
                 f"v{plan.version}) = {body['metricValue']:.3f}")  # fmt: skip
         if alert is None:
             report.add(f"{line}: no amplification alert ({result.analysis['status']}).")
             continue
-        if plan.triage != "open":
+        for step in plan.triage:
             fairness_services.alert_status_update(
-                alert=alert, status=plan.triage, actor=ACTOR, resolution_notes=plan.notes,
-                resolved_by=ACTOR if plan.triage != "acknowledged" else None,
+                alert=alert, status=step.status, actor=ACTOR, resolution_notes=step.notes,
+                resolved_by=ACTOR if step.status != "acknowledged" else None,
+                at=raised + dt.timedelta(days=step.days_after),
             )  # fmt: skip
-        report.add(
-            f"{line}: alert {alert.id}, {alert.severity}, score {alert.amplification_score}, {plan.triage}."
+        history = "".join(
+            f", {step.status.replace('_', ' ')} {_day(raised + dt.timedelta(days=step.days_after))}"
+            for step in plan.triage
         )
+        report.add(
+            f"{line}: alert {alert.id}, {alert.severity}, score {alert.amplification_score}, raised "
+            f"{_day(raised)}{history}{'' if plan.triage else ', open'}."
+        )
+
+
+def _day(at: dt.datetime) -> str:
+    return at.astimezone(dt.UTC).strftime("%Y-%m-%d")
+
+
+def _months(customer: Customer, rows: list[dict], report: Report, now: dt.datetime) -> None:
+    """The exact dates of the demo's months and the status an EU AI Act report of each states."""
+    older, recent = demo_data.months(now)
+    for (first, last), version, why in (
+        (older, "2.2", "outcomes known"),
+        (recent, "2.3", "no outcome known yet"),
+    ):
+        status = compliance_selectors.eu_compliance_status(customer=customer, first_day=first, last_day=last)
+        report.add(
+            f"Model v{version} month {first} to {last} (UTC days, both included; {why}): "
+            f"{_period_incidents(rows, version)}; an EU AI Act report of exactly these dates states {status}."
+        )
+    report.add(
+        "Pick those dates when you request a report: a calendar month mixes the two desks and reads "
+        "differently."
+    )
 
 
 def _webhook(customer: Customer, report: Report) -> None:
@@ -152,12 +184,9 @@ def seed(*, create_users: bool = True) -> Report:
         customer, _ = Customer.objects.get_or_create(id=demo_data.CUSTOMER)
         _decisions(customer, rows, report)
         report.add(demo_oversight.log_probes(customer, now=now, decisions=len(rows)))
-        report.add(f"Model v2.2 (days 60-31, outcomes known): {_period_incidents(rows, '2.2')}, over the "
-                   "15% an EU AI Act report calls NON_COMPLIANT.")  # fmt: skip
-        report.add(f"Model v2.3 (last 30 days): {_period_incidents(rows, '2.3')}; an open critical alert "
-                   "makes this period NON_COMPLIANT too.")  # fmt: skip
         _bias_alerts(customer, rows, report)
         _signals(customer, rows, report, now)
+        _months(customer, rows, report, now)
         _webhook(customer, report)
         issued = key_services.api_key_create(
             customer_id=customer.pk, tier="growth", description="demo key",

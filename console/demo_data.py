@@ -3,10 +3,10 @@ desk would send: a loan-approval model, 36 reviewers of whom some over-trust and
 three subgroup attributes, and reviewers who widen the model's gender gap (a human-amplified
 disparity), more mildly on ethnicity and age.
 
-Two model versions tell a story over 60 days: 2.2 (days 60 to 31 ago) was unsure and often wrong,
-and those loans' outcomes are known, so following it when it was wrong made that period's automation
-bias rate high (an EU AI Act report calls it NON_COMPLIANT); 2.3 (the last 30 days) is better and
-its loans have no outcome yet."""
+Two model versions tell a story over two months of 30 UTC days (`months`): 2.2 (the older month)
+was unsure and often wrong, and those loans' outcomes are known, so following it when it was wrong
+made that month's automation bias rate high (an EU AI Act report calls it NON_COMPLIANT); 2.3 (the
+recent month, ending today) is better and its loans have no outcome yet."""
 
 import datetime as dt
 import random
@@ -16,6 +16,7 @@ from typing import Any
 CUSTOMER = "demo-bank"
 MODEL = "loan-approval"
 DAYS = 60
+MONTH_DAYS = 30  # the demo's two months: the older (model 2.2) and the recent one (model 2.3), ending today
 PER_DAY = 55
 SEED = 2026
 GENDERS = (("male", 0.5), ("female", 0.5))
@@ -31,15 +32,17 @@ REVIEWERS = [("over-trusting", 8), ("under-trusting", 6), ("calibrated", 22)]
 # The reviewers' own lean per group, applied for each of an applicant's groups in turn: a negative
 # lean turns an approval into a denial with that probability, a positive one a denial into an approval.
 HUMAN_LEAN = {
-    # The desk of the last 30 days widens the model's gender gap sharply (critical amplification).
-    "2.3": {("gender", "male"): 0.9, ("gender", "female"): -0.9},
-    # The desk before favoured white applicants and was harsh on older ones (high), more mildly on
-    # young ones.
+    # The desk of the recent month widens the model's gender gap (critical amplification: a score
+    # of 0.75 or more needs the humans' gap to exceed the model's by three quarters of the room left).
+    "2.3": {("gender", "male"): 0.75, ("gender", "female"): -0.85},
+    # The desk of the older month was harsher on older applicants (high), on black applicants
+    # (medium) and a little on young ones (low): gaps of tens of points, as real desks show.
     "2.2": {
-        ("ethnicity", "white"): 0.5,
-        ("ethnicity", "black"): -0.9,
-        ("age_group", "55+"): -1.0,
-        ("age_group", "18-34"): -0.38,
+        ("ethnicity", "white"): 0.2,
+        ("ethnicity", "black"): -0.74,
+        ("age_group", "35-54"): 0.3,
+        ("age_group", "55+"): -0.84,
+        ("age_group", "18-34"): -0.16,
     },
 }
 LEAN_ORDER = ("ethnicity", "age_group", "gender")
@@ -55,6 +58,14 @@ CONTEXTS = ("personal loan", "car loan", "small business loan", "mortgage top-up
 class Reviewer:
     user_id: str
     profile: str
+
+
+def months(now: dt.datetime) -> tuple[tuple[dt.date, dt.date], tuple[dt.date, dt.date]]:
+    """The (first day, last day) of the older month and of the recent one, UTC days."""
+    today = now.astimezone(dt.UTC).date()
+    recent = (today - dt.timedelta(days=MONTH_DAYS - 1), today)
+    older = (today - dt.timedelta(days=DAYS - 1), today - dt.timedelta(days=MONTH_DAYS))
+    return older, recent
 
 
 def reviewers() -> list[Reviewer]:
@@ -85,11 +96,14 @@ def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
     rng = random.Random(SEED)
     staff = reviewers()
     bodies = []
-    for day in range(DAYS, 0, -1):
-        old = day > 30
+    today = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    for day in range(DAYS - 1, -1, -1):
+        old = day >= MONTH_DAYS
         version = "2.2" if old else "2.3"
+        # Each decision on its calendar day (UTC), so the months' dates are exact; today's so far.
+        span = 86_000 if day else max(int((now - today).total_seconds()) - 60, 1)
         for i in range(PER_DAY):
-            at = now - dt.timedelta(days=day, seconds=rng.randint(0, 86_000))
+            at = today - dt.timedelta(days=day) + dt.timedelta(seconds=int(rng.random() * span))
             subgroups = {
                 "gender": _pick(rng, GENDERS),
                 "age_group": _pick(rng, AGE_GROUPS),
@@ -97,7 +111,7 @@ def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
             }
             repays = rng.random() < 0.62
             lean = sum(MODEL_LEAN.get(item, 0.0) for item in subgroups.items())
-            right = rng.random() < (0.70 if old else 0.84) + lean * (1 if repays else -1)
+            right = rng.random() < (0.67 if old else 0.84) + lean * (1 if repays else -1)
             ai = ("approve" if repays else "deny") if right else ("deny" if repays else "approve")
             confidence = rng.uniform(0.5, 0.97) if right else rng.uniform(0.25, 0.65)
             if old:
@@ -110,7 +124,7 @@ def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
                 rng, ai if follow else ("deny" if ai == "approve" else "approve"), subgroups, version
             )
             body = {
-                "decision_id": f"demo-{version}-{DAYS - day + 1:02d}-{i:03d}",
+                "decision_id": f"demo-{version}-{DAYS - day:02d}-{i:03d}",
                 "user_id": reviewer.user_id,
                 "model_id": MODEL,
                 "model_version": version,

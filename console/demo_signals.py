@@ -9,26 +9,44 @@ from console.demo_data import MODEL
 
 
 @dataclass(frozen=True)
+class Step:
+    status: str
+    days_after: float  # after the alert was raised: every step stays inside the alert's month
+    notes: str | None = None
+
+
+@dataclass(frozen=True)
 class SignalPlan:
     attribute: str
     privileged: str
     unprivileged: str
     metric: str  # a key of FUNCTIONS
     version: str  # the model version whose decisions are measured
-    age_days: float  # how long ago the tool ran
-    triage: str  # the status the demo leaves the alert in
-    notes: str | None = None
+    age_days: float  # how long ago the tool ran (and the alert was raised)
+    triage: tuple[Step, ...] = ()  # the officer's status changes, oldest first
+
+    @property
+    def status(self) -> str:
+        return self.triage[-1].status if self.triage else "open"
 
 
+# The older month's signals ran ten days before its end and were triaged within it; the recent
+# month's ran today and yesterday.
 PLANS = (
-    SignalPlan("gender", "male", "female", "demographic_parity", "2.3", 0.1, "open"),
-    SignalPlan("gender", "male", "female", "disparate_impact", "2.3", 0.2, "acknowledged"),
-    SignalPlan("age_group", "35-54", "55+", "demographic_parity", "2.2", 31, "open"),
-    SignalPlan("ethnicity", "white", "black", "equalized_odds", "2.2", 31, "resolved",
-               "Reviewed 40 declined files of black applicants with the desk lead: 11 lacked a recorded reason. "
-               "Overrides now require a reason code; re-check next quarter."),
-    SignalPlan("age_group", "35-54", "18-34", "demographic_parity", "2.2", 31, "false_positive",
-               "The gap comes from a promotion aimed at first-time borrowers that month, not from the reviewers."),
+    SignalPlan("gender", "male", "female", "demographic_parity", "2.3", 0.1),
+    SignalPlan("gender", "male", "female", "disparate_impact", "2.3", 0.9,
+               (Step("acknowledged", 0.5, "Seen; gender gap under review with the desk lead this week."),)),
+    SignalPlan("age_group", "35-54", "55+", "demographic_parity", "2.2", 40),
+    SignalPlan("ethnicity", "white", "black", "equalized_odds", "2.2", 40, (
+        Step("acknowledged", 1, "Pulling the declined files of black applicants for a second review."),
+        Step("resolved", 5,
+             "Reviewed 40 declined files of black applicants with the desk lead: 11 lacked a recorded reason. "
+             "Overrides now require a reason code; re-check next quarter."),
+    )),
+    SignalPlan("age_group", "35-54", "18-34", "demographic_parity", "2.2", 40, (
+        Step("false_positive", 3,
+             "The gap comes from a promotion aimed at first-time borrowers that month, not from the reviewers."),
+    )),
 )  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from webhooks import platform as webhook_platform
 SEVERITIES = ("critical", "high", "medium", "low")
 TREND_DAYS = 60
 BIAS_ALERT_DAYS = 7
+TO_TRIAGE = ("open", "acknowledged")  # what fairness_platform.platform_open_alerts_by_severity counts
 
 
 @console_panel(order=10, template="console/panels/alerts.html", permission="fairness.view_amplificationalert")
@@ -35,8 +36,9 @@ def open_alerts(request: HttpRequest) -> dict[str, Any]:
         {
             "severity": s,
             "open": amplification[s],
+            # The count is of alerts still to deal with (open or acknowledged): the link lists those.
             "open_url": changelist_url(
-                "fairness.amplificationalert", status__exact="open", severity__exact=s
+                "fairness.amplificationalert", status__in=",".join(TO_TRIAGE), severity__exact=s
             ),
             "acknowledged_url": changelist_url(
                 "fairness.amplificationalert", status__exact="acknowledged", severity__exact=s
@@ -52,7 +54,7 @@ def open_alerts(request: HttpRequest) -> dict[str, Any]:
         "rows": rows,
         "total_open": sum(amplification.values()),
         "bias_days": BIAS_ALERT_DAYS,
-        "all_open_url": changelist_url("fairness.amplificationalert", status__exact="open"),
+        "all_open_url": changelist_url("fairness.amplificationalert", status__in=",".join(TO_TRIAGE)),
     }
 
 

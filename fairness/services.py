@@ -47,9 +47,10 @@ def _signal_time_check(signal_timestamp: dt.datetime, now: dt.datetime) -> None:
         )
 
 
-def signal_ingest(*, customer: Customer, data: SignalInput) -> AnalysisResult:
+def signal_ingest(*, customer: Customer, data: SignalInput, at: dt.datetime | None = None) -> AnalysisResult:
     """Store a parsed signal after the time rules and the hourly limit (docs/reference/fairness.md,
-    Ingestion checks in order), analyse it, raise its alert, and emit the events, all in one transaction."""
+    Ingestion checks in order), analyse it, raise its alert, and emit the events, all in one transaction.
+    `at` backdates the ingest and the alert (seed_demo's history; not reachable from the API)."""
     _signal_time_check(data.signal_timestamp, timezone.now())
     decision = signal_limiter.hit(customer.pk)
     if not decision.allowed:
@@ -77,9 +78,9 @@ def signal_ingest(*, customer: Customer, data: SignalInput) -> AnalysisResult:
             confidence_interval=data.confidence_interval,
             raw_payload_json=data.raw_payload_json,
             signal_timestamp=data.signal_timestamp,
-            ingested_at=timezone.now(),
+            ingested_at=at or timezone.now(),
         )
-        result = _analyse_and_alert(signal)
+        result = _analyse_and_alert(signal, now=at)
         event_emit(
             customer=customer,
             type="model.bias.ingested",
@@ -115,8 +116,8 @@ def signal_analyze(*, customer: Customer, signal: FairnessSignal) -> AnalysisRes
         return _analyse_and_alert(locked)
 
 
-def _analyse_and_alert(signal: FairnessSignal) -> AnalysisResult:
-    now = timezone.now()
+def _analyse_and_alert(signal: FairnessSignal, *, now: dt.datetime | None = None) -> AnalysisResult:
+    now = now or timezone.now()
     analysis = amplification.analyse(
         selectors.correlated_counts(signal),
         metric_value=signal.metric_value,
@@ -196,11 +197,13 @@ def alert_status_update(
     actor: str | None,
     resolution_notes: str | None = None,
     resolved_by: str | None = None,
+    at: dt.datetime | None = None,
 ) -> AmplificationAlert:
     """PATCH /bias/amplification/:id and the admin actions (docs/reference/fairness.md, Alert status).
-    Every status change is recorded with who, when, from, to and the notes."""
+    Every status change is recorded with who, when, from, to and the notes. `at` backdates the
+    change (seed_demo's triage history; not reachable from the API): default now."""
     alert = AmplificationAlert.objects.select_for_update().get(pk=alert.pk)
-    now = timezone.now()
+    now = at or timezone.now()
     previous = alert.status
     if resolution_notes is not None:
         alert.resolution_notes = resolution_notes

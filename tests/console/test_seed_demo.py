@@ -78,3 +78,39 @@ def test_user_calibration_page_lists_risk_users_first_and_bias_alerts_show_badge
     assert at_risk == sorted(at_risk) and all(score < 0.6 for score in at_risk)
     bias = client.get("/admin/bias/biasalert/?severity__exact=critical").content.decode()
     assert 'class="tc-badge tc-critical"' in bias
+
+
+def test_seed_demo_prints_its_months_and_dates_the_triage_inside_them(demo_api):
+    import datetime as dt
+    import re
+
+    out = seed()
+    today = dt.datetime.now(dt.UTC).date()
+    older = (today - dt.timedelta(days=59), today - dt.timedelta(days=30))
+    recent = (today - dt.timedelta(days=29), today)
+    for first, last in (older, recent):
+        line = next(line for line in out.splitlines() if f"month {first} to {last}" in line)
+        assert re.search(r"states (NON_COMPLIANT|NEEDS_REVIEW|COMPLIANT)\.$", line), line
+    _, body = export_file(
+        demo_api, template="eu_ai_act", format="json",
+        time_period={"from": older[0].isoformat(), "to": older[1].isoformat()},
+    )  # fmt: skip
+    data = json.loads(body)
+    assert data["sections"]["executive_summary"]["compliance_status"] == "NON_COMPLIANT"
+    items = data["sections"]["bias_detection_summary"]["amplification_alerts"]["items"]
+    triaged = [a for a in items if a["status_history"]]
+    assert {a["status"] for a in triaged} >= {"resolved", "false_positive"}
+    for alert in items:  # raised and triaged inside the older month
+        for moment in [alert["created_at"]] + [change["at"] for change in alert["status_history"]]:
+            assert older[0].isoformat() <= moment[:10] <= older[1].isoformat(), (alert["alert_id"], moment)
+    assert any(change["notes"] and change["by"] for a in triaged for change in a["status_history"])
+
+
+def test_the_desks_gaps_are_tens_of_points_except_the_critical_one(demo_api):
+    seed()
+    groups = demo_api.get(
+        "/v1/bias/subgroups?attribute=ethnicity&from=" + at(59)[:10] + "&to=" + at(30)[:10]
+    ).json()
+    rates = {g["group"]: g["favorable_rate"] for g in groups["attributes"]["ethnicity"]["groups"]}
+    gap = max(rates.values()) - min(rates.values())
+    assert 0.05 <= gap <= 0.45, rates  # a real desk's gap, not 96 % against 4 %

@@ -1,0 +1,110 @@
+"""The console at a laptop's 1,400 x 900 in a real browser (Debian's chromium through Playwright):
+every column of the lists an officer works in stays on screen, the overview's counts match the
+lists its links open, words never break inside, custom pages look like the rest, a 403 keeps the
+console around it and the browser's favicon request is answered."""
+
+import datetime as dt
+import urllib.request
+
+import pytest
+
+from tests.console.test_browser import PASSWORD, SHOTS, browser, chromium_path, demo  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WIDTH, HEIGHT = 1400, 900
+RIGHT_EDGE = (
+    """(selector) => [...document.querySelectorAll(selector)].map(e => e.getBoundingClientRect().right)"""
+)
+LINES = """(selector) => [...document.querySelectorAll(selector)].map(e => {
+  const range = document.createRange(); range.selectNodeContents(e);
+  return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size; })"""
+
+
+def _export(customer_id: str) -> None:
+    from compliance import services
+    from keys.models import Customer
+
+    today = dt.datetime.now(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    job = services.export_request(
+        customer=Customer.objects.get(pk=customer_id), template="eu_ai_act", format="json",
+        start=today - dt.timedelta(days=29), end=today + dt.timedelta(days=1),
+        time_period={"from": (today - dt.timedelta(days=29)).date().isoformat(), "to": today.date().isoformat()},
+        filters={},
+    )  # fmt: skip
+    services.export_run(export_id=job.pk)
+
+
+@pytest.fixture
+def page(browser, demo, live_server):  # noqa: F811 (fixtures imported above)
+    _export("demo-bank")
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", "olivia")
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_selector("#panel-alerts")
+    yield page
+    page.close()
+
+
+def _on_screen(page, selector: str) -> None:
+    edges = page.evaluate(RIGHT_EDGE, selector)
+    assert edges, selector
+    assert max(edges) <= WIDTH, (selector, max(edges))
+
+
+def test_overview_counts_match_the_lists_their_links_open(page, live_server):
+    for severity in ("critical", "high"):
+        link = page.locator(f"#panel-alerts tr:has(.tc-{severity}) td.tc-num a").first
+        shown = int(link.inner_text())
+        link.click()
+        page.wait_for_selector("#changelist")
+        assert page.locator("#result_list tbody tr").count() == shown, severity
+        page.goto(live_server.url + "/admin/")
+
+
+def test_list_columns_stay_on_screen_at_1400_px(page, live_server):
+    page.goto(live_server.url + "/admin/compliance/exportjob/")
+    _on_screen(page, "#result_list td.field-download a")
+    page.goto(live_server.url + "/admin/audit/auditentry/")
+    for field in ("calibration_category", "timestamp", "logged_at", "short_hash"):
+        _on_screen(page, f"#result_list td.field-{field}")
+    page.goto(live_server.url + "/admin/fairness/amplificationalert/")
+    _on_screen(page, "#result_list td.field-resolved_by")
+    clipped = page.evaluate(
+        "[...document.querySelectorAll('#result_list td.field-resolved_by')].filter(e => e.scrollWidth > e.clientWidth).length"
+    )
+    assert clipped == 0
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "alert-list-1400.png"))
+
+
+def test_words_never_break_inside_on_the_overview(page):
+    lines = page.evaluate(LINES, "#panel-exports th")
+    assert lines and all(n == 1 for n in lines), lines  # "Organisation" on one line
+    assert page.locator("#panel-exports td", has_text="demo-bank").count() >= 1
+
+
+def test_custom_pages_have_styled_breadcrumbs(page, live_server):
+    page.goto(live_server.url + "/admin/fairness/amplificationalert/")
+    stock = page.evaluate("getComputedStyle(document.querySelector('.breadcrumbs')).backgroundColor")
+    for path in ("/admin/console/user-calibration/", "/admin/compliance/exportjob/add/"):
+        page.goto(live_server.url + path)
+        assert (
+            page.evaluate("getComputedStyle(document.querySelector('.breadcrumbs')).backgroundColor") == stock
+        ), path
+
+
+def test_a_403_keeps_the_console_and_the_favicon_is_served(page, live_server):
+    response = page.goto(live_server.url + "/admin/keys/apikey/")
+    assert response is not None and response.status == 403
+    assert page.locator("#site-name", has_text="Trustcal staff console").count() == 1
+    assert (
+        page.locator("#nav-sidebar").count() == 1
+        and page.locator("text=You cannot open this page").count() >= 1
+    )
+    with urllib.request.urlopen(live_server.url + "/favicon.ico", timeout=10) as icon:
+        assert icon.status == 200 and icon.headers["Content-Type"] == "image/svg+xml"
+        assert icon.read().startswith(b"<svg")
