@@ -10,6 +10,7 @@ Every value goes through compliance/printing.py, so no program representation of
 nan, a dict or a list) reaches the page."""
 
 import base64
+import datetime as dt
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -349,7 +350,8 @@ def _blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) 
                 title = f"Attribute {name} (reference group {attribute['reference_group']})"
                 yield _table("groups", attribute["groups"], title)
         elif isinstance(item, dict) and item:
-            yield {"kind": "heading", "text": _label(key), "depth": depth + 1}
+            title = "Direction of the trend" if key == "trend" and depth else _label(key)
+            yield {"kind": "heading", "text": title, "depth": depth + 1}
             yield from _blocks(item, depth=depth + 1)
 
 
@@ -358,9 +360,10 @@ def _recommendation_rows(recommendations: list[dict[str, Any]]) -> dict[str, Any
     for rec in recommendations:
         key = str(rec["figure"]).split(".")[-1]
         value, threshold = rec["value"], rec["threshold"]
-        measured = (
-            printing.figure(key, value) if not isinstance(value, str) else value
-        ) + f" (threshold {printing.figure(key, threshold)})"
+        if isinstance(value, str) or key == "category":  # an alert to triage, or a count of reviewers
+            measured = printing.figure(key, value)
+        else:
+            measured = f"{printing.figure(key, value)} (threshold {printing.figure(key, threshold)})"
         rows.append([rec["priority"], rec["text"], measured])
     return {
         "kind": "table",
@@ -404,7 +407,7 @@ def _summary(report: Report) -> list[str]:
     paragraphs = []
     if eu:
         summary = sections["executive_summary"]
-        reason = summary["compliance_status_reason"].rstrip(".")
+        reason = summary["compliance_status_reason"].rstrip(".").replace(" %", "%")
         paragraphs.append(
             f"This report finds the period {summary['compliance_status']}. The reason: "
             f"{reason[:1].lower() + reason[1:]}."
@@ -435,9 +438,14 @@ def _summary(report: Report) -> list[str]:
             f"The organisation's trust score is {printing.score(org['trust_score'], 'trust_score')} of 1 "
             f"(risk level {org['risk_level']}), its calibration gap "
             f"{printing.points(org['calibration_gap'], 'calibration_gap')} (category {org['category']}). "
-            "The category reads the gap, in which over-trust and under-trust cancel out; the trust score "
-            "counts both, so a CALIBRATED category with a high risk level means reviewers err in both "
-            "directions."
+            + (
+                "The category reads the gap, in which over-trust and under-trust cancel out; the trust "
+                "score counts both, so a CALIBRATED category with a high risk level means reviewers err "
+                "in both directions."
+                if org["category"] == "CALIBRATED" and org["risk_level"] != "low"
+                else "The risk level grades the trust score; the category says in which direction "
+                "reliance misses the AI's record (Appendix B)."
+            )
         )
     alert_sentence = _alert_sentence(report, SERIOUS)
     if alert_sentence:
@@ -496,7 +504,7 @@ def _change_sentence(report: Report, total: int, counts: dict[str, int], org: di
     now_rate = counts["overtrust"] / total if total else None
     parts = [
         f"In the previous period of the same length ({printing.when(previous['from'])[:10]} to "
-        f"{printing.when(previous['to'])[:10]}, the second day excluded), "
+        f"{_day_before(previous['to'])}), "
         f"{printing.count(previous['total_decisions'])} decisions were analysed with an automation-bias "
         f"rate of {printing.pct(previous['automation_bias_rate'])}"
     ]
@@ -509,6 +517,12 @@ def _change_sentence(report: Report, total: int, counts: dict[str, int], org: di
     if org["trust_score"] is not None and previous["trust_score"] is not None:
         parts.append(f" ({org['trust_score'] - previous['trust_score']:+.2f} since)")
     return "".join(parts) + "."
+
+
+def _day_before(instant: str) -> str:
+    """The last whole UTC day before an exclusive period end."""
+    end = dt.datetime.fromisoformat(instant.replace("Z", "+00:00")) - dt.timedelta(microseconds=1)
+    return end.astimezone(dt.UTC).date().isoformat()
 
 
 def _title_rows(report: Report) -> list[tuple[str, str, bool]]:

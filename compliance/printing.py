@@ -75,7 +75,7 @@ def points(value: float | None, key: str = "") -> str:
 def score(value: float | None, key: str = "") -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return not_measured(key)
-    return f"{value:.2f}"
+    return f"{value + 0.0:.2f}" if round(value, 2) != 0 else "0.00"  # never "-0.00"
 
 
 def when(value: str | dt.datetime | None) -> str:
@@ -89,7 +89,11 @@ def when(value: str | dt.datetime | None) -> str:
 
 
 def enumeration(values: list[Any] | tuple[Any, ...], empty: str = "none") -> str:
-    return ", ".join(str(v) for v in values) if values else empty
+    """Items joined by commas; sentences (items ending in a full stop) by spaces."""
+    if not values:
+        return empty
+    texts = [str(v) for v in values]
+    return " ".join(texts) if all(t.endswith(".") for t in texts) else ", ".join(texts)
 
 
 def by_key(counts: dict[str, int], order: tuple[str, ...] = ()) -> str:

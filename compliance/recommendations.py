@@ -79,7 +79,8 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
                 "automation_bias_rate",
                 rate,
                 AUTOMATION_BIAS_REVIEW,
-                f"Automation-bias incidents are {_pct(rate)} of decisions ({counts['overtrust']} of {n}), "
+                f"Automation-bias incidents are {_pct(rate)} of decisions ({printing.count(counts['overtrust'])} of "
+                f"{printing.count(n)}), "
                 f"above the {_pct(AUTOMATION_BIAS_REVIEW)} limit: review the OVERTRUSTING decisions "
                 "with the reviewers concerned and require a written reason before a low-confidence "
                 "AI recommendation is accepted.",

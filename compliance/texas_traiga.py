@@ -18,8 +18,8 @@ def _nist(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, A
             "function": "GOVERN",
             "evidence": (
                 "Every AI-assisted decision is logged with reviewer, model and version in a "
-                f"hash-chained audit trail ({chain['entries_checked']} entries verified); API keys "
-                "and staff actions are logged."
+                f"hash-chained audit trail ({printing.count(chain['entries_checked'])} entries verified); "
+                "API key changes and staff actions in the console are logged too."
             ),
         },
         {
@@ -92,7 +92,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "organisation": org,
             "confidence_bands": evidence["confidence_bands"],
             "known_limitations": [
-                f"Outcomes are known for {counts['with_outcome']} of {total} decisions; "
+                f"Outcomes are known for {printing.count(counts['with_outcome'])} of {printing.count(total)} decisions; "
                 "accuracy and over-reliance are measured on those only.",
                 "Subgroup figures come from daily statistics of whole days.",
                 "Categories of decisions without outcome rest on the AI's stated confidence.",
