@@ -150,6 +150,7 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=100_000)
     parser.add_argument("--template", default="eu_ai_act")
     parser.add_argument("--perf-python", default="/tmp/perf-venv/bin/python")
+    parser.add_argument("--formats", default="verify,csv,json,pdf", help="comma-separated, in this order")
     parser.add_argument("--render", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
@@ -172,7 +173,7 @@ def main() -> None:
     )
     limit = _last_json(copy.stdout)
     results = []
-    for fmt in ("verify", "csv", "json", "pdf"):
+    for fmt in args.formats.split(","):
         out = subprocess.run(
             [sys.executable, __file__, "--render", fmt, "--template", args.template],
             capture_output=True,
