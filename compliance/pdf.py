@@ -30,6 +30,11 @@ from compliance.report import LOG_SECTION, HashingWriter, Report, write_decision
 
 PDF_VARIANT = "pdf/a-3b"
 PDF_LOG_ROWS = 200  # decision-log rows printed; beyond, the whole log is embedded as CSV
+NOWRAP_CELL = 16  # a table cell this short never wraps (identifiers, figures, enumerations)
+# How many characters of table text fit across the page (DejaVu Sans digits are 0.64 em wide; the
+# widest text is assumed): portrait tables at 7.3 pt, the landscape decision log at 6.3 pt.
+TABLE_CHARS = 108
+LOG_CHARS = 185
 TABLE_ROWS_MAX = 200
 # Columns printed for the tables that have more than fit a page (the json holds all).
 TABLE_COLUMNS = {
@@ -203,11 +208,13 @@ def _table(key: str, rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
             f"The first {printing.count(len(shown))} of {printing.count(len(rows))} rows; the json "
             "export holds all of them."
         )
+    labels = [_label(c.split(".")[-1]) for c in columns]
     return {
         "kind": "table",
         "title": title,
-        "columns": [_label(c.split(".")[-1]) for c in columns],
+        "columns": labels,
         "rows": cells,
+        "widths": _widths(labels, cells),
         "note": " ".join(notes),
     }
 
@@ -231,6 +238,35 @@ def _history_rows(history: list[dict[str, Any]]) -> list[list[str]]:
         ]
         for change in history
     ]
+
+
+def _widths(
+    columns: list[str], rows: list[list[str]], nowrap: list[bool] | None = None, capacity: int = TABLE_CHARS
+) -> list[float] | None:
+    """Column widths (percent) that fit the content, so the table can use the fixed layout (a
+    single pass; the automatic one measures every cell twice): each column at least its longest
+    unbreakable piece (the whole cell when it does not wrap), the rest shared by typical length.
+    None when the longest pieces alone would not fit: the automatic layout decides then."""
+    floors, wants = [], []
+    for i, header in enumerate(columns):
+        cells = [row[i] for row in rows]
+        pieces = [
+            len(cell)
+            if (nowrap and nowrap[i]) or len(cell) <= NOWRAP_CELL
+            else max(map(len, cell.split()), default=0)
+            for cell in cells
+        ]
+        floor = max([*pieces, *map(len, header.split())], default=1) + 2
+        typical = sorted(len(cell) for cell in cells)[len(cells) // 2] if cells else 0
+        floors.append(floor)
+        wants.append(max(floor, min(typical, 60)))
+    if sum(floors) > capacity:
+        return None
+    spare = capacity - sum(floors)
+    extra = [w - f for w, f in zip(wants, floors, strict=True)]
+    share = [spare * e / sum(extra) if sum(extra) else spare / len(floors) for e in extra]
+    total = sum(floors) + sum(share)
+    return [round(100 * (f + x) / total, 2) for f, x in zip(floors, share, strict=True)]
 
 
 def _alert_entry(item: dict[str, Any]) -> dict[str, Any]:
@@ -370,6 +406,7 @@ def _recommendation_rows(recommendations: list[dict[str, Any]]) -> dict[str, Any
         "title": "Recommendations, most urgent first",
         "columns": ["Priority", "Recommendation", "Figure and threshold"],
         "rows": rows,
+        "widths": [10, 62, 28],
         "note": "",
     }
 
@@ -609,6 +646,7 @@ def render_pdf(report: Report, out: HashingWriter) -> None:
     period = report.data["time_period"]
     header = f"{report.data['customer_id']} · {period['from']} to {period['to']} (UTC)"
     eu = report.template == "eu_ai_act"
+    log_rows = _log_rows(report)
     html = render_to_string(
         "compliance/report.html",
         {
@@ -622,7 +660,13 @@ def render_pdf(report: Report, out: HashingWriter) -> None:
             "summary": [] if eu else _summary(report),
             "sections": _sections(report, info),
             "log_columns": [label for _, label in LOG_COLUMNS],
-            "log_rows": _log_rows(report),
+            "log_rows": log_rows,
+            "log_widths": _widths(
+                [label for _, label in LOG_COLUMNS],
+                [[text for text, _ in row] for row in log_rows],
+                [key in NOWRAP_LOG_COLUMNS for key, _ in LOG_COLUMNS],
+                capacity=LOG_CHARS,
+            ),
             "log_total": printing.count(log_total),
             "log_printed": printing.count(min(log_total, PDF_LOG_ROWS)),
             "attached": attach,
