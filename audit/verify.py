@@ -56,7 +56,7 @@ def chain_verify_covered(customer: Customer) -> dict[str, Any]:
 
 
 def chain_verify_incremental(customer: Customer) -> tuple[Verification, int]:
-    """(the C5 answer, the checkpoint sequence it started after). `entries_checked` counts the
+    """(the verify answer of docs/reference/decisions.md and the checkpoint sequence it started after). `entries_checked` counts the
     whole verified chain: the checkpoint's prefix plus the entries rechecked now."""
     lock = f"trustcal:audit:verify:{customer.pk}"
     deadline = time.monotonic() + LOCK_WAIT_SECONDS

@@ -1,4 +1,4 @@
-"""The report templates (C12): ids, titles and sections in the contract's order."""
+"""The report templates (docs/reference/reports.md): ids, titles and sections in the order the reports reference gives."""
 
 from __future__ import annotations
 

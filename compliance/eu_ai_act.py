@@ -1,4 +1,4 @@
-"""The EU AI Act Article 14 report (C12): five sections, in the contract's order, from the
+"""The EU AI Act Article 14 report (docs/reference/reports.md): five sections, in the order the reference gives, from the
 gathered evidence. Article 14(4) lists what human oversight must enable, (a) to (e); the
 executive summary says what the service measured for each."""
 
@@ -14,7 +14,7 @@ NON_COMPLIANT = "NON_COMPLIANT"
 
 
 def compliance_status(*, incidents: int, total: int, open_serious: list[str]) -> tuple[str, str]:
-    """C12's rule, in integers so 5 % and 15 % are exact: COMPLIANT under 5 % automation-bias
+    """the reports reference's rule, in integers so 5 % and 15 % are exact: COMPLIANT under 5 % automation-bias
     incidents with no open high or critical alert; NON_COMPLIANT at 15 % or more, or with an
     open critical alert; else NEEDS_REVIEW. With no decision there is no evidence: NEEDS_REVIEW."""
     if "critical" in open_serious:

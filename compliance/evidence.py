@@ -25,7 +25,7 @@ SERIOUS = ("high", "critical")
 
 @dataclass(frozen=True)
 class Scope:
-    """A report's customer, period [start, end) and filters (C12)."""
+    """A report's customer, period [start, end) and filters (docs/reference/reports.md)."""
 
     customer: Customer
     start: dt.datetime

@@ -1,4 +1,4 @@
-"""POST /export's body (C12), validated into what export_request takes. Unknown keys are
+"""POST /export's body (docs/reference/reports.md), validated into what export_request takes. Unknown keys are
 refused: a misspelt `filters` must not silently produce an unfiltered report."""
 
 import datetime as dt

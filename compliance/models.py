@@ -1,4 +1,4 @@
-"""Export jobs (C12). The row is the truth about a report: a worker claims it with a lease,
+"""Export jobs (docs/reference/reports.md). The row is the truth about a report: a worker claims it with a lease,
 renders it, stores the file through Django's storage API and completes it; a worker that
 dies mid-render leaves a lease that expires, and the recovery task queues the job again."""
 

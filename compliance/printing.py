@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 NOT_MEASURED = "not measured"
-# Why a figure can be absent, by its key (C6's denominators and the analyses' minimums).
+# Why a figure can be absent, by its key (the calibration reference's denominators and the analyses' minimums).
 REASONS = {
     "rair": "no decision recorded a wrong initial decision, a right AI and the outcome",
     "rsr": "no decision recorded a right initial decision, a wrong AI and the outcome",

@@ -6,7 +6,7 @@ from typing import Any
 from calibration import rules
 from compliance import printing
 
-# Thresholds of the report (C6 and C12 use the same numbers where they name one).
+# Thresholds of the report (docs/reference/calibration.md and reports.md use the same numbers where they name one).
 AUTOMATION_BIAS_REVIEW = 0.05
 AUTOMATION_BIAS_NON_COMPLIANT = 0.15
 CONFIDENCE_SHOWN_MIN = 0.9

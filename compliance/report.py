@@ -1,4 +1,4 @@
-"""A report's content, computed once into the json structure of C12, then rendered to each
+"""A report's content, computed once into the json structure (docs/reference/reports.md) and then rendered to each
 format: json (the data, its decision log streamed), csv (the filtered decision log, streamed
 from a server-side cursor or COPY) and pdf (compliance/pdf.py)."""
 
@@ -31,7 +31,7 @@ _LOG_MARK = "\u0000decision-log\u0000"
 class Report:
     template: str
     scope: Scope
-    data: dict[str, Any]  # C12's json structure; its decision log holds the first rows only
+    data: dict[str, Any]  # the reports reference's json structure; its decision log holds the first rows only
     digest: str  # sha256 of the data, the decision log stood for by its size and chain head
 
     @property

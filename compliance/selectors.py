@@ -32,7 +32,7 @@ def export_last_completed_at(*, customer: Customer) -> dt.datetime | None:
 
 def eu_compliance_status(*, customer: Customer, first_day: dt.date, last_day: dt.date) -> str:
     """The status an EU AI Act report of these whole UTC days (no filters) would state, by the
-    rule of docs/reference/reports.md, without rendering it (a few grouped counts)."""
+    rule (docs/reference/reports.md) without rendering it (a few grouped counts)."""
     from compliance.evidence import Scope
     from compliance.report import log_report_build
 

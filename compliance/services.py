@@ -1,4 +1,4 @@
-"""Export jobs (C12): request, render on a worker, recover. The job row is the truth: a worker
+"""Export jobs (docs/reference/reports.md): request, render on a worker, recover. The job row is the truth: a worker
 claims a queued job with a lease and renews it while it renders; only the holder of the
 current claim (its attempt number) may complete or fail the job; a job whose lease ran out
 (its worker died) or whose broker message was lost is queued again by the recovery task."""

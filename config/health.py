@@ -1,4 +1,4 @@
-"""GET /health (C13): each dependency checked and timed; the database down is `unhealthy`
+"""GET /health (docs/reference/system.md): each dependency checked and timed; the database down is `unhealthy`
 (503), anything else failing is `degraded`."""
 
 import datetime as dt

@@ -175,7 +175,7 @@ def histograms() -> dict[str, dict[str, Any]]:
 
 
 def snapshot() -> dict[str, Any]:
-    """requests.total, requests.by_status, requests.latency_ms.<route>.{count,p50,p95,p99} (C13)."""
+    """requests.total, requests.by_status, requests.latency_ms.<route>.{count,p50,p95,p99} (docs/reference/system.md)."""
     raw, _ = _raw()
     by_status = {f"{n}xx": raw.get(f"status{_SEP}{n}xx", 0) for n in range(2, 6)}
     latency = {

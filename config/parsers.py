@@ -88,7 +88,7 @@ class LargeJSONParser(StrictJSONParser):
     """JSON for the bulk endpoints (up to 8 MiB). An object's `decisions` array is read item
     by item and refused at its 1,001st item (the rest of the body is never read). The nesting
     is checked here; the strings and numbers are checked by the view, the envelope's at once
-    and each item's with that item, so that a bad item rejects that item alone (C15)."""
+    and each item's with that item, so that a bad item rejects that item alone (docs/reference/decisions.md)."""
 
     decoder = json.JSONDecoder(parse_constant=_refuse_constant)
 

@@ -9,7 +9,7 @@ from calibration import selectors as calibration_selectors
 from config.admin_site import console_page
 from keys.models import Customer
 
-WINDOWS = (90, 30)  # 90: C6's window, the one the API's risk users use
+WINDOWS = (90, 30)  # 90: the calibration reference's window, the one the API's risk users use
 
 
 @console_page(

@@ -1,5 +1,5 @@
 """Request bodies for POST /log and POST /calibrate, and an independent re-implementation
-of the C5 hash so the tests check the rule, not the service's own function."""
+of the chain hash (docs/reference/decisions.md) so the tests check the rule, not the service's own function."""
 
 import hashlib
 import json
@@ -25,7 +25,7 @@ def decision_body(**overrides: Any) -> dict[str, Any]:
 
 
 def recompute_hash(entry: dict[str, Any]) -> str:
-    """C5: SHA-256 over previous_hash + canonical JSON (keys sorted, `,`/`:` separators,
+    """The chain hash: SHA-256 over previous_hash + canonical JSON (keys sorted, `,`/`:` separators,
     non-ASCII as is) of every shown field except `hash`."""
     doc = {k: v for k, v in entry.items() if k != "hash"}
     canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -1,4 +1,4 @@
-"""GET /audit-trail and GET /audit-trail/verify over HTTP (contract C5): the chain can be
+"""GET /audit-trail and GET /audit-trail/verify over HTTP (docs/reference/decisions.md): the chain can be
 recomputed from what the list shows, filters and paging, tenant isolation, and tamper
 detection when a stored row is changed directly in the database."""
 

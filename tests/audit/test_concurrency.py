@@ -1,4 +1,4 @@
-"""Many concurrent writers for one customer leave a gapless, valid chain (C5).
+"""Many concurrent writers for one customer leave a gapless, valid chain (docs/reference/decisions.md).
 
 The writers are threads, each with its own database connection, posting through the real
 view stack (the test client is in-process, so 2,000 requests stay fast); the chain head

@@ -1,5 +1,5 @@
 """POST /log over HTTP: the stored decision, validation, idempotent replay and conflict,
-late outcomes (contract C5), and the trust.miscalibrated event (C6, C14)."""
+late outcomes (docs/reference/decisions.md), and the trust.miscalibrated event (docs/reference/calibration.md, docs/reference/events.md)."""
 
 import pytest
 

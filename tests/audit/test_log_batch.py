@@ -1,4 +1,4 @@
-"""POST /log/batch over HTTP (contract C15): the same effects as the same POST /log calls
+"""POST /log/batch over HTTP (docs/reference/decisions.md): the same effects as the same POST /log calls
 one by one, per-item results in input order, malformed batches store nothing, NDJSON, events,
 and a batch racing single POST /log calls of the same customer."""
 

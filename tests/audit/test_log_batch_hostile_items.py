@@ -1,4 +1,4 @@
-"""POST /log/batch (C15): a NUL or an unpaired surrogate in one item rejects that item alone,
+"""POST /log/batch (docs/reference/decisions.md): a NUL or an unpaired surrogate in one item rejects that item alone,
 with the 400 POST /log would have answered; the other items are stored. The envelope and the
 nesting limit still apply to the whole request."""
 

@@ -1,5 +1,5 @@
 """GET /audit-trail/verify is incremental from a stored checkpoint; ?full=true rechecks the
-whole chain as a job, one at a time per customer (C5)."""
+whole chain as a job, one at a time per customer (docs/reference/decisions.md)."""
 
 import threading
 

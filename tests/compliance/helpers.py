@@ -15,7 +15,7 @@ def at(days_ago: int, hour: int = 10) -> str:
 
 
 def decision(i: int, *, overtrust: bool = False, **overrides: Any) -> dict[str, Any]:
-    """A decision with a known outcome: followed and the AI wrong is OVERTRUSTING (C6), else
+    """A decision with a known outcome: followed and the AI wrong is OVERTRUSTING (docs/reference/calibration.md), else
     CALIBRATED (followed and right, or overrode and wrong)."""
     ai = "approve" if i % 2 else "deny"
     other = "deny" if ai == "approve" else "approve"

@@ -1,4 +1,4 @@
-"""Compliance exports over HTTP (C12): the job's life, every format of both templates on a
+"""Compliance exports over HTTP (docs/reference/reports.md): the job's life, every format of both templates on a
 seeded dataset, filters, the compliance-status rule, events and tenant isolation."""
 
 import csv
@@ -185,7 +185,7 @@ def test_audit_trail_section_holds_the_chain_verification(api):
     assert chain["head_hash"] == verify["head_hash"]
 
 
-def test_csv_is_the_filtered_decision_log_with_the_contract_columns(api):
+def test_csv_is_the_filtered_decision_log_with_the_documented_columns(api):
     items = seed(api, 25)
     _, content = export_file(api, template="eu_ai_act", format="csv")
     rows = list(csv.reader(io.StringIO(content.decode())))

@@ -1,4 +1,4 @@
-"""GET /export/templates (C12)."""
+"""GET /export/templates (docs/reference/reports.md)."""
 
 import pytest
 

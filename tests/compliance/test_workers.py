@@ -1,4 +1,4 @@
-"""Exports rendered by real Celery workers (C12): the report_ready event reaches a real
+"""Exports rendered by real Celery workers (docs/reference/reports.md): the report_ready event reaches a real
 receiver signed, and a worker SIGKILLed mid-render leaves a job that another completes."""
 
 import hashlib

@@ -20,7 +20,7 @@ def patch(api, alert_id, **body):
     return api.patch(f"{ALERTS}/{alert_id}", body, format="json")
 
 
-def test_alert_read_has_every_contract_field_and_the_signal(api, alert):
+def test_alert_read_has_every_documented_field_and_the_signal(api, alert):
     body = api.get(f"{ALERTS}/{alert.id}").json()
     assert set(body) == {
         "id", "signalId", "modelId", "protectedAttribute", "amplificationScore", "riskLevel", "severity", "status",

@@ -39,7 +39,7 @@ def log_rates(api, group: str, total: int, ai_yes: int, human_yes: int, **kw):
     log_cells(api, group, {k: v for k, v in cells.items() if v}, **kw)
 
 
-def test_contract_example_scores_025_medium_with_an_open_alert(api):
+def test_worked_example_scores_025_medium_with_an_open_alert(api):
     log_rates(api, "male", 30, 18, 21)  # AI 60 %, humans 70 %
     log_rates(api, "female", 30, 12, 9)  # AI 40 %, humans 30 %
     sig = post_signal(api, modelId=MODEL, privilegedGroup="male", unprivilegedGroup="female").json()

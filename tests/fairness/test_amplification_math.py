@@ -28,7 +28,7 @@ def rows(
     return [GroupValueCount(group, ai, human, n) for (ai, human), n in cells.items() if n]
 
 
-def test_contract_worked_example_scores_a_quarter_medium():
+def test_reference_worked_example_scores_a_quarter_medium():
     counts = rows("male", 100, 60, 70) + rows("female", 100, 40, 30)
     result = analyse(counts, metric_value=0.2)
     assert result["status"] == "completed"

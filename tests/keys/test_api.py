@@ -47,7 +47,7 @@ def test_non_admin_key_on_admin_endpoint_answers_403_admin_required(api):
     assert response.json()["code"] == "ADMIN_REQUIRED"
 
 
-def test_created_key_has_the_contract_shape_and_works_at_once(admin_api):
+def test_created_key_has_the_documented_shape_and_works_at_once(admin_api):
     response = _create(admin_api, tier="growth")
     assert response.status_code == 201
     body = response.json()

@@ -123,7 +123,7 @@ def test_a_probe_is_stored_with_its_correct_decision_as_outcome(api):
     body = r.json()
     assert body["probe"] == {"kind": "known_wrong", "correct_decision": "deny"}
     assert body["outcome"] == "deny"
-    # its own response still carries the C6 figures, with the outcome known
+    # its own response still carries the calibration figures, with the outcome known
     assert body["followed_ai"] is True and body["calibration_category"] == "OVERTRUSTING"
     entry = api.get(f"/v1/audit-trail/{body['entry_id']}").json()
     assert entry["probe"] == {"kind": "known_wrong", "correct_decision": "deny"}

@@ -204,7 +204,7 @@ def test_a_client_generated_from_the_schema_drives_the_main_flows(generated, set
 
 def test_the_schema_explains_behaviour_without_internal_references():
     """Descriptions are read by integrators: no references to documents they do not have
-    (contract codes) nor to the service's modules (event names such as audit.required stay)."""
+    (codes of the customer's specification) nor to the service's modules (event names such as audit.required stay)."""
     text = Client().get("/v1/schema", {"format": "json"}).content.decode()
     apps = "audit|bias|calibration|compliance|config|console|fairness|keys|webhooks"
     kinds = "inputs|services|selectors|models|views|serializers|rules|domain|batch|append|records|engine|api"

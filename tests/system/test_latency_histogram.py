@@ -1,5 +1,5 @@
 """/metrics' request latency is a Prometheus histogram per route template (bounded labels),
-read back with prometheus_client's own parser; the JSON shape of C13 is unchanged."""
+read back with prometheus_client's own parser; the JSON shape of docs/reference/system.md is unchanged."""
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families

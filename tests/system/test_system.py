@@ -1,4 +1,4 @@
-"""System endpoints over HTTP (contract C13) and the public schema and docs."""
+"""System endpoints over HTTP (docs/reference/system.md) and the public schema and docs."""
 
 import datetime as dt
 import json
