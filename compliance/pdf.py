@@ -610,9 +610,33 @@ def _verification(report: Report) -> dict[str, Any]:
         "verified_at": chain.get("verified_at", ""),
         "head_hash": printing.figure("head_hash", chain.get("head_hash")),
         "entries": printing.count(chain.get("entries_checked")),
+        "covered": _covered(chain.get("covered")),
         "checkpoint": checkpoint,
         "checkpoint_absent": FEATURES["checkpoint"][2],
     }
+
+
+def _covered(covered: Any) -> str:
+    """The sequence range the chain verification covered, in a sentence (never a range it did
+    not check: docs/reference/limits.md)."""
+    if not isinstance(covered, dict) or not covered.get("to_sequence"):
+        return "The chain had no entries to verify."
+    last = covered["to_sequence"]
+    through = covered.get("verified_through_sequence") or 0
+    first = printing.count(covered["rechecked_from_sequence"])
+    rechecked = f"entries {first} to {printing.count(last)} were rechecked when this report was generated"
+    if through:
+        earlier = (
+            printing.when(covered["earlier_check_at"])
+            if covered.get("earlier_check_at")
+            else "an earlier check"
+        )
+        if through >= last:
+            return f"Entries 1 to {printing.count(last)} were verified by a check at {earlier}; none was added since."
+        return (
+            f"Entries 1 to {printing.count(through)} were verified by a check at {earlier}, and {rechecked}."
+        )
+    return f"All entries, 1 to {printing.count(last)}, were verified when this report was generated."
 
 
 def _sections(report: Report, info: dict[str, Any]) -> list[dict[str, Any]]:

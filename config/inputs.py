@@ -1,5 +1,5 @@
 """The one input layer: every JSON body, query parameter, enumeration, free-text string and
-`from`/`to` bound that enters the service is parsed here (C1 and its time-bounds addendum).
+`from`/`to` bound that enters the service is parsed here (docs/reference/conventions.md, Time bounds).
 
 One plain module rather than django-filter FilterSets: most inputs are not filters of a
 queryset (JSON bodies, date windows over daily aggregates, camelCase parameter names of the
@@ -119,7 +119,7 @@ def query_text(request: Request, name: str, *, max_length: int = 256) -> str | N
 def header_text(request: Request, name: str, *, max_length: int = 256) -> str | None:
     """A free-text request header the service reads (surrounding white space dropped); absent
     or blank is None; overlong, or holding NUL or another control character, is a
-    VALIDATION_ERROR (C1 addendum: headers the service reads are checked like any string)."""
+    VALIDATION_ERROR (docs/reference/conventions.md, Time bounds: headers the service reads are checked like any string)."""
     value = request.headers.get(name, "").strip()
     if not value:
         return None
@@ -150,7 +150,7 @@ def query_choice(request: Request, name: str, choices: list[str], default: str |
     return value
 
 
-# --- time bounds (C1 addendum) -------------------------------------------------------------------
+# --- time bounds (docs/reference/conventions.md, Time bounds) -------------------------------------------------------------------
 
 
 def bound(raw: Any, name: str, *, end: bool) -> dt.datetime:
@@ -202,7 +202,7 @@ DAY_BOUND_HELP = (
 
 def day_bound(raw: Any, name: str, *, end: bool) -> dt.date:
     """A bound of an endpoint whose figures are daily aggregates (trust score, trend, subgroups),
-    as an inclusive day. A date covers its UTC day. A timestamp is exact (C1 addendum), so it is
+    as an inclusive day. A date covers its UTC day. A timestamp is exact (docs/reference/conventions.md, Time bounds), so it is
     taken where it falls on a UTC day boundary (`from` at midnight starts that day; `to` at
     midnight is an exclusive end, so the day before is the last) and refused inside a day,
     where the daily figures cannot honour it, rather than silently widened to the whole day."""

@@ -177,10 +177,10 @@ STATIC_ROOT = DATA_DIR / "static"
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = False
 
-# Request bodies over 1 MiB answer 413 PAYLOAD_TOO_LARGE (contract C1).
+# Request bodies over 1 MiB answer 413 PAYLOAD_TOO_LARGE (docs/reference/conventions.md).
 MAX_REQUEST_BYTES = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
-# Bulk endpoints take up to 8 MiB (contract C15); their parsers read the stream, not
+# Bulk endpoints take up to 8 MiB (docs/reference/decisions.md); their parsers read the stream, not
 # request.body, so DATA_UPLOAD_MAX_MEMORY_SIZE does not apply to them.
 MAX_BATCH_REQUEST_BYTES = 8 * 1024 * 1024
 LARGE_BODY_PATHS = {"/v1/log/batch"}
@@ -276,7 +276,7 @@ WEBHOOK_BACKOFF_BASE_SECONDS = env.float("WEBHOOK_BACKOFF_BASE_SECONDS", default
 WEBHOOK_BACKOFF_MAX_SECONDS = env.float("WEBHOOK_BACKOFF_MAX_SECONDS", default=300.0)
 WEBHOOK_INTERNAL_ERROR_RETRY_SECONDS = env.float("WEBHOOK_INTERNAL_ERROR_RETRY_SECONDS", default=60.0)
 WEBHOOK_KEEPALIVE_SECONDS = env.float("WEBHOOK_KEEPALIVE_SECONDS", default=2.0)
-# Tier -> (requests per minute, burst). Contract C4.
+# Tier -> (requests per minute, burst). See docs/reference/access.md.
 TIER_LIMITS = {"pilot": (100, 150), "growth": (500, 750), "enterprise": (1000, 1500)}
 RATE_LIMITS_ENABLED = env.bool("TRUSTCAL_RATE_LIMITS_ENABLED", default=True)
 # Group commit of concurrent POST /log and POST /calibrate writes of one customer in one process
@@ -300,7 +300,7 @@ VERIFY_FULL_EVERY_SECONDS = env.float("TRUSTCAL_VERIFY_FULL_EVERY_SECONDS", defa
 # max(floor, fraction x its model's median review time).
 OVERSIGHT_FLOOR_SECONDS = env.float("TRUSTCAL_OVERSIGHT_FLOOR_SECONDS", default=3.0)
 OVERSIGHT_MEDIAN_FRACTION = env.float("TRUSTCAL_OVERSIGHT_MEDIAN_FRACTION", default=0.5)
-# Compliance exports (C12): a worker holds a job for EXPORT_LEASE_SECONDS at a time (renewed
+# Compliance exports (docs/reference/reports.md): a worker holds a job for EXPORT_LEASE_SECONDS at a time (renewed
 # while it renders); a job whose lease ran out is queued again, at most EXPORT_MAX_ATTEMPTS times.
 EXPORT_LEASE_SECONDS = env.float("TRUSTCAL_EXPORT_LEASE_SECONDS", default=300.0)
 EXPORT_MAX_ATTEMPTS = env.int("TRUSTCAL_EXPORT_MAX_ATTEMPTS", default=3)

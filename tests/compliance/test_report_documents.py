@@ -110,3 +110,17 @@ def test_figures_print_with_separators_percentages_and_utc(api):
     for term in ("Trust score", "RAIR (relative AI reliance)", "Disparate impact ratio (four-fifths rule)",
                  "Amplification score", "Schemmer et al."):  # fmt: skip
         assert term in text, term
+
+
+def test_the_pdf_states_the_sequence_range_its_chain_verification_covered(api):
+    seed(api, 5)
+    _, first = export_file(api, template="eu_ai_act", format="pdf")
+    assert "Range covered: All entries, 1 to 5, were verified when this report was generated." in _text(first)
+    seed(api, 3, start=100)
+    _, second = export_file(api, template="texas_traiga", format="pdf")
+    text = _text(second)
+    assert re.search(
+        r"Range covered: Entries 1 to 5 were verified by a check at .+ UTC, and entries 6 to 8 were "
+        r"rechecked when this report was generated\.",
+        text,
+    ), text[text.find("Range covered") : text.find("Range covered") + 300]
