@@ -267,32 +267,38 @@ def _refuse_tenant_overrides(cls: type, base: type, names: tuple[str, ...], hint
             )
 
 
-class TenantAPIView(APIView):
+# What keeps a request authenticated as one customer's key, and what keeps a resource's rows
+# filtered to that customer. Module constants, so that no subclass can shorten the lists.
+_AUTHENTICATED = (
+    "customer",
+    "authentication_classes",
+    "permission_classes",
+    "get_authenticators",
+    "get_permissions",
+    "initial",
+)
+_FILTERED = ("get_queryset", "filter_queryset", "get_object", "customer_field")
+
+
+class _CallerCustomer:
+    @property
+    def customer(self) -> Any:
+        """The authenticated key's customer (keys.models.Customer; config imports no app)."""
+        return cast(Any, self.request.user).customer  # type: ignore[attr-defined]
+
+
+class TenantAPIView(_CallerCustomer, APIView):
     """A non-resource endpoint on the caller's own data (POST /log, /calibrate, ...): always
     authenticated by an API key, `self.customer` always the key's customer."""
-
-    _guarded = (
-        "customer",
-        "authentication_classes",
-        "permission_classes",
-        "get_authenticators",
-        "get_permissions",
-        "initial",
-    )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _refuse_tenant_overrides(
-            cls, TenantAPIView, cls._guarded, "read the caller's data through self.customer."
+            cls, TenantAPIView, _AUTHENTICATED, "read the caller's data through self.customer."
         )
 
-    @property
-    def customer(self) -> Any:
-        """The authenticated key's customer (keys.models.Customer; config imports no app)."""
-        return cast(Any, self.request.user).customer
 
-
-class TenantViewSet(viewsets.GenericViewSet):
+class TenantViewSet(_CallerCustomer, viewsets.GenericViewSet):
     """Every resource viewset derives from this: the queryset is always filtered to the
     caller's customer, so another customer's id is a 404, a list shows only the caller's rows,
     and no view can forget the filter. A subclass provides `queryset` or
@@ -300,27 +306,12 @@ class TenantViewSet(viewsets.GenericViewSet):
 
     customer_field = "customer"
     lookup_value_regex = ID_PATTERN
-    _guarded = (
-        "get_queryset",
-        "filter_queryset",
-        "get_object",
-        "customer",
-        "customer_field",
-        "authentication_classes",
-        "permission_classes",
-        "get_authenticators",
-        "get_permissions",
-        "initial",
-    )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _refuse_tenant_overrides(cls, TenantViewSet, cls._guarded, "override get_base_queryset() instead.")
-
-    @property
-    def customer(self) -> Any:
-        """The authenticated key's customer (keys.models.Customer; config imports no app)."""
-        return cast(Any, self.request.user).customer
+        _refuse_tenant_overrides(
+            cls, TenantViewSet, _AUTHENTICATED + _FILTERED, "override get_base_queryset() instead."
+        )
 
     def get_base_queryset(self) -> QuerySet:
         queryset = getattr(self, "queryset", None)
