@@ -29,7 +29,10 @@ app.conf.beat_schedule = {
     "compliance-exports-expire": {"task": "compliance.tasks.exports_expire", "schedule": 3600.0},
     # Full chain checks whose worker died or whose message was lost; and a full check of every
     # chain daily, so an edit before the incremental checkpoint is found (audit/verify.py).
-    "audit-verify-jobs-recover": {"task": "audit.tasks.verify_jobs_recover", "schedule": 30.0},
+    "audit-verify-jobs-recover": {
+        "task": "audit.tasks.verify_jobs_recover",
+        "schedule": settings.VERIFY_RECOVER_SECONDS,
+    },
     "audit-verify-full-due": {
         "task": "audit.tasks.verify_full_due",
         "schedule": settings.VERIFY_FULL_EVERY_SECONDS,

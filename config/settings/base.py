@@ -295,6 +295,8 @@ WORKER_HEARTBEAT_MAX_AGE_SECONDS = 60
 # holds one, how many runs before it is failed, and how often every chain is checked whole.
 VERIFY_LEASE_SECONDS = env.float("TRUSTCAL_VERIFY_LEASE_SECONDS", default=600.0)
 VERIFY_MAX_ATTEMPTS = env.int("TRUSTCAL_VERIFY_MAX_ATTEMPTS", default=3)
+# How often beat sends again full-check jobs whose worker died or whose message was lost.
+VERIFY_RECOVER_SECONDS = env.float("TRUSTCAL_VERIFY_RECOVER_SECONDS", default=30.0)
 VERIFY_FULL_EVERY_SECONDS = env.float("TRUSTCAL_VERIFY_FULL_EVERY_SECONDS", default=86400.0)
 # Review effort (docs/reference/oversight.md): a timed decision is quick under
 # max(floor, fraction x its model's median review time).

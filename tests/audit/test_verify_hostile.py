@@ -120,7 +120,9 @@ def test_a_real_worker_recovers_jobs_of_a_killed_worker_and_of_a_lost_message(tr
     lost = VerifyJob.objects.create(
         customer_id="acme", status="queued", lease_until=timezone.now() - dt.timedelta(seconds=1)
     )  # its message never reached a worker
-    with celery_worker("rescuer", beat=True, concurrency=1):
+    # Beat looks for lost jobs every second here (30 s by default), so the test waits for the
+    # recovery, not for the schedule.
+    with celery_worker("rescuer", beat=True, concurrency=1, TRUSTCAL_VERIFY_RECOVER_SECONDS="1"):
         _wait(
             lambda: (
                 set(VerifyJob.objects.filter(pk__in=[dead.pk, lost.pk]).values_list("status", flat=True))
