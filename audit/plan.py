@@ -28,6 +28,7 @@ from audit.records import (
     probe_events,
     probe_outcome_conflict,
 )
+from config.bulk import unsaved
 from config.exceptions import DomainError
 from config.inputs import is_clean_text
 from keys.models import Customer
@@ -77,15 +78,16 @@ def new_entry(
     *, customer_id: str, decision: Decision, type: str, logged_at: dt.datetime, entry_id: str
 ) -> AuditEntry:
     """An entry snapshotting the decision as it is now (not linked, not saved)."""
-    return AuditEntry(
+    values = {name: getattr(decision, name) for name in SNAPSHOT_FIELDS}
+    values.update(
         id=entry_id,
         customer_id=customer_id,
-        decision=decision,
+        decision_id=decision.pk,
         type=type,
         decision_ref=decision.decision_id,
         logged_at=logged_at,
-        **{name: getattr(decision, name) for name in SNAPSHOT_FIELDS},
     )
+    return unsaved(AuditEntry, values, related={"decision": decision})
 
 
 def plan_items(

@@ -11,6 +11,7 @@ from audit.chain import canonical_json
 from audit.exceptions import DecisionConflict
 from audit.fields import DECISION_FIELDS, FINGERPRINT_WHEN_SENT, REVIEW_SECONDS_MAX
 from audit.models import Decision
+from config.bulk import unsaved
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -35,23 +36,24 @@ def payload_fingerprint(data: dict[str, Any]) -> str:
 
 def new_decision(*, customer: Customer, data: dict[str, Any], fingerprint: str, now: dt.datetime) -> Decision:
     """The decision row of a new decision (not saved), with its calibration category."""
-    fields = {name: data.get(name) for name in DECISION_FIELDS if name != "decision_id"}
-    decision = Decision(customer=customer, **fields)
-    if data.get("decision_id"):
-        decision.decision_id = data["decision_id"]
-    decision.context = decision.context or ""
-    decision.subgroups = decision.subgroups or {}
-    decision.metadata = decision.metadata or {}
-    decision.timestamp = ms(data.get("timestamp") or now)
-    decision.logged_at = now
-    decision.followed_ai = rules.followed(decision.ai_recommendation, decision.user_decision)
-    decision.calibration_category = rules.record_category(
-        ai_recommendation=decision.ai_recommendation,
-        user_decision=decision.user_decision,
-        confidence=decision.ai_confidence,
-        outcome=decision.outcome,
+    values: dict[str, Any] = {name: data.get(name) for name in DECISION_FIELDS}
+    if not values["decision_id"]:
+        del values["decision_id"]  # generated: the field's default
+    values["context"] = values["context"] or ""
+    values["subgroups"] = values["subgroups"] or {}
+    values["metadata"] = values["metadata"] or {}
+    values["customer_id"] = customer.pk
+    values["timestamp"] = ms(data.get("timestamp") or now)
+    values["logged_at"] = now
+    values["followed_ai"] = rules.followed(values["ai_recommendation"], values["user_decision"])
+    values["calibration_category"] = rules.record_category(
+        ai_recommendation=values["ai_recommendation"],
+        user_decision=values["user_decision"],
+        confidence=values["ai_confidence"],
+        outcome=values["outcome"],
     )
-    decision.payload_fingerprint = fingerprint
+    values["payload_fingerprint"] = fingerprint
+    decision: Decision = unsaved(Decision, values, related={"customer": customer})
     _oversight_set(decision)
     return decision
 

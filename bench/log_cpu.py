@@ -1,10 +1,11 @@
 """CPU time of one POST /log in-process (PostgreSQL + Redis): N requests through Django's test
 client on one thread, one customer, CPU seconds of this process per request (time.process_time,
 so waiting on PostgreSQL does not count) and the wall time; `--profile` prints cProfile's top
-functions by cumulative time. bench/ingest_bench.py runs it as its last step.
+functions by cumulative CPU time (BENCH_SORT=tottime for their own time). bench/ingest_bench.py runs it as its last step.
 
 Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
-      .venv/bin/python bench/log_cpu.py --requests 1000 [--profile]
+      .venv/bin/python bench/log_cpu.py --requests 1000 [--profile] [--batch 1000]
+(`--batch N`: each request is a POST /log/batch of N decisions; the figures are per batch.)
 (the database must be migrated; the script makes its own customer and key.)"""
 
 import argparse
@@ -31,6 +32,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--customer", default="cpu-bench")
     parser.add_argument("--root", help="the checkout to measure (default: this one)")
+    parser.add_argument("--batch", type=int, default=0, help="POST /log/batch of this many items instead")
     args = parser.parse_args()
 
     import django
@@ -67,14 +69,22 @@ def main() -> None:
 
     for i in range(50):  # warm-up: connections, prepared statements, imports
         assert client.post("/v1/log", body(-i - 1), format="json").status_code == 201
-    bodies = [body(i) for i in range(args.requests)]
-    profiler = cProfile.Profile() if args.profile else None
+    if args.batch:
+        path, expected = "/v1/log/batch", 200
+        bodies: list = [
+            {"decisions": [body(i * args.batch + j) for j in range(args.batch)]} for i in range(args.requests)
+        ]
+    else:
+        path, expected = "/v1/log", 201
+        bodies = [body(i) for i in range(args.requests)]
+    # The profile counts CPU time (waiting on PostgreSQL is not CPU), like the figure printed.
+    profiler = cProfile.Profile(time.process_time) if args.profile else None
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if profiler:
         profiler.enable()
     for b in bodies:
-        response = client.post("/v1/log", b, format="json")
-        assert response.status_code == 201, response.content
+        response = client.post(path, b, format="json")
+        assert response.status_code == expected, response.content
     if profiler:
         profiler.disable()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
@@ -86,6 +96,7 @@ def main() -> None:
         json.dumps(
             {
                 "requests": args.requests,
+                "batch": args.batch or None,
                 "cpu_ms_per_request": round(cpu / args.requests * 1000, 3),
                 "wall_ms_per_request": round(wall / args.requests * 1000, 3),
                 "profiled": bool(profiler),

@@ -3,7 +3,7 @@ subgroups a decision picks up when it is logged), contributed to the decision pi
 through audit's registry (audit never imports this app).
 
 load() takes the per-decision lock of every decision the write names (one sorted statement)
-and reads their attachments (one query), before the pipeline plans: a POST /detect-bias
+and reads their attachments (one round trip for both on PostgreSQL), before the pipeline plans: a POST /detect-bias
 racing on the same decision_id either committed before (its attachment is read) or waits
 for this write to commit (and then sees the decision). The state each change contributes is
 taken when the change is planned, so a batch counts exactly what the same calls one by one
@@ -18,7 +18,7 @@ from django.utils import timezone
 from audit.registry import Change, Contributor, Event, register
 from bias.domain import subgroups_lenient
 from bias.models import SubgroupAttachment
-from bias.stats import Deltas, counted_attributes, decision_state, lock_decisions, upsert_stats
+from bias.stats import Deltas, attachments_locked, counted_attributes, decision_state, upsert_stats
 
 
 @dataclass
@@ -33,16 +33,7 @@ class BiasContributor(Contributor):
     name = "bias"
 
     def load(self, *, customer_id: str, decision_ids: Sequence[str]) -> dict[str, SubgroupAttachment]:
-        if not decision_ids:
-            return {}
-        lock_decisions(customer_id, list(decision_ids))
-        attachments: dict[str, SubgroupAttachment] = {}
-        for start in range(0, len(decision_ids), 900):  # SQLite's bound-parameter limit
-            for row in SubgroupAttachment.objects.filter(
-                customer_id=customer_id, decision_id__in=decision_ids[start : start + 900]
-            ).only("id", "decision_id", "attributes", "counted"):
-                attachments[row.decision_id] = row
-        return attachments
+        return attachments_locked(customer_id, list(decision_ids))
 
     def start(self, *, customer: Any, loaded: Any) -> SubgroupFold:
         return SubgroupFold(attachments=dict(loaded or {}))

@@ -3,13 +3,14 @@ statistics rows, the deltas of a change, their additive upsert, and the per-deci
 
 Every write that can change what a decision contributes (the decision being logged,
 subgroups attached or replaced, a late outcome) first takes the per-decision lock (a
-PostgreSQL transaction-level advisory lock on (customer, decision_id); SQLite serialises
+PostgreSQL transaction-level advisory lock on a slot of (customer, decision_id); SQLite serialises
 writers anyway). Without it, POST /detect-bias and POST /log racing on the same decision_id
 could each miss the other's uncommitted row and the subgroups would never be counted.
 """
 
 import datetime as dt
 import hashlib
+import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -179,24 +180,76 @@ def upsert_stats(customer_id: str, deltas: Deltas) -> None:
     )
 
 
+# The lock is one of LOCK_SLOTS per lock class, chosen by a hash of (customer, decision_id):
+# the same decision always maps to the same slot, so two writes of one decision still
+# serialise (two unrelated decisions sharing a slot only wait for each other). A lock per
+# decision_id made a 1,000-item batch hold 1,000 locks until commit; PostgreSQL's shared lock
+# table holds max_locks_per_transaction x max_connections (6,400 by default) for everyone,
+# and a few concurrent batches ran it out ("out of shared memory"). Now at most LOCK_SLOTS.
+LOCK_SLOTS = 1024
+
+_LOCK_ONE_SQL = "SELECT pg_advisory_xact_lock(%s, hashtext(%s || chr(31) || %s) & %s)"
+_LOCK_MANY_SQL = (
+    "SELECT count(pg_advisory_xact_lock(%s, slot)) FROM (SELECT DISTINCT hashtext(%s || chr(31) || d) & %s"
+    " AS slot FROM unnest(%s::text[]) AS d ORDER BY slot) AS slots"
+)
+
+
 def lock_decision(customer_id: str, decision_id: str) -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                [_LOCK_CLASS, f"{customer_id}\x1f{decision_id}"],
-            )
+            cursor.execute(_LOCK_ONE_SQL, [_LOCK_CLASS, customer_id, decision_id, LOCK_SLOTS - 1])
+
+
+def _lock_many_params(customer_id: str, decision_ids: list[str]) -> list[Any]:
+    return [_LOCK_CLASS, customer_id, LOCK_SLOTS - 1, list(decision_ids)]
 
 
 def lock_decisions(customer_id: str, decision_ids: list[str]) -> None:
-    """lock_decision for many decisions in one statement, in sorted order (no deadlocks)."""
+    """lock_decision for many decisions in one statement, slots in ascending order (two
+    writers take their common slots in the same order, so they never deadlock)."""
     if connection.vendor == "postgresql" and decision_ids:
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(pg_advisory_xact_lock(%s, hashtext(%s || chr(31) || d))) "
-                "FROM unnest(%s::text[]) AS d",
-                [_LOCK_CLASS, customer_id, sorted(decision_ids)],
-            )
+            cursor.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
+
+
+_ATTACHMENTS_SQL = (
+    f"SELECT id, decision_id, attributes, counted FROM {SubgroupAttachment._meta.db_table} "  # noqa: S608
+    "WHERE customer_id = %s AND decision_id = ANY(%s)"
+)
+_ATTACHMENT_FIELDS = ["id", "decision_id", "attributes", "counted"]
+
+
+def attachments_locked(customer_id: str, decision_ids: list[str]) -> dict[str, SubgroupAttachment]:
+    """Take the per-decision lock of every decision (lock_decisions), then read their
+    attachments, by decision_id (the rows as `.only("id", "decision_id", "attributes",
+    "counted")` gives them).
+
+    On PostgreSQL both statements go in one round trip (psycopg's pipeline mode): the
+    server still runs them one after the other, and the read, a statement of its own,
+    takes its snapshot once the lock is held (a single statement would read with the
+    snapshot it took before waiting for the lock, and miss what the lock's holder committed)."""
+    if not decision_ids:
+        return {}
+    if connection.vendor != "postgresql":
+        found: dict[str, SubgroupAttachment] = {}
+        for start in range(0, len(decision_ids), 900):  # SQLite's bound-parameter limit
+            for row in SubgroupAttachment.objects.filter(
+                customer_id=customer_id, decision_id__in=decision_ids[start : start + 900]
+            ).only(*_ATTACHMENT_FIELDS):
+                found[row.decision_id] = row
+        return found
+    with connection.cursor() as lock, connection.cursor() as read, connection.connection.pipeline():
+        lock.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
+        read.execute(_ATTACHMENTS_SQL, [customer_id, list(decision_ids)])
+        rows = read.fetchall()
+    found = {}
+    for pk, decision_id, value, counted in rows:
+        value = json.loads(value) if isinstance(value, str | bytes) else value  # jsonb arrives as text
+        found[decision_id] = SubgroupAttachment.from_db(
+            connection.alias, _ATTACHMENT_FIELDS, (pk, decision_id, value, counted)
+        )
+    return found
 
 
 def attachment_get(customer_id: str, decision_id: str) -> SubgroupAttachment | None:

@@ -43,7 +43,7 @@ class AggregateFold:
 
 
 def aggregates_fold_apply(*, customer_id: str, fold: AggregateFold, batch: int = 500) -> None:
-    """One additive INSERT ... ON CONFLICT DO UPDATE per `batch` rows, in key order (two
+    """One additive INSERT ... ON CONFLICT DO UPDATE (per `batch` rows on SQLite), in key order (two
     writers lock shared rows in the same order, so they never deadlock)."""
     if not fold.rows:
         return
@@ -51,7 +51,6 @@ def aggregates_fold_apply(*, customer_id: str, fold: AggregateFold, batch: int =
         UserDailyAggregate,
         key=_KEY_COLUMNS,
         values=rules.SUM_FIELDS,
-        add=sorted({name for delta in fold.rows.values() for name in delta}),
         rows=(
             (customer_id, user_id, key, day, *(delta.get(name, 0) for name in rules.SUM_FIELDS))
             for (user_id, key, day), delta in fold.rows.items()

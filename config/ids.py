@@ -4,17 +4,17 @@ Identifiers)."""
 import os
 import time
 
-_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+# Every pair of Crockford characters, indexed by the 10 bits they encode: a ULID is 13 pairs
+# (every decision write draws two ids, so this runs per decision of a batch).
+_PAIRS = [first + second for first in _CROCKFORD for second in _CROCKFORD]
+_SHIFTS = tuple(range(120, -1, -10))
 
 
 def ulid() -> str:
     """26 Crockford base32 characters: 48 bits of milliseconds, then 80 random bits."""
     value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
-    out = []
-    for _ in range(26):
-        out.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return "".join(reversed(out)).lower()
+    return "".join([_PAIRS[value >> shift & 1023] for shift in _SHIFTS])
 
 
 def new_id(prefix: str) -> str:

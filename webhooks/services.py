@@ -68,10 +68,7 @@ def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]])
     # Part of the caller's transaction: no savepoint (two round trips per event saved); a
     # failure here rolls the caller back, which is what "stored before delivery" needs.
     with transaction.atomic(savepoint=False):
-        if len(rows) == 1:
-            rows[0].save(force_insert=True)
-        else:
-            bulk_insert(Event, rows)
+        bulk_insert(Event, rows)
         pending = _deliveries_fan_out(customer.pk, rows)
         if pending:
             transaction.on_commit(lambda: _deliveries_start_once(pending, customer.pk), robust=True)
