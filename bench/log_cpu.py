@@ -1,7 +1,8 @@
 """CPU time of one POST /log in-process (PostgreSQL + Redis): N requests through Django's test
 client on one thread, one customer, CPU seconds of this process per request (time.process_time,
 so waiting on PostgreSQL does not count) and the wall time; `--profile` prints cProfile's top
-functions by cumulative CPU time (BENCH_SORT=tottime for their own time). bench/ingest_bench.py runs it as its last step.
+functions by cumulative CPU time (BENCH_SORT=tottime for their own time;
+BENCH_PROFILE_OUT=FILE also saves the profile for pstats). bench/ingest_bench.py runs it as its last step.
 
 Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
       .venv/bin/python bench/log_cpu.py --requests 1000 [--profile] [--batch 1000]
@@ -89,6 +90,8 @@ def main() -> None:
         profiler.disable()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     if profiler:
+        if os.environ.get("BENCH_PROFILE_OUT"):
+            profiler.dump_stats(os.environ["BENCH_PROFILE_OUT"])
         pstats.Stats(profiler, stream=sys.stderr).sort_stats(
             os.environ.get("BENCH_SORT", "cumulative")
         ).print_stats(45)
