@@ -20,7 +20,7 @@ from audit.export import entries_ndjson
 from audit.models import SignedCheckpoint
 from config.api import PagePagination, TenantAPIView
 from config.exceptions import NotFound, ValidationFailed
-from config.pagination import parse_positive_int
+from config.inputs import positive_int
 from config.timeutils import isoformat
 
 
@@ -55,7 +55,7 @@ def _int_param(request, name: str, *, maximum: int | None = None, required: bool
         return None
     if raw in (None, ""):
         raise ValidationFailed(f"{name} is required.", errors=[{"field": name, "message": "is required"}])
-    return parse_positive_int(raw, name=name, default=0, minimum=1, maximum=maximum)
+    return positive_int(raw, name=name, default=0, minimum=1, maximum=maximum)
 
 
 def _tree_size(customer) -> int:

@@ -40,31 +40,9 @@ def decision_get(customer: Customer, decision_id: str) -> Decision | None:
     return Decision.objects.filter(customer=customer, decision_id=decision_id).first()
 
 
-def audit_trail_list(
-    rows: QuerySet[AuditEntry],
-    *,
-    user_id: str | None = None,
-    model_id: str | None = None,
-    decision_id: str | None = None,
-    calibration: str | None = None,
-    since: dt.datetime | None = None,
-    until: dt.datetime | None = None,
-    probe: bool | None = None,
-) -> QuerySet[AuditEntry]:
-    """The entries of a tenant-filtered queryset, newest first; `since`/`until` filter the
-    decision's timestamp (until exclusive); `probe` True keeps the entries of vigilance probes
-    only, False those of real decisions."""
-    qs = narrowed(
-        rows,
-        user_id=user_id,
-        model_id=model_id,
-        decision_ref=decision_id,
-        calibration_category=calibration,
-        timestamp__gte=since,
-        timestamp__lt=until,
-        probe__isnull=None if probe is None else not probe,
-    )
-    return qs.order_by("-sequence")
+def audit_trail_list(rows: QuerySet[AuditEntry]) -> QuerySet[AuditEntry]:
+    """The entries of a tenant-filtered (and list-filtered) queryset, newest first."""
+    return rows.order_by("-sequence")
 
 
 @dataclass(frozen=True)

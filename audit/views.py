@@ -9,9 +9,9 @@ from rest_framework.response import Response
 
 from audit import selectors, services
 from audit import verify as chain_verify
-from audit.categories import RECORD_CATEGORIES
 from audit.chain import entry_document
 from audit.fields import DECISION_OUTPUT_FIELDS
+from audit.filters import AuditTrailFilters
 from audit.inputs import DecisionInput, LateOutcomeInput, item_validated
 from audit.models import AuditEntry
 from audit.serializers import (
@@ -22,7 +22,7 @@ from audit.serializers import (
 )
 from config.api import PagePagination, TenantAPIView, TenantViewSet, choice_param, require_object, text_param
 from config.exceptions import ValidationFailed
-from config.inputs import check_document, query_time_range
+from config.inputs import check_document
 from config.parsers import LargeJSONParser, NDJSONParser
 from config.timeutils import isoformat
 
@@ -181,44 +181,13 @@ class AuditTrailViewSet(TenantViewSet):
     queryset = AuditEntry.objects.all()
     pagination_class = PagePagination
     serializer_class = AuditEntryOutput
+    filtersets = {"list": AuditTrailFilters}
     pagination_total: int | None = None
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("user_id", str),
-            OpenApiParameter("model_id", str),
-            OpenApiParameter("decision_id", str),
-            OpenApiParameter("calibration", str, enum=RECORD_CATEGORIES),
-            OpenApiParameter(
-                "probe",
-                str,
-                enum=["true", "false"],
-                description="true: only the entries of vigilance probes; false: only real decisions'",
-            ),
-            OpenApiParameter(
-                "from", str, description="Date (YYYY-MM-DD, inclusive) or ISO 8601; decision timestamp"
-            ),
-            OpenApiParameter(
-                "to", str, description="Date (YYYY-MM-DD, inclusive) or ISO 8601; decision timestamp"
-            ),
-        ],
-        responses=AuditEntryOutput(many=True),
-    )
+    @extend_schema(responses=AuditEntryOutput(many=True))
     def list(self, request):
-        since, until = query_time_range(request)
-        filters: dict[str, Any] = {
-            "user_id": text_param(request, "user_id"),
-            "model_id": text_param(request, "model_id"),
-            "decision_id": text_param(request, "decision_id"),
-            "calibration": choice_param(request, "calibration", RECORD_CATEGORIES),
-            "probe": {"true": True, "false": False, None: None}[
-                choice_param(request, "probe", ["true", "false"])
-            ],
-            "since": since,
-            "until": until,
-        }
-        qs = selectors.audit_trail_list(self.get_queryset(), **filters)
-        if all(value is None for value in filters.values()):
+        qs = selectors.audit_trail_list(self.filter_queryset(self.get_queryset()))
+        if not any(request.query_params.get(name) for name in AuditTrailFilters.base_filters):
             self.pagination_total = selectors.audit_trail_size(self.customer)
         page = self.paginate_queryset(qs)
         return self.get_paginated_response([entry_document(entry) for entry in page or []])

@@ -393,29 +393,20 @@ def subgroup_report(
 # --- bias alerts ------------------------------------------------------------------------------
 
 
-def bias_alert_list(
-    rows: QuerySet[BiasAlert],
-    *,
-    severity: str | None = None,
-    attribute: str | None = None,
-    bias_type: str | None = None,
-    model_id: str | None = None,
-    created_from: dt.datetime | None = None,
-    created_to: dt.datetime | None = None,
+def bias_alerts_with_finding(
+    rows: QuerySet[BiasAlert], *, attribute: str | None = None, bias_type: str | None = None
 ) -> QuerySet[BiasAlert]:
-    """The bias alerts of a tenant-filtered queryset, newest first. `attribute` and `bias_type`
-    match a finding of the alert (the same finding when both are given)."""
-    qs = narrowed(
-        rows,
-        severity=severity,
-        model_id=model_id,
-        created_at__gte=created_from,
-        created_at__lt=created_to,
-    )
-    if attribute or bias_type:
-        findings = narrowed(BiasAlertFinding.objects.all(), attribute=attribute, bias_type=bias_type)
-        qs = qs.filter(pk__in=findings.values("alert_id"))
-    return qs.order_by("-created_at", "-id")
+    """The alerts with a finding on `attribute` and of `bias_type` (the same finding when both
+    are given); either None does not narrow."""
+    if not (attribute or bias_type):
+        return rows
+    findings = narrowed(BiasAlertFinding.objects.all(), attribute=attribute, bias_type=bias_type)
+    return rows.filter(pk__in=findings.values("alert_id"))
+
+
+def bias_alert_list(rows: QuerySet[BiasAlert]) -> QuerySet[BiasAlert]:
+    """The bias alerts of a tenant-filtered (and list-filtered) queryset, newest first."""
+    return rows.order_by("-created_at", "-id")
 
 
 def bias_alerts_for_report(

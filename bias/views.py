@@ -5,30 +5,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from bias import selectors, services
-from bias.domain import DETECTION_WINDOW_DAYS, is_valid_attribute_name
-from bias.models import BiasAlert, BiasType, Severity
+from bias.domain import DETECTION_WINDOW_DAYS
+from bias.filters import ATTRIBUTE_HELP, BiasFeedFilters, attribute_name
+from bias.models import BiasAlert
 from bias.serializers import BiasAlertOutput, DetectBiasInput, DetectBiasOutput, SubgroupReportOutput
 from config.api import PagePagination, TenantViewSet, require_object
-from config.inputs import exact_window, invalid, query_choice, query_day_range, query_text, query_time_range
+from config.inputs import query_day_window, query_text
 from config.schema import TrustcalAutoSchema
-
-ALERT_SEVERITIES = [s.value for s in Severity if s != Severity.NONE]
-ATTRIBUTE_HELP = "gender, age_group, ethnicity or custom.<key>"
-
-
-def _attribute(request) -> str | None:
-    value = query_text(request, "attribute")
-    if value is None:
-        return None
-    if not is_valid_attribute_name(value):
-        raise invalid("attribute", f"must be {ATTRIBUTE_HELP}")
-    return value
-
-
-DATE_PARAMS = [
-    OpenApiParameter("from", str, description="Date (YYYY-MM-DD, inclusive) or ISO 8601 timestamp"),
-    OpenApiParameter("to", str, description="Date (YYYY-MM-DD, inclusive) or ISO 8601 timestamp"),
-]
 
 
 class DetectBiasViewSet(TenantViewSet):
@@ -52,28 +35,11 @@ class BiasFeedViewSet(TenantViewSet):
     queryset = BiasAlert.objects.all()
     pagination_class = PagePagination
     serializer_class = BiasAlertOutput
+    filtersets = {"list": BiasFeedFilters}
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("severity", str, enum=ALERT_SEVERITIES),
-            OpenApiParameter("attribute", str, description=ATTRIBUTE_HELP),
-            OpenApiParameter("bias_type", str, enum=[t.value for t in BiasType]),
-            OpenApiParameter("model_id", str),
-            *DATE_PARAMS,
-        ],
-        responses=BiasAlertOutput(many=True),
-    )
+    @extend_schema(responses=BiasAlertOutput(many=True))
     def list(self, request):
-        created_from, created_to = query_time_range(request)
-        qs = selectors.bias_alert_list(
-            self.get_queryset(),
-            severity=query_choice(request, "severity", ALERT_SEVERITIES),
-            attribute=_attribute(request),
-            bias_type=query_choice(request, "bias_type", [t.value for t in BiasType]),
-            model_id=query_text(request, "model_id"),
-            created_from=created_from,
-            created_to=created_to,
-        )
+        qs = selectors.bias_alert_list(self.filter_queryset(self.get_queryset()))
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(BiasAlertOutput(page, many=True).data)
 
@@ -119,19 +85,12 @@ class BiasSubgroupsViewSet(TenantViewSet):
     def list(self, request):
         # A bound inside a day is exact: whole days from the daily statistics, the partial
         # edge days from the decisions themselves (docs/reference/bias.md, Subgroup figures).
-        exact = exact_window(
-            request.query_params.get("from"),
-            request.query_params.get("to"),
-            default_days=DETECTION_WINDOW_DAYS + 1,
-        )
-        if exact is not None:
-            from_day, to_day = exact[0].date(), exact[1].date()
-        else:
-            from_day, to_day = query_day_range(request, default_days=DETECTION_WINDOW_DAYS + 1)
+        span = query_day_window(request, default_days=DETECTION_WINDOW_DAYS + 1)
+        exact, (from_day, to_day) = span.exact, span.days
         report = selectors.subgroup_report(
             exact=exact,
             customer=self.customer,
-            attribute=_attribute(request),
+            attribute=attribute_name(request.query_params.get("attribute")),
             model_id=query_text(request, "model_id"),
             from_day=from_day,
             to_day=to_day,

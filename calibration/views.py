@@ -20,7 +20,7 @@ from calibration.serializers import (
     TrustScoreOutput,
 )
 from config.api import TenantAPIView, choice_param, require_object, text_param
-from config.inputs import days_window, exact_window, query_day_range
+from config.inputs import days_window, exact_window, query_day_window
 from config.timeutils import isoformat
 
 
@@ -135,19 +135,18 @@ class TrustScoreTrendView(TenantAPIView):
     )
     def get(self, request):
         interval = choice_param(request, "interval", INTERVALS, default="day")
-        raw_from, raw_to = request.query_params.get("from"), request.query_params.get("to")
-        exact = exact_window(raw_from, raw_to, default_days=30, max_days=MAX_RANGE_DAYS)
+        span = query_day_window(request, default_days=30, max_days=MAX_RANGE_DAYS)
         user_id = text_param(request, "user_id")
         model_id = text_param(request, "model_id")
-        if exact is not None:
+        if span.exact is not None:
             # A bound inside a day: the edge periods hold only the decisions inside the window.
-            decisions = _decisions(self.customer, exact, user_id=user_id, model_id=model_id)
-            last = (exact[1] - dt.timedelta(microseconds=1)).date()
-            result = reporting.trust_trend(decisions, start=exact[0].date(), end=last, interval=interval)
+            decisions = _decisions(self.customer, span.exact, user_id=user_id, model_id=model_id)
+            last = (span.exact[1] - dt.timedelta(microseconds=1)).date()
+            result = reporting.trust_trend(decisions, start=span.exact[0].date(), end=last, interval=interval)
             result.pop("interval")
-            window: dict[str, str | None] = {"from": isoformat(exact[0]), "to": isoformat(exact[1])}
+            window: dict[str, str | None] = {"from": isoformat(span.exact[0]), "to": isoformat(span.exact[1])}
         else:
-            days = DayRange(*query_day_range(request, default_days=30, max_days=MAX_RANGE_DAYS))
+            days = DayRange(*span.days)
             result = selectors.trend(
                 self.customer, days=days, interval=interval, user_id=user_id, model_id=model_id
             )

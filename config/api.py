@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from config.exceptions import AdminRequired, DomainError, ValidationFailed
 from config.inputs import query_choice as choice_param
 from config.inputs import query_text as text_param
-from config.pagination import CamelPagePagination, PagePagination, parse_positive_int
+from config.pagination import CamelPagePagination, PagePagination
 from config.parsers import StrictJSONParser
 from config.timeutils import isoformat, parse_timestamp
 
@@ -337,6 +337,5 @@ __all__ = [
     "PagePagination",
     "StrictJSONParser",
     "choice_param",
-    "parse_positive_int",
     "text_param",
 ]

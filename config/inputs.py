@@ -1,16 +1,19 @@
 """The one input layer: every JSON body, query parameter, enumeration, free-text string and
-`from`/`to` bound that enters the service is parsed here (docs/reference/conventions.md, Time bounds).
+`from`/`to` bound that enters the service is parsed by the rules here (docs/reference/conventions.md,
+Strings, Time bounds).
 
-One plain module rather than django-filter FilterSets: most inputs are not filters of a
-queryset (JSON bodies, date windows over daily aggregates, camelCase parameter names of the
-bias integration), and every rule (no NUL, no unpaired surrogate, nesting limit, bounds in
-years 1..9999, `from` not after `to`) must hold for all of them alike.
+The list endpoints declare their filter parameters as django-filter FilterSets (config.filters),
+whose filters clean each value with these rules (text, choice, bound, check_order), so a bad
+filter value answers the same VALIDATION_ERROR as a bad body field. What is not a filter of a
+queryset stays here: JSON bodies, the day windows of the endpoints of daily figures (trust
+score, trend, subgroups: query_day_window), paging (positive_int), headers.
 """
 
 import datetime as dt
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, overload
 
 from rest_framework.exceptions import ParseError
@@ -106,14 +109,19 @@ def query_problem(query: Mapping[str, Any]) -> ValidationFailed | None:
 # --- query parameters ----------------------------------------------------------------------------
 
 
-def query_text(request: Request, name: str, *, max_length: int = 256) -> str | None:
-    """A free-text query parameter; absent or empty is None; overlong is a VALIDATION_ERROR."""
-    value = request.query_params.get(name)
+def text(value: Any, name: str, *, max_length: int = 256) -> str | None:
+    """A free-text value; absent or empty is None; overlong, or holding NUL or an unpaired
+    surrogate, is a VALIDATION_ERROR."""
     if value in (None, ""):
         return None
-    if len(value) > max_length or not is_clean_text(value):
+    if not isinstance(value, str) or len(value) > max_length or not is_clean_text(value):
         raise invalid(name, f"must be at most {max_length} characters without NUL")
     return value
+
+
+def query_text(request: Request, name: str, *, max_length: int = 256) -> str | None:
+    """A free-text query parameter (see text)."""
+    return text(request.query_params.get(name), name, max_length=max_length)
 
 
 def header_text(request: Request, name: str, *, max_length: int = 256) -> str | None:
@@ -133,6 +141,23 @@ def header_text(request: Request, name: str, *, max_length: int = 256) -> str | 
 
 
 @overload
+def choice(value: Any, name: str, choices: list[str], default: str) -> str: ...
+
+
+@overload
+def choice(value: Any, name: str, choices: list[str], default: None = None) -> str | None: ...
+
+
+def choice(value: Any, name: str, choices: list[str], default: str | None = None) -> str | None:
+    """A value restricted to `choices`; absent or empty gives `default`."""
+    if value in (None, ""):
+        return default
+    if value not in choices:
+        raise invalid(name, f"must be one of: {', '.join(choices)}")
+    return value
+
+
+@overload
 def query_choice(request: Request, name: str, choices: list[str], default: str) -> str: ...
 
 
@@ -141,13 +166,36 @@ def query_choice(request: Request, name: str, choices: list[str], default: None 
 
 
 def query_choice(request: Request, name: str, choices: list[str], default: str | None = None) -> str | None:
-    """A query parameter restricted to `choices`; absent or empty gives `default`."""
-    value = request.query_params.get(name)
-    if value in (None, ""):
+    """A query parameter restricted to `choices` (see choice)."""
+    return choice(request.query_params.get(name), name, choices, default)
+
+
+def positive_int(raw: Any, *, name: str, default: int, minimum: int, maximum: int | None) -> int:
+    """An integer query parameter in [minimum, maximum]; absent or empty gives `default`;
+    anything else (no silent clamping) is a VALIDATION_ERROR."""
+    if raw is None or raw == "":
         return default
-    if value not in choices:
-        raise invalid(name, f"must be one of: {', '.join(choices)}")
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        value = None
+    if value is None or value < minimum or (maximum is not None and value > maximum):
+        limits = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
+        raise ValidationFailed(
+            f"{name} must be an integer {limits}.",
+            errors=[{"field": name, "message": f"must be an integer {limits}"}],
+        )
     return value
+
+
+def lenient_choice(raw: Any, choices: tuple[int, ...]) -> int:
+    """A staff console page's window in days: one of `choices`, the first one for anything
+    else (a page, not an API: a hand-edited address shows the default instead of an error)."""
+    try:
+        value = int(raw) if raw not in (None, "") else choices[0]
+    except (TypeError, ValueError):
+        return choices[0]
+    return value if value in choices else choices[0]
 
 
 # --- time bounds (docs/reference/conventions.md, Time bounds) -------------------------------------------------------------------
@@ -171,6 +219,14 @@ def parse_day_only(raw: str) -> bool:
     return isinstance(raw, str) and len(raw.strip()) == 10 and parse_day(raw) is not None
 
 
+def check_order(
+    start: dt.datetime | None, end: dt.datetime | None, raw_to: Any, *, from_name: str, to_name: str
+) -> None:
+    """`from` after the last instant `to` covers is refused (a date `to` covers its day)."""
+    if start is not None and end is not None and start > _inclusive_end(raw_to, end):
+        raise invalid(from_name, f"must not be after {to_name}")
+
+
 def time_range(
     raw_from: Any, raw_to: Any, *, from_name: str = "from", to_name: str = "to"
 ) -> tuple[dt.datetime | None, dt.datetime | None]:
@@ -178,20 +234,8 @@ def time_range(
     None where absent (the endpoint's default applies). `from` after `to` is refused."""
     start = bound(raw_from, from_name, end=False) if raw_from not in (None, "") else None
     end = bound(raw_to, to_name, end=True) if raw_to not in (None, "") else None
-    if start is not None and end is not None and start > _inclusive_end(raw_to, end):
-        raise invalid(from_name, f"must not be after {to_name}")
+    check_order(start, end, raw_to, from_name=from_name, to_name=to_name)
     return start, end
-
-
-def query_time_range(
-    request: Request, *, from_name: str = "from", to_name: str = "to"
-) -> tuple[dt.datetime | None, dt.datetime | None]:
-    return time_range(
-        request.query_params.get(from_name),
-        request.query_params.get(to_name),
-        from_name=from_name,
-        to_name=to_name,
-    )
 
 
 DAY_BOUND_HELP = (
@@ -276,14 +320,26 @@ def days_window(
     return start, end
 
 
-def query_day_range(
-    request: Request, *, default_days: int, max_days: int | None = None
-) -> tuple[dt.date, dt.date]:
-    return day_range(
-        request.query_params.get("from"),
-        request.query_params.get("to"),
-        default_days=default_days,
-        max_days=max_days,
+@dataclass(frozen=True)
+class DayWindow:
+    """The window of an endpoint of daily figures: `exact` [start, end) when a bound is a
+    timestamp inside a UTC day (the figures are then computed from the decisions; `days` are
+    then the days of start and end), else None and the inclusive `days` of the daily
+    aggregates."""
+
+    exact: tuple[dt.datetime, dt.datetime] | None
+    days: tuple[dt.date, dt.date]
+
+
+def query_day_window(request: Request, *, default_days: int, max_days: int | None = None) -> DayWindow:
+    """The one reading of `from`/`to` for trust-score trend and subgroups (see exact_window
+    and day_range)."""
+    raw_from, raw_to = request.query_params.get("from"), request.query_params.get("to")
+    exact = exact_window(raw_from, raw_to, default_days=default_days, max_days=max_days)
+    if exact is not None:
+        return DayWindow(exact=exact, days=(exact[0].date(), exact[1].date()))
+    return DayWindow(
+        exact=None, days=day_range(raw_from, raw_to, default_days=default_days, max_days=max_days)
     )
 
 

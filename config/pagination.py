@@ -1,5 +1,5 @@
 """Pagination (docs/reference/conventions.md, Lists and paging): `page` (>= 1) and `limit` (1..100) with no
-silent clamping."""
+silent clamping, read by config.inputs.positive_int."""
 
 import math
 from typing import Any
@@ -9,23 +9,7 @@ from rest_framework.pagination import BasePagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from config.exceptions import ValidationFailed
-
-
-def parse_positive_int(raw: str | None, *, name: str, default: int, minimum: int, maximum: int | None) -> int:
-    if raw is None or raw == "":
-        return default
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):
-        value = None
-    if value is None or value < minimum or (maximum is not None and value > maximum):
-        bound = f"between {minimum} and {maximum}" if maximum is not None else f"at least {minimum}"
-        raise ValidationFailed(
-            f"{name} must be an integer {bound}.",
-            errors=[{"field": name, "message": f"must be an integer {bound}"}],
-        )
-    return value
+from config.inputs import positive_int
 
 
 class PagePagination(BasePagination):
@@ -36,10 +20,10 @@ class PagePagination(BasePagination):
     default_limit = 50
 
     def paginate_queryset(self, queryset, request: Request, view=None):
-        self.page = parse_positive_int(
+        self.page = positive_int(
             request.query_params.get("page"), name="page", default=1, minimum=1, maximum=None
         )
-        self.limit = parse_positive_int(
+        self.limit = positive_int(
             request.query_params.get("limit"),
             name="limit",
             default=self.default_limit,

@@ -39,6 +39,13 @@ ERROR_STATUSES = {
 
 
 class TrustcalAutoSchema(AutoSchema):
+    def get_filter_backends(self):
+        """Lists, and single-GET views whose answer is not a bare list but that declare a
+        filterset (the oversight figures: their rows are paged inside the answer)."""
+        if self.method == "GET" and getattr(self.view, "filterset_class", None) is not None:
+            return getattr(self.view, "filter_backends", [])
+        return super().get_filter_backends()
+
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         for code, description in ERROR_STATUSES.items():

@@ -13,6 +13,7 @@ from django.utils import timezone
 from audit import platform as audit_platform
 from compliance.oversight_print import interval, percent
 from config.admin_site import console_page
+from config.inputs import lenient_choice
 from keys.models import Customer
 from oversight import selectors as oversight_selectors
 
@@ -25,11 +26,7 @@ VIGILANCE_WINDOWS = (90, 30, 365)
 def _context(request: HttpRequest, windows: tuple[int, ...], title: str) -> dict[str, Any]:
     customers = audit_platform.platform_customers_by_decisions(limit=200)
     wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
-    try:
-        window = int(request.GET.get("days", windows[0]))
-    except ValueError:
-        window = windows[0]
-    window = window if window in windows else windows[0]
+    window = lenient_choice(request.GET.get("days"), windows)
     return {
         **admin.site.each_context(request),
         "title": title,

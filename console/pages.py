@@ -7,6 +7,7 @@ from django.template.response import TemplateResponse
 from audit import platform as audit_platform
 from calibration import selectors as calibration_selectors
 from config.admin_site import console_page
+from config.inputs import lenient_choice
 from keys.models import Customer
 
 WINDOWS = (90, 30)  # 90: the calibration reference's window, the one the API's risk users use
@@ -21,11 +22,7 @@ def user_calibration(request: HttpRequest) -> HttpResponse:
     customers = audit_platform.platform_customers_by_decisions(limit=200)
     wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
     customer = Customer.objects.filter(pk=wanted).first()
-    try:
-        window = int(request.GET.get("days", WINDOWS[0]))
-    except ValueError:
-        window = WINDOWS[0]
-    window = window if window in WINDOWS else WINDOWS[0]
+    window = lenient_choice(request.GET.get("days"), WINDOWS)
     model_id = request.GET.get("model") or None
     users = []
     if customer is not None:

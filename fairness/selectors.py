@@ -19,49 +19,17 @@ SIGNAL_SORT_FIELDS = {
 
 
 def signal_list(
-    rows: QuerySet[FairnessSignal],
-    *,
-    model_id: str | None = None,
-    external_tool_id: str | None = None,
-    protected_attribute: str | None = None,
-    passes_threshold: bool | None = None,
-    start: dt.datetime | None = None,
-    end: dt.datetime | None = None,
-    sort_by: str = "signalTimestamp",
-    sort_order: str = "desc",
+    rows: QuerySet[FairnessSignal], *, sort_by: str = "signalTimestamp", sort_order: str = "desc"
 ) -> QuerySet[FairnessSignal]:
-    qs = narrowed(
-        rows,
-        model_id=model_id,
-        external_tool_id=external_tool_id,
-        protected_attribute=protected_attribute,
-        passes_threshold=passes_threshold,
-        signal_timestamp__gte=start,
-        signal_timestamp__lt=end,
-    )
+    """The signals of a tenant-filtered (and list-filtered) queryset in the order asked for."""
     prefix = "-" if sort_order == "desc" else ""
     # The id (time-sortable) breaks ties so pages never overlap.
-    return qs.order_by(f"{prefix}{SIGNAL_SORT_FIELDS[sort_by]}", f"{prefix}id")
+    return rows.order_by(f"{prefix}{SIGNAL_SORT_FIELDS[sort_by]}", f"{prefix}id")
 
 
-def alert_list(
-    rows: QuerySet[AmplificationAlert],
-    *,
-    status: str | None = None,
-    severity: str | None = None,
-    protected_attribute: str | None = None,
-    start: dt.datetime | None = None,
-    end: dt.datetime | None = None,
-) -> QuerySet[AmplificationAlert]:
-    qs = narrowed(
-        rows,
-        status=status,
-        severity=severity,
-        protected_attribute=protected_attribute,
-        created_at__gte=start,
-        created_at__lt=end,
-    )
-    return qs.order_by("-created_at", "-id")
+def alert_list(rows: QuerySet[AmplificationAlert]) -> QuerySet[AmplificationAlert]:
+    """The alerts of a tenant-filtered (and list-filtered) queryset, newest first."""
+    return rows.order_by("-created_at", "-id")
 
 
 def favorable_values(*, customer: Customer, model_id: str) -> frozenset[str]:

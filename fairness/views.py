@@ -11,14 +11,12 @@ from config.api import (
     ID_PATTERN,
     CamelPagePagination,
     TenantViewSet,
-    choice_param,
     require_object,
-    text_param,
 )
-from config.inputs import query_time_range
 from fairness import selectors, services
-from fairness.inputs import TOOLS, signal_input_parse
-from fairness.models import AlertStatus, AmplificationAlert, FairnessSignal, Severity
+from fairness.filters import AlertFilters, SignalFilters
+from fairness.inputs import signal_input_parse
+from fairness.models import AmplificationAlert, FairnessSignal
 from fairness.serializers import (
     AlertDetailOutput,
     AlertOutput,
@@ -28,23 +26,12 @@ from fairness.serializers import (
     SignalOutput,
 )
 
-SORT_ORDERS = ["asc", "desc"]
-BOOLEANS = {"true": True, "false": False}
-
-
-def _date_params() -> list[OpenApiParameter]:
-    return [
-        OpenApiParameter(
-            "startDate", str, description="ISO 8601 date (whole UTC day) or timestamp, inclusive"
-        ),
-        OpenApiParameter("endDate", str, description="ISO 8601 date (whole UTC day, inclusive) or timestamp"),
-    ]
-
 
 class FairnessSignalViewSet(TenantViewSet):
     queryset = FairnessSignal.objects.all()
     pagination_class = CamelPagePagination
     serializer_class = SignalOutput
+    filtersets = {"list": SignalFilters}
     lookup_value_regex = ID_PATTERN
 
     def get_base_queryset(self):
@@ -63,37 +50,9 @@ class FairnessSignalViewSet(TenantViewSet):
         result = services.signal_ingest(customer=self.customer, data=data)
         return Response(SignalOutput(result.signal).data, status=http_status.HTTP_201_CREATED)
 
-    @extend_schema(
-        operation_id="model_fairness_signals_list",
-        parameters=[
-            OpenApiParameter("modelId", str),
-            OpenApiParameter("externalToolId", str, enum=TOOLS),
-            OpenApiParameter("protectedAttribute", str),
-            OpenApiParameter("passesThreshold", str, enum=["true", "false"]),
-            *_date_params(),
-            OpenApiParameter(
-                "sortBy", str, enum=list(selectors.SIGNAL_SORT_FIELDS), default="signalTimestamp"
-            ),
-            OpenApiParameter("sortOrder", str, enum=SORT_ORDERS, default="desc"),
-        ],
-        responses=SignalOutput(many=True),
-    )
+    @extend_schema(operation_id="model_fairness_signals_list", responses=SignalOutput(many=True))
     def list(self, request):
-        passes = choice_param(request, "passesThreshold", list(BOOLEANS))
-        start, end = query_time_range(request, from_name="startDate", to_name="endDate")
-        qs = selectors.signal_list(
-            self.get_queryset(),
-            model_id=text_param(request, "modelId"),
-            external_tool_id=text_param(request, "externalToolId"),
-            protected_attribute=text_param(request, "protectedAttribute"),
-            passes_threshold=BOOLEANS[passes] if passes is not None else None,
-            start=start,
-            end=end,
-            sort_by=choice_param(request, "sortBy", list(selectors.SIGNAL_SORT_FIELDS), "signalTimestamp")
-            or "",
-            sort_order=choice_param(request, "sortOrder", SORT_ORDERS, "desc") or "desc",
-        )
-        page = self.paginate_queryset(qs)
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(SignalOutput(page, many=True).data)
 
     @extend_schema(operation_id="model_fairness_signals_retrieve", responses=SignalOutput)
@@ -105,6 +64,7 @@ class AmplificationAlertViewSet(TenantViewSet):
     queryset = AmplificationAlert.objects.all()
     pagination_class = CamelPagePagination
     serializer_class = AlertOutput
+    filtersets = {"list": AlertFilters}
     lookup_value_regex = ID_PATTERN
 
     def get_base_queryset(self):
@@ -112,26 +72,9 @@ class AmplificationAlertViewSet(TenantViewSet):
             return AmplificationAlert.objects.select_related("signal").prefetch_related("status_changes")
         return AmplificationAlert.objects.all()
 
-    @extend_schema(
-        operation_id="bias_amplification_list",
-        parameters=[
-            OpenApiParameter("status", str, enum=list(AlertStatus.values)),
-            OpenApiParameter("severity", str, enum=list(Severity.values)),
-            OpenApiParameter("protectedAttribute", str),
-            *_date_params(),
-        ],
-        responses=AlertOutput(many=True),
-    )
+    @extend_schema(operation_id="bias_amplification_list", responses=AlertOutput(many=True))
     def list(self, request):
-        start, end = query_time_range(request, from_name="startDate", to_name="endDate")
-        qs = selectors.alert_list(
-            self.get_queryset(),
-            status=choice_param(request, "status", list(AlertStatus.values)),
-            severity=choice_param(request, "severity", list(Severity.values)),
-            protected_attribute=text_param(request, "protectedAttribute"),
-            start=start,
-            end=end,
-        )
+        qs = selectors.alert_list(self.filter_queryset(self.get_queryset()))
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(AlertOutput(page, many=True).data)
 

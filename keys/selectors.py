@@ -70,9 +70,8 @@ def api_key_for_value(*, value: str) -> ApiKey | None:
     return key
 
 
-def api_key_list(
-    *, customer_id: str | None = None, tier: str | None = None, status: str | None = None
-) -> QuerySet[ApiKey]:
+def api_key_list() -> QuerySet[ApiKey]:
+    """Every key, newest first, with its requests over the last 30 days."""
     since = timezone.now().date() - dt.timedelta(days=29)
     usage = (
         ApiKeyUsageDay.objects.filter(key=OuterRef("pk"), day__gte=since)
@@ -80,22 +79,19 @@ def api_key_list(
         .annotate(total=Sum("count"))
         .values("total")
     )
-    qs = ApiKey.objects.annotate(
+    return ApiKey.objects.annotate(
         request_count_30d=Coalesce(Subquery(usage, output_field=IntegerField()), Value(0))
     ).order_by("-created_at", "-id")
-    if customer_id:
-        qs = qs.filter(customer_id=customer_id)
-    if tier:
-        qs = qs.filter(tier=tier)
-    if status:
-        now = timezone.now()
-        if status == "expired":
-            qs = qs.filter(status=ApiKey.Status.ROTATED, expires_at__lte=now)
-        elif status == ApiKey.Status.ROTATED:
-            qs = qs.filter(status=ApiKey.Status.ROTATED, expires_at__gt=now)
-        else:
-            qs = qs.filter(status=status)
-    return qs
+
+
+def api_keys_in_status(rows: QuerySet[ApiKey], status: str) -> QuerySet[ApiKey]:
+    """The keys in `status` as a key's answer shows it: a rotated key past its expiry is expired."""
+    now = timezone.now()
+    if status == "expired":
+        return rows.filter(status=ApiKey.Status.ROTATED, expires_at__lte=now)
+    if status == ApiKey.Status.ROTATED:
+        return rows.filter(status=ApiKey.Status.ROTATED, expires_at__gt=now)
+    return rows.filter(status=status)
 
 
 def admin_audit_log_list() -> QuerySet[AdminAuditLog]:

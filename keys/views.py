@@ -4,11 +4,12 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import ID_PATTERN, PagePagination, choice_param, require_object, text_param
+from config.api import ID_PATTERN, PagePagination, require_object, text_param
 from config.inputs import header_text
 from keys import selectors, services
 from keys.authentication import IsAdminKey
-from keys.models import ApiKey, Customer, Tier
+from keys.filters import ApiKeyFilters
+from keys.models import ApiKey
 from keys.serializers import (
     REASON_MAX,
     AdminAuditLogOutput,
@@ -19,9 +20,6 @@ from keys.serializers import (
     ApiKeyRevokeInput,
     ApiKeyRotatedOutput,
 )
-
-KEY_STATUSES = ["active", "rotated", "revoked", "expired"]
-CUSTOMER_ID_MAX = Customer._meta.get_field("id").max_length or 128
 
 
 def _actor(request) -> services.AdminActor:
@@ -37,26 +35,15 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
     permission_classes = [IsAdminKey]
     pagination_class = PagePagination
     serializer_class = ApiKeyOutput
+    filtersets = {"list": ApiKeyFilters}
     lookup_value_regex = ID_PATTERN
 
     def get_queryset(self):
         return selectors.api_key_list()
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("customer_id", str),
-            OpenApiParameter("tier", str, enum=[t.value for t in Tier]),
-            OpenApiParameter("status", str, enum=KEY_STATUSES),
-        ],
-        responses=ApiKeyOutput(many=True),
-    )
+    @extend_schema(responses=ApiKeyOutput(many=True))
     def list(self, request):
-        qs = selectors.api_key_list(
-            customer_id=text_param(request, "customer_id", max_length=CUSTOMER_ID_MAX),
-            tier=choice_param(request, "tier", [t.value for t in Tier]),
-            status=choice_param(request, "status", KEY_STATUSES),
-        )
-        page = self.paginate_queryset(qs)
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(ApiKeyOutput(page, many=True).data)
 
     @extend_schema(request=ApiKeyCreateInput, responses={201: ApiKeyCreatedOutput})

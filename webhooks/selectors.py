@@ -8,16 +8,14 @@ from dataclasses import dataclass
 from django.db.models import Prefetch, QuerySet
 
 from config.counts import counts_by
-from config.querysets import narrowed
 from keys.models import Customer
 from webhooks import conf
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
 
 
-def delivery_list(
-    *, webhook: Webhook, status: str | None = None, event_type: str | None = None
-) -> QuerySet[Delivery]:
-    qs = narrowed(Delivery.objects.filter(webhook=webhook), status=status, event_type=event_type)
+def delivery_list(*, webhook: Webhook) -> QuerySet[Delivery]:
+    """The webhook's deliveries, newest first, with their attempts."""
+    qs = Delivery.objects.filter(webhook=webhook)
     attempts = DeliveryAttempt.objects.order_by("attempt", "id")
     return qs.order_by("-created_at", "-id").prefetch_related(Prefetch("attempts", queryset=attempts))
 

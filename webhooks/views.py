@@ -1,12 +1,13 @@
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import PagePagination, TenantViewSet, choice_param, require_object
+from config.api import PagePagination, TenantViewSet, require_object
+from config.filters import filtered
 from webhooks import selectors, services
-from webhooks.events import EVENT_TYPES, TEST_EVENT_TYPE
-from webhooks.models import Delivery, Webhook
+from webhooks.filters import DeliveryFilters
+from webhooks.models import Webhook
 from webhooks.serializers import (
     DeliveryOutput,
     WebhookCreatedOutput,
@@ -17,9 +18,6 @@ from webhooks.serializers import (
     WebhookUpdateInput,
 )
 
-DELIVERY_EVENT_TYPES = [*EVENT_TYPES, TEST_EVENT_TYPE]
-DELIVERY_STATUSES = [str(s) for s in Delivery.Status.values]
-
 
 class WebhookViewSet(TenantViewSet):
     """Webhook subscriptions of the caller's customer; another customer's id is a 404."""
@@ -27,6 +25,7 @@ class WebhookViewSet(TenantViewSet):
     queryset = Webhook.objects.all()
     pagination_class = PagePagination
     serializer_class = WebhookOutput
+    filtersets = {"deliveries": DeliveryFilters}
 
     def get_base_queryset(self):
         return Webhook.objects.order_by("-created_at", "-id")
@@ -82,20 +81,10 @@ class WebhookViewSet(TenantViewSet):
         webhook = services.webhook_enable(webhook=self.get_object())
         return Response(WebhookOutput(webhook).data)
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("status", str, enum=DELIVERY_STATUSES),
-            OpenApiParameter("event_type", str, enum=DELIVERY_EVENT_TYPES),
-        ],
-        responses=DeliveryOutput(many=True),
-    )
+    @extend_schema(responses=DeliveryOutput(many=True))
     @action(detail=True, methods=["get"])
     def deliveries(self, request, pk=None):
         webhook = self.get_object()
-        qs = selectors.delivery_list(
-            webhook=webhook,
-            status=choice_param(request, "status", DELIVERY_STATUSES),
-            event_type=choice_param(request, "event_type", DELIVERY_EVENT_TYPES),
-        )
+        qs = filtered(request, selectors.delivery_list(webhook=webhook), self)
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(DeliveryOutput(page, many=True).data)

@@ -1,0 +1,16 @@
+"""The query parameters of GET /v1/oversight/review-effort and /vigilance
+(docs/reference/oversight.md) as a FilterSet, read for its values: the figures are grouped in
+SQL from them (config.filters.filter_values)."""
+
+from config.filters import BOUND_HELP, QueryFilterSet, bound_filter, text_filter
+
+
+class OversightFilters(QueryFilterSet):
+    ranges = (("from", "to"),)
+
+    from_ = bound_filter(
+        end=False, help_text=f"{BOUND_HELP}; the decision's timestamp; default: the window before `to`"
+    )
+    to = bound_filter(end=True, help_text=f"{BOUND_HELP}; the decision's timestamp; default: now")
+    model_id = text_filter(help_text="Only the decisions of this model")
+    user_id = text_filter(help_text="Only this reviewer's decisions")
