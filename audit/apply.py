@@ -12,7 +12,9 @@ INSERT); several entries, and every append on other databases, lock the head row
 entries in Python (audit.plan.link), insert them in bulk and move the head. SQLite's
 IMMEDIATE transactions serialise writers anyway."""
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import connection
@@ -23,29 +25,50 @@ from audit.checkpoints import chain_extended
 from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.plan import Plan, link
-from config.bulk import bulk_insert
+from config.bulk import COPY_FROM, bulk_insert
 from keys.models import Customer
 from webhooks.services import events_emit
 
 
 def plan_apply(plan: Plan, *, customer: Customer) -> None:
-    """Write every effect of the plan (inside the caller's transaction)."""
-    bulk_insert(Decision, plan.new_decisions, with_ids=True)
+    """Write every effect of the plan (inside the caller's transaction).
+
+    On PostgreSQL the writes before the chain head go in psycopg's pipeline mode: the server
+    runs them in order as before, but a statement whose result is not needed yet does not
+    wait for it, so the decision insert, the contributors' upserts and the event insert share
+    one round trip (the next statement that reads a result, or the end of the block, collects
+    them; an error in any of them is raised there)."""
+    # COPY (more than COPY_FROM rows) cannot run in pipeline mode; a large batch's round
+    # trips are few next to its rows anyway.
+    with _pipeline(len(plan.new_decisions) <= COPY_FROM and len(plan.events) <= COPY_FROM):
+        decision_keys = bulk_insert(Decision, plan.new_decisions, with_ids=True, deferred=True)
+        if len(plan.changed) == 1:
+            decision = plan.changed[0]
+            Decision.objects.filter(pk=decision.pk).update(
+                outcome=decision.outcome, calibration_category=decision.calibration_category
+            )
+        elif plan.changed:
+            Decision.objects.bulk_update(plan.changed, ["outcome", "calibration_category"], batch_size=500)
+        for contributor, acc in plan.contributions:
+            contributor.apply(customer_id=customer.pk, acc=acc)
+        if plan.events:
+            events_emit(customer=customer, events=plan.events)
+        decision_keys()
     for entry in plan.entries:  # the new rows have their primary keys now
         entry.decision_id = entry.decision.pk
-    if len(plan.changed) == 1:
-        decision = plan.changed[0]
-        Decision.objects.filter(pk=decision.pk).update(
-            outcome=decision.outcome, calibration_category=decision.calibration_category
-        )
-    elif plan.changed:
-        Decision.objects.bulk_update(plan.changed, ["outcome", "calibration_category"], batch_size=500)
-    for contributor, acc in plan.contributions:
-        contributor.apply(customer_id=customer.pk, acc=acc)
-    if plan.events:
-        events_emit(customer=customer, events=plan.events)
     if plan.entries:
         entries_append(customer.pk, plan.entries, decisions=len(plan.new_decisions))
+
+
+@contextlib.contextmanager
+def _pipeline(enabled: bool) -> Iterator[None]:
+    if not enabled or connection.vendor != "postgresql":
+        yield
+        return
+    # Errors collected when the block ends are raised as Django's (IntegrityError for a
+    # decision_id written concurrently, which audit.pipeline retries), like any statement's.
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        yield
 
 
 def entries_append(customer_id: str, entries: list[AuditEntry], *, decisions: int) -> None:

@@ -8,7 +8,7 @@ Django's bulk_create binds every value of a multi-row INSERT client-side; for 1,
 import functools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from django.db import connection, models
@@ -43,40 +43,74 @@ def unsaved(model: type[models.Model], values: dict[str, Any], related: dict[str
 _CONCRETE: dict[type[models.Model], list[tuple[str, models.Field]]] = {}
 
 
-def bulk_insert(model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool = False) -> None:
+def bulk_insert(
+    model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool = False, deferred: bool = False
+) -> Callable[[], None]:
     """Insert `objs` (all fields set except, with `with_ids`, an auto primary key, which is
-    drawn from the table's sequence first and set on each object)."""
+    drawn from the table's sequence and set on each object).
+
+    On PostgreSQL up to COPY_FROM rows go in one INSERT ... SELECT FROM unnest(one array per
+    column) RETURNING the keys. With `deferred` their result is read only when the returned
+    function is called (call it before reading the keys), so that in psycopg's pipeline mode
+    the statements sent after it share its round trip (audit.apply)."""
     if not objs:
-        return
-    if connection.vendor != "postgresql" or 1 < len(objs) <= COPY_FROM:
-        # One INSERT (RETURNING the primary keys on PostgreSQL): for a few rows one statement
-        # beats drawing ids and then streaming a COPY (two).
+        return _nothing
+    if connection.vendor != "postgresql":
         model._default_manager.bulk_create(objs, batch_size=500)
-        return
+        return _nothing
     meta = model._meta
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     prepare = _preparers(model)
+    if len(objs) <= COPY_FROM:
+        # One statement, its text compiled once per model: for a few rows one statement beats
+        # drawing ids and then streaming a COPY (two).
+        cursor = connection.cursor()
+        columns = list(zip(*(_row(fields, prepare, obj) for obj in objs), strict=True))
+        arrays = [
+            [None if value is None else float(value) for value in column]
+            if isinstance(field, models.FloatField)
+            else list(column)
+            for field, column in zip(fields, columns, strict=True)
+        ]
+        cursor.execute(_insert_sql(model, with_ids), arrays)
+        _saved(objs)
+        if not with_ids:
+            cursor.close()
+            return _nothing
+
+        def keys() -> None:
+            for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
+                obj.pk = pk
+            cursor.close()
+
+        if not deferred:
+            keys()
+            return _nothing
+        return keys
     with connection.cursor() as cursor:
-        if len(objs) == 1:  # the single write (POST /log): a statement compiled once
-            obj = objs[0]
-            cursor.execute(_insert_one_sql(model, with_ids), _row(fields, prepare, obj))
-            if with_ids:
-                obj.pk = cursor.fetchone()[0]
-        else:
-            if with_ids:
-                assert meta.pk is not None and meta.pk.column is not None
-                cursor.execute(
-                    "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                    [meta.db_table, meta.pk.column, len(objs)],
-                )
-                for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
-                    obj.pk = pk
-                fields = list(meta.concrete_fields)
-            qn = connection.ops.quote_name
-            columns = ", ".join(qn(str(field.column)) for field in fields)
-            with cursor.cursor.copy(f"COPY {qn(meta.db_table)} ({columns}) FROM STDIN") as copy:
-                for obj in objs:
-                    copy.write_row(_row(fields, prepare, obj))
+        if with_ids:
+            assert meta.pk is not None and meta.pk.column is not None
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+                [meta.db_table, meta.pk.column, len(objs)],
+            )
+            for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
+                obj.pk = pk
+            fields = list(meta.concrete_fields)
+        qn = connection.ops.quote_name
+        names = ", ".join(qn(str(field.column)) for field in fields)
+        with cursor.cursor.copy(f"COPY {qn(meta.db_table)} ({names}) FROM STDIN") as copy:
+            for obj in objs:
+                copy.write_row(_row(fields, prepare, obj))
+    _saved(objs)
+    return _nothing
+
+
+def _nothing() -> None:
+    return None
+
+
+def _saved(objs: Sequence[models.Model]) -> None:
     for obj in objs:
         obj._state.adding = False
         obj._state.db = connection.alias
@@ -130,14 +164,22 @@ def _prep_save(field: models.Field, value: Any) -> Any:
 
 
 @functools.cache
-def _insert_one_sql(model: type[models.Model], with_ids: bool) -> str:
+def _insert_sql(model: type[models.Model], with_ids: bool) -> str:
+    """bulk_insert's statement for up to COPY_FROM rows: one array per column, unnested in
+    order (the keys come back in the same order, as Django's bulk_create assumes too)."""
     meta = model._meta
     qn = connection.ops.quote_name
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     columns = ", ".join(qn(str(field.column)) for field in fields)
-    placeholders = ", ".join("%s::jsonb" if isinstance(field, models.JSONField) else "%s" for field in fields)
+    arrays = ", ".join(f"%s::{_array_type(field)}[]" for field in fields)
     returning = f" RETURNING {qn(str(meta.pk.column))}" if with_ids and meta.pk is not None else ""
-    return f"INSERT INTO {qn(meta.db_table)} ({columns}) VALUES ({placeholders}){returning}"  # noqa: S608
+    return f"INSERT INTO {qn(meta.db_table)} ({columns}) SELECT * FROM unnest({arrays}){returning}"  # noqa: S608
+
+
+def _array_type(field: Any) -> str:
+    """The element type of a column's array, without a length: a value too long for its
+    column fails the insert instead of being cut by the cast."""
+    return re.sub(r"\(.*\)", "", str(field.db_type(connection)))
 
 
 def additive_upsert(
@@ -205,10 +247,7 @@ def _upsert_sql(
         source = f"VALUES {', '.join([row_sql] * rows)}"
     else:
         fields = [model._meta.get_field(name) for name in columns]
-        # The arrays' element types without lengths: a value too long for its column fails
-        # the insert instead of being cut by the cast.
-        types = [re.sub(r"\(.*\)", "", str(field.db_type(connection))) for field in fields]
-        arrays = ", ".join(f"%s::{name}[]" for name in types)
+        arrays = ", ".join(f"%s::{_array_type(field)}[]" for field in fields)
         source = f"SELECT * FROM unnest({arrays})"  # noqa: S608 (column types from the model)
     updates = ", ".join(f"{qn(name)} = t.{qn(name)} + EXCLUDED.{qn(name)}" for name in add)
     conflict = f"ON CONFLICT ({', '.join(qn(name) for name in key)}) " + (
