@@ -8,6 +8,7 @@ multiple of CHECKPOINT_EVERY. Checkpoints are also made hourly while a chain gro
 """
 
 import base64
+import collections
 import datetime as dt
 import functools
 import logging
@@ -26,7 +27,7 @@ from django.utils import timezone
 
 from audit import merkle, note, tree
 from audit.exceptions import TreeNotExtension
-from audit.models import AuditEntry, ChainHead, SignedCheckpoint
+from audit.models import ChainHead, SignedCheckpoint
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -252,43 +253,61 @@ class CheckpointsCheck:
     first_invalid: int | None
 
 
-def checkpoints_check(*, customer: Customer) -> CheckpointsCheck:
-    """Every stored checkpoint against the chain as it is: its note carries a valid
-    signature of this service's key over exactly its origin, size and root; the entry at its
-    size exists with its head hash; and the tree recomputed from the entries' own hashes
-    (streamed, two columns) has its root at that size. Stored tree nodes are not trusted."""
-    verifier = _verifier()
-    wanted = list(
-        SignedCheckpoint.objects.filter(customer=customer)
-        .order_by("sequence")
-        .values_list("sequence", "head_hash", "root_hash", "note")
-    )
-    if not wanted:
-        return CheckpointsCheck(0, None)
-    invalid: list[int] = []
-    pending = iter(wanted)
-    current = next(pending, None)
-    edge = merkle.CompactRange()
-    last_hash = ""
-    rows = (
-        AuditEntry.objects.filter(customer=customer, sequence__lte=wanted[-1][0])
-        .order_by("sequence")
-        .values_list("sequence", "hash")
-        .iterator(chunk_size=5000)
-    )
-    for sequence, value in rows:
-        if sequence != edge.size + 1:  # a gap: no later size can match
-            break
-        edge.append(bytes.fromhex(value))
-        last_hash = value
-        while current is not None and current[0] == edge.size:
-            if not _checkpoint_ok(customer.pk, current, edge.root(), last_hash, verifier):
-                invalid.append(current[0])
-            current = next(pending, None)
-    while current is not None:  # sizes the chain no longer reaches
-        invalid.append(current[0])
-        current = next(pending, None)
-    return CheckpointsCheck(checked=len(wanted), first_invalid=min(invalid) if invalid else None)
+class CheckpointWalk:
+    """Checks a customer's signed checkpoints while its chain streams past them in sequence
+    order (`entry`, fed by the chain verification's own read, so the chain is read once): the
+    tree is recomputed from the entries' own hashes (the stored tree rows are not trusted);
+    at each checkpoint's size its note must carry a valid signature of this service's key
+    over exactly its origin, size and root, and the entry there must have its head hash.
+
+    `edge`: the tree's right edge at a point already checked through; only the checkpoints
+    after it are checked. They are listed when the walk starts, before the chain is read, so
+    each was made at a size the chain had then reached: one the chain no longer reaches is
+    invalid (entries deleted), never a race with an append."""
+
+    def __init__(self, customer: Customer, *, edge: merkle.CompactRange | None = None) -> None:
+        self.customer_id = customer.pk
+        self.edge = edge or merkle.CompactRange()
+        self._verifier = _verifier()
+        self._pending = collections.deque(
+            SignedCheckpoint.objects.filter(customer=customer, sequence__gt=self.edge.size)
+            .order_by("sequence")
+            .values_list("sequence", "head_hash", "root_hash", "note")
+        )
+        self._checked = 0
+        self._invalid: list[int] = []
+        self._broken = False
+
+    def entry(self, sequence: int, hash_hex: str) -> None:
+        if self._broken:
+            return
+        if sequence != self.edge.size + 1:  # a gap: no later size can match
+            self._broken = True
+            return
+        self.edge.append(bytes.fromhex(hash_hex))
+        while self._pending and self._pending[0][0] == self.edge.size:
+            current = self._pending.popleft()
+            if not _checkpoint_ok(self.customer_id, current, self.edge.root(), hash_hex, self._verifier):
+                self._invalid.append(current[0])
+            self._checked += 1
+
+    @property
+    def through(self) -> int:
+        """The size the walk recomputed the tree to (its edge is the tree's there)."""
+        return -1 if self._broken else self.edge.size
+
+    def result(self) -> CheckpointsCheck:
+        """The checkpoints walked past, and those at sizes the chain did not reach (invalid)."""
+        unreached = [checkpoint[0] for checkpoint in self._pending]
+        invalid = self._invalid + unreached
+        return CheckpointsCheck(
+            checked=self._checked + len(unreached), first_invalid=min(invalid) if invalid else None
+        )
+
+
+def checkpoints_through(*, customer: Customer, sequence: int) -> int:
+    """How many signed checkpoints the customer has at sizes up to `sequence`."""
+    return SignedCheckpoint.objects.filter(customer=customer, sequence__lte=sequence).count()
 
 
 def _checkpoint_ok(

@@ -215,8 +215,10 @@ class ChainHead(models.Model):
 
 
 class ChainCheckpoint(models.Model):
-    """The last verified point of a customer's chain (sequence and hash): GET
-    /audit-trail/verify rechecks only what was appended since (audit/verify.py)."""
+    """The point a customer's chain was checked through (sequence and hash, the Merkle
+    tree's right edge there, the signed checkpoints checked up to it): GET
+    /audit-trail/verify rechecks only what was appended since, entries and signed
+    checkpoints alike (audit/verify.py)."""
 
     customer = models.OneToOneField(
         Customer, on_delete=models.CASCADE, primary_key=True, related_name="chain_checkpoint"
@@ -224,6 +226,12 @@ class ChainCheckpoint(models.Model):
     sequence = models.BigIntegerField(default=0)
     head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
     verified_at = models.DateTimeField(default=timezone.now)
+    # The hashes of the complete subtrees [0, sequence) splits into (32 bytes each, left to
+    # right; one per bit of sequence), recomputed from the entries' own hashes by the check:
+    # the next check extends this tree instead of rereading the chain.
+    tree_edge = models.BinaryField(default=b"")
+    # How many signed checkpoints (at sizes up to sequence) the checks through here verified.
+    checkpoints_checked = models.PositiveIntegerField(default=0)
 
     def __str__(self) -> str:
         return f"{self.customer_id} verified @ {self.sequence}"

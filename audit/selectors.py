@@ -72,14 +72,17 @@ def chain_verify(
     chunk_size: int = VERIFY_CHUNK,
     after_sequence: int = 0,
     after_hash: str = GENESIS_HASH,
+    on_entry: Callable[[int, str], None] | None = None,
 ) -> Verification:
     """Recompute every hash in sequence order, streaming (constant memory): an entry is
     invalid when its sequence is not the next one, its previous_hash is not the hash of
     the entry before, its stored hash does not match its content, or its decision row no
     longer matches what the entry recorded. The head row must point at the last entry.
 
-    `after_sequence`/`after_hash`: start after a verified checkpoint (audit/verify.py);
-    `entries_checked` then counts only the entries read here."""
+    `after_sequence`/`after_hash`: start after a verified point (audit/verify.py);
+    `entries_checked` then counts only the entries read here. `on_entry(sequence, hash)` sees
+    every entry read, in order, with its stored hash (the signed checkpoints' check walks the
+    same read: audit.checkpoints.CheckpointWalk)."""
     columns = [
         *ENTRY_COLUMNS,
         *(f"decision__{name}" for name in IMMUTABLE_FIELDS),
@@ -108,6 +111,8 @@ def chain_verify(
         )
         if not ok and first_invalid is None:
             first_invalid = min(sequence, expected_sequence)
+        if on_entry is not None:
+            on_entry(sequence, doc["hash"])
         checked += 1
         expected_sequence = sequence + 1
         previous_hash = doc["hash"]

@@ -75,10 +75,14 @@ assert list(AuditEntryOutput().fields) == ENTRY_DOCUMENT_FIELDS
 
 class VerifyOutput(serializers.Serializer):
     valid = serializers.BooleanField()
-    entries_checked = serializers.IntegerField()
+    entries_checked = serializers.IntegerField(
+        help_text="Entries verified: those checked by earlier calls and those rechecked by this one"
+    )
     head_hash = serializers.CharField()
     first_invalid_sequence = serializers.IntegerField(allow_null=True)
-    checkpoints_checked = serializers.IntegerField(help_text="Signed checkpoints checked against the chain")
+    checkpoints_checked = serializers.IntegerField(
+        help_text="Signed checkpoints checked against the chain, by earlier calls and this one"
+    )
     first_invalid_checkpoint = serializers.IntegerField(
         allow_null=True, help_text="The size (sequence) of the first checkpoint the chain does not match"
     )

@@ -205,8 +205,12 @@ class AuditTrailViewSet(TenantViewSet):
     )
     @action(detail=False, methods=["get"])
     def verify(self, request):
-        """Incremental from the last verified checkpoint; `X-Verified-From-Sequence` says
-        after which sequence entries were rechecked by this call."""
+        """Checks the chain and its signed checkpoints from the point an earlier check
+        reached: a call reads only the entries appended since. `X-Verified-From-Sequence` says
+        after which sequence entries were rechecked by this call; `entries_checked` and
+        `checkpoints_checked` count the whole chain verified so far. A check that finds
+        anything invalid clears that point, so later calls recheck everything;
+        `?full=true` rechecks everything as a job."""
         job_id = text_param(request, "job_id")
         if job_id:
             job = chain_verify.verify_job_get(customer=self.customer, job_id=job_id)

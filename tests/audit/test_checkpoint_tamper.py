@@ -14,11 +14,10 @@ import pytest
 from django.conf import settings
 from standardwebhooks import Webhook as Verifier
 
-from audit import tree
-from audit.chain import entry_document, entry_hash
-from audit.models import AuditEntry, ChainHead, Decision
+from audit.models import AuditEntry, ChainHead
 from keys.models import Customer
 from tests.audit.factories import decision_body
+from tests.audit.tamper import rewrite_chain
 from tests.webhooks.receiver import Receiver, start
 from webhooks import dispatch, services
 from webhooks.models import Event
@@ -111,21 +110,7 @@ def test_deleting_the_last_entry_is_caught(api, signed, tmp_path):
 
 def test_rewriting_the_whole_chain_with_recomputed_hashes_is_caught(api, signed, tmp_path):
     note_file, key_file = signed
-    # The operator's perfect rewrite: one decision changed, every later hash recomputed,
-    # the decision row changed to match, the head moved, the tree rebuilt.
-    entries = list(AuditEntry.objects.filter(customer_id="acme").order_by("sequence"))
-    Decision.objects.filter(pk=entries[1].decision_id).update(user_decision="deny")
-    previous = entries[0].hash
-    for entry in entries[1:]:
-        if entry.sequence == 2:
-            entry.user_decision = "deny"
-            entry.followed_ai = False
-        entry.previous_hash = previous
-        entry.hash = entry_hash(entry_document(entry))
-        previous = entry.hash
-        entry.save()
-    ChainHead.objects.filter(customer_id="acme").update(head_hash=previous)
-    tree.tree_rebuild("acme", 8)
+    rewrite_chain("acme", from_sequence=2)
     body = verify(api)
     assert body["first_invalid_sequence"] is None  # the chain alone looks fine
     assert not body["valid"] and body["first_invalid_checkpoint"] == 8

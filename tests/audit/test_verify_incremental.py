@@ -35,7 +35,10 @@ def test_verify_rechecks_only_what_was_appended_since_the_checkpoint(api):
     AuditEntry.objects.filter(customer_id="acme", sequence=8).update(user_decision="approve")
     third = api.get("/v1/audit-trail/verify").json()
     assert third["valid"] is False and third["first_invalid_sequence"] == 8
-    assert ChainCheckpoint.objects.get(customer_id="acme").sequence == 7  # not advanced past it
+    # a check that finds the chain invalid clears the point: the next call rechecks it all
+    assert not ChainCheckpoint.objects.filter(customer_id="acme").exists()
+    fourth = api.get("/v1/audit-trail/verify")
+    assert fourth["X-Verified-From-Sequence"] == "0" and fourth.json()["first_invalid_sequence"] == 8
 
 
 def test_full_recheck_is_a_job_that_finds_tampering_before_the_checkpoint(api, other_api):
