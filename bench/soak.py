@@ -62,6 +62,7 @@ class Client:
         self.port = port
         self.key = key
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.headers: dict[str, str] = {}
 
     def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict, float]:
         headers = {"Content-Type": "application/json"}
@@ -74,6 +75,7 @@ class Client:
                 self.conn.request(method, "/v1" + path, body=data, headers=headers)
                 response = self.conn.getresponse()
                 raw = response.read()
+                self.headers = dict(response.getheaders())
                 break
             except (http.client.HTTPException, OSError):
                 self.conn.close()
@@ -103,6 +105,30 @@ def worker_pids(serve_pid: int) -> list[int]:
     return pids
 
 
+def cpu_seconds(serve_pid: int) -> dict[str, float]:
+    """CPU seconds (user + system) so far of serve's descendants, summed per kind (web,
+    worker): where the run's CPU went. A worker killed earlier is not counted."""
+    parents, kinds, ticks = {}, {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])
+        kinds[pid] = "worker" if b"celery" in cmdline else "web" if b"gunicorn" in cmdline else "other"
+        ticks[pid] = int(fields[11]) + int(fields[12])
+    out: dict[str, float] = {}
+    for pid, kind in kinds.items():
+        ancestor = parents.get(pid)
+        while ancestor and ancestor != serve_pid:
+            ancestor = parents.get(ancestor)
+        if ancestor == serve_pid:
+            out[kind] = out.get(kind, 0.0) + ticks[pid] / os.sysconf("SC_CLK_TCK")
+    return {kind: round(value, 1) for kind, value in sorted(out.items())}
+
+
 def decision(rnd: random.Random, n: int) -> dict:
     ai = rnd.choice(["approve", "deny"])
     follow = rnd.random() < 0.8
@@ -126,6 +152,7 @@ def decision(rnd: random.Random, n: int) -> dict:
 
 def traffic(port: int, key: str, stop: threading.Event, seed: int, stats: dict, lock: threading.Lock) -> None:
     rnd = random.Random(seed)
+    started = time.time()
     client = Client(port, key)
     n = 0
     while not stop.is_set():
@@ -157,7 +184,11 @@ def traffic(port: int, key: str, stop: threading.Event, seed: int, stats: dict, 
         elif roll < 0.975:
             op, (status, _, seconds) = "GET /health", client.call("GET", "/health")
         elif roll < 0.99:
-            op, (status, _, seconds) = "GET /audit-trail/verify", client.call("GET", "/audit-trail/verify")
+            op, (status, body, seconds) = "GET /audit-trail/verify", client.call("GET", "/audit-trail/verify")
+            start = int(client.headers.get("X-Verified-From-Sequence") or 0)
+            read = (body.get("entries_checked") or start) - start  # entries this call read
+            with lock:
+                stats["verify_reads"].append((round(time.time() - started), round(seconds * 1000), read))
         else:
             body = {
                 "template": rnd.choice(["eu_ai_act", "texas_traiga"]),
@@ -167,6 +198,7 @@ def traffic(port: int, key: str, stop: threading.Event, seed: int, stats: dict, 
         with lock:
             stats["status"][status] += 1
             stats["latency"].setdefault(op, []).append(seconds)
+            stats["when"].setdefault(op, []).append((round(time.time() - started), round(seconds * 1000)))
             if status >= 500 or status == 0:
                 stats["errors"].append((op, status))
 
@@ -284,9 +316,15 @@ def main() -> None:
     parser.add_argument(
         "--web-threads", type=int, default=32, help="serve's web threads (PostgreSQL connections)"
     )
+    parser.add_argument("--port", type=int, default=0, help="the service's port (default: a free one)")
+    parser.add_argument("--receiver-port", type=int, default=0, help="the webhook receiver's (default: free)")
+    parser.add_argument(
+        "--settle-minutes", type=float, default=5, help="how long to wait for deliveries and exports after"
+    )
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="trustcal-soak-"))
-    port = free_port()
+    port = args.port or free_port()
+    report: dict = {"data_dir": str(data_dir), "load_average_at_start": os.getloadavg()}
     admin_key = "tcal_" + "".join(
         random.SystemRandom().choice("abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789")
         for _ in range(40)
@@ -320,10 +358,9 @@ def main() -> None:
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    receiver = ThreadingHTTPServer(("127.0.0.1", args.receiver_port), Receiver)
     threading.Thread(target=receiver.serve_forever, daemon=True).start()
     receiver_url = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
-    report: dict = {"data_dir": str(data_dir)}
     try:
         admin = Client(port, admin_key)
         deadline = time.time() + 120
@@ -341,7 +378,14 @@ def main() -> None:
             )
             assert status == 201, hook
             hooks.append(hook["webhook_id"])
-        stats: dict = {"status": Counter(), "latency": {}, "errors": [], "hostile": Counter()}
+        stats: dict = {
+            "status": Counter(),
+            "latency": {},
+            "when": {},
+            "verify_reads": [],
+            "errors": [],
+            "hostile": Counter(),
+        }
         lock = threading.Lock()
         stop = threading.Event()
         threads = [
@@ -371,9 +415,11 @@ def main() -> None:
         for t in threads:
             t.join()
         elapsed = time.time() - started
+        report["load_average_at_end"] = os.getloadavg()
+        report["cpu_seconds_of_traffic"] = cpu_seconds(serve.pid)
         report["new_worker"] = [p for p in worker_pids(serve.pid) if p not in victims]
         # The books: every delivery succeeded once, every export completed, every chain verifies.
-        settle = time.time() + 300
+        settle = time.time() + args.settle_minutes * 60
         while time.time() < settle:
             pending = 0
             for key, hook in zip(keys, hooks, strict=True):
@@ -421,6 +467,14 @@ def main() -> None:
                     }
                     for op, v in sorted(stats["latency"].items())
                 },
+                # the five slowest calls of each endpoint: (second of the run, ms)
+                "slowest": {
+                    op: sorted(v, key=lambda call: -call[1])[:5] for op, v in sorted(stats["when"].items())
+                },
+                # verify calls: (second of the run, ms, entries read), the slowest ten and the most read
+                "verify_slowest": sorted(stats["verify_reads"], key=lambda call: -call[1])[:10],
+                "verify_most_read": max((call[2] for call in stats["verify_reads"]), default=0),
+                "settled_after_s": round(time.time() - (settle - args.settle_minutes * 60)),
                 "deliveries_succeeded": delivered,
                 "webhook_ids_received": len(Receiver.ids),
                 "duplicates_received": sum(n - 1 for n in Receiver.ids.values() if n > 1),
