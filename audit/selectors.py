@@ -79,6 +79,13 @@ def chain_verify(
     the entry before, its stored hash does not match its content, or its decision row no
     longer matches what the entry recorded. The head row must point at the last entry.
 
+    The head is read first and the entries are read up to it: an append commits its entries
+    and the head together, so every entry up to the head read is there, and appends that
+    commit during the read are left to the next check instead of making this one disagree
+    with a head that moved on. An entry beyond the head is invalid all the same: after the
+    read, the last entry's sequence is read before the head again, so an entry committed by
+    then has its head committed too.
+
     `after_sequence`/`after_hash`: start after a verified point (audit/verify.py);
     `entries_checked` then counts only the entries read here. `on_entry(sequence, hash)` sees
     every entry read, in order, with its stored hash (the signed checkpoints' check walks the
@@ -89,8 +96,10 @@ def chain_verify(
         "decision__decision_id",
         "decision__timestamp",
     ]
+    head = ChainHead.objects.filter(customer=customer).values_list("sequence", "head_hash").first()
+    head_sequence, head_hash = head if head is not None else (0, GENESIS_HASH)
     rows = (
-        AuditEntry.objects.filter(customer=customer, sequence__gt=after_sequence)
+        AuditEntry.objects.filter(customer=customer, sequence__gt=after_sequence, sequence__lte=head_sequence)
         .order_by("sequence")
         .values_list(*columns)
         .iterator(chunk_size=chunk_size)
@@ -116,17 +125,29 @@ def chain_verify(
         checked += 1
         expected_sequence = sequence + 1
         previous_hash = doc["hash"]
-    head = ChainHead.objects.filter(customer=customer).values_list("sequence", "head_hash").first()
-    head_sequence, head_hash = head if head is not None else (0, GENESIS_HASH)
     reached = after_sequence + checked
     if first_invalid is None and (head_sequence != reached or head_hash != previous_hash):
         first_invalid = min(head_sequence, reached) + 1
+    if first_invalid is None:
+        first_invalid = _beyond_head(customer)
     return Verification(
         valid=first_invalid is None,
         entries_checked=checked,
         head_hash=previous_hash,
         first_invalid_sequence=first_invalid,
     )
+
+
+def _beyond_head(customer: Customer) -> int | None:
+    """The sequence after the head when an entry lies beyond it (the head moved back), else None."""
+    last = (
+        AuditEntry.objects.filter(customer=customer).order_by("-sequence").values_list("sequence", flat=True)
+    )
+    last_sequence = last.first() or 0
+    head_sequence = (
+        ChainHead.objects.filter(customer=customer).values_list("sequence", flat=True).first() or 0
+    )
+    return head_sequence + 1 if last_sequence > head_sequence else None
 
 
 def _decision_matches(doc: dict[str, Any], decision_values: tuple) -> bool:

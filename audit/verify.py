@@ -172,8 +172,8 @@ def chain_verify_covered(customer: Customer) -> dict[str, Any]:
 
 
 def chain_verify_incremental(customer: Customer) -> tuple[Verification, int]:
-    """(the verify answer of docs/reference/decisions.md, and the sequence this call's
-    recheck started after). `entries_checked` and `checkpoints_checked` count the whole
+    """(the verify answer that docs/reference/decisions.md describes; the sequence this
+    call's recheck started after). `entries_checked` and `checkpoints_checked` count the whole
     verified chain: the point's prefix plus what was rechecked now."""
     answer, point = _incremental(customer)
     return answer, point.sequence

@@ -11,13 +11,16 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from audit import verify
-from audit.models import AuditEntry, ChainCheckpoint, SignedCheckpoint
+from audit.models import AuditEntry, ChainCheckpoint, ChainHead, SignedCheckpoint
 from tests.audit.factories import decision_body
 from tests.audit.tamper import rewrite_chain
 
 pytestmark = pytest.mark.django_db
 
 ENTRIES_TABLE = AuditEntry._meta.db_table
+# Besides the entries it checks, a valid check reads one row: the last entry's sequence (is
+# there an entry beyond the head?).
+LAST = 1
 DECLARED = re.compile(r"^DECLARE .+? CURSOR (?:WITH(?:OUT)? HOLD )?FOR ", re.IGNORECASE)
 
 
@@ -58,7 +61,7 @@ def test_a_call_after_n_new_entries_reads_those_n_entries_for_the_chain_and_the_
     first, read = _entry_rows_read(lambda: api.get("/v1/audit-trail/verify"))
     body = first.json()
     assert body["valid"] is True and body["entries_checked"] == 70 and body["checkpoints_checked"] == 2
-    assert read == 70  # the whole chain once: entries and checkpoints share one read
+    assert read == 70 + LAST  # the whole chain once: entries and checkpoints share one read
     _append(api, 25)
     assert _sign(api) == 95
     _append(api, 5)
@@ -66,9 +69,9 @@ def test_a_call_after_n_new_entries_reads_those_n_entries_for_the_chain_and_the_
     body = second.json()
     assert second["X-Verified-From-Sequence"] == "70"
     assert body["valid"] is True and body["entries_checked"] == 100 and body["checkpoints_checked"] == 3
-    assert read == 30  # the entries appended since, not the 95 the checkpoints cover
+    assert read == 30 + LAST  # the entries appended since, not the 95 the checkpoints cover
     third, read = _entry_rows_read(lambda: api.get("/v1/audit-trail/verify"))
-    assert third.json()["checkpoints_checked"] == 3 and read == 0
+    assert third.json()["checkpoints_checked"] == 3 and read == LAST
     point = ChainCheckpoint.objects.get(customer_id="acme")
     assert (point.sequence, point.checkpoints_checked, len(bytes(point.tree_edge))) == (100, 3, 3 * 32)
 
@@ -115,7 +118,7 @@ def test_a_full_check_that_passes_stores_its_point_for_the_next_call(api):
     verify.verify_job_run(job_id=job["job_id"])
     assert api.get("/v1/audit-trail/verify", {"job_id": job["job_id"]}).json()["result"]["valid"] is True
     answer, read = _entry_rows_read(lambda: api.get("/v1/audit-trail/verify"))
-    assert answer["X-Verified-From-Sequence"] == "12" and read == 0
+    assert answer["X-Verified-From-Sequence"] == "12" and read == LAST
     assert answer.json()["checkpoints_checked"] == 1 and answer.json()["valid"] is True
 
 
@@ -127,7 +130,7 @@ def test_a_signed_checkpoint_deleted_behind_the_point_makes_the_next_call_rechec
     assert api.get("/v1/audit-trail/verify").json()["checkpoints_checked"] == 2
     SignedCheckpoint.objects.filter(customer_id="acme", sequence=6).delete()
     answer, read = _entry_rows_read(lambda: api.get("/v1/audit-trail/verify"))
-    assert answer["X-Verified-From-Sequence"] == "0" and read == 12
+    assert answer["X-Verified-From-Sequence"] == "0" and read == 12 + LAST
     assert answer.json()["checkpoints_checked"] == 1 and answer.json()["valid"] is True
 
 
@@ -154,3 +157,33 @@ def test_a_checkpoint_signed_while_a_call_reads_the_chain_is_checked_by_the_next
     assert after["X-Verified-From-Sequence"] == "5"
     assert after.json()["checkpoints_checked"] == 1 and after.json()["valid"] is True
     assert ChainCheckpoint.objects.get(customer_id="acme").sequence == 10
+
+
+def test_entries_appended_while_a_call_reads_the_chain_leave_its_answer_valid(api, monkeypatch):
+    _append(api, 5)
+
+    class AppendedMeanwhile(verify.CheckpointWalk):
+        """The walk of a call during which another request appends (and commits) an entry."""
+
+        def entry(self, sequence: int, hash_hex: str) -> None:
+            if sequence == 3:
+                assert api.post("/v1/log", decision_body(), format="json").status_code == 201
+            super().entry(sequence, hash_hex)
+
+    monkeypatch.setattr(verify, "CheckpointWalk", AppendedMeanwhile)
+    during = api.get("/v1/audit-trail/verify").json()
+    monkeypatch.undo()
+    # the chain as its head stood when the call began, not a mismatch with a head that moved on
+    assert during["valid"] is True and during["entries_checked"] == 5
+    assert ChainCheckpoint.objects.get(customer_id="acme").sequence == 5
+    after = api.get("/v1/audit-trail/verify")
+    assert after["X-Verified-From-Sequence"] == "5" and after.json()["entries_checked"] == 6
+
+
+def test_an_entry_beyond_the_head_is_invalid(api):
+    _append(api, 8)
+    ChainHead.objects.filter(customer_id="acme").update(
+        sequence=7, head_hash=AuditEntry.objects.get(customer_id="acme", sequence=7).hash
+    )
+    body = api.get("/v1/audit-trail/verify").json()
+    assert body["valid"] is False and body["first_invalid_sequence"] == 8
