@@ -15,9 +15,9 @@ def sh(*args: str, env=None, check=True, input=None) -> subprocess.CompletedProc
     return subprocess.run(args, cwd=ROOT, env=env, check=check, capture_output=True, text=True, input=input)
 
 
-def fresh_stack(*, db: str, redis_db: str, data_dir: str | Path) -> dict[str, str]:
-    """Drop and create database `db`, flush Redis db `redis_db`, migrate; returns the
-    environment for manage.py and gunicorn against them."""
+def fresh_stack(*, db: str, redis_db: str, data_dir: str | Path, keep: bool = False) -> dict[str, str]:
+    """Drop and create database `db` (with `keep`, leave it as an earlier run left it), flush
+    Redis db `redis_db`, migrate; returns the environment for manage.py and gunicorn against them."""
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.local",
@@ -26,7 +26,8 @@ def fresh_stack(*, db: str, redis_db: str, data_dir: str | Path) -> dict[str, st
         TRUSTCAL_DATA_DIR=str(data_dir),
     )
     psql = ("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc")
-    sh(*psql, f"DROP DATABASE IF EXISTS {db}", "-c", f"CREATE DATABASE {db}")
+    if not keep:
+        sh(*psql, f"DROP DATABASE IF EXISTS {db}", "-c", f"CREATE DATABASE {db}")
     sh("redis-cli", "-n", str(redis_db), "flushdb")
     sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
     return env

@@ -5,6 +5,7 @@ printed side by side as ratios.
 
 Run:  .venv/bin/python bench/ingest_bench.py                     (PostgreSQL + Redis on localhost)
       .venv/bin/python bench/ingest_bench.py --duration 20 --big 1000000
+      .venv/bin/python bench/ingest_bench.py --reuse --big 1000000   (the database an earlier run loaded)
 
 Needs the perf venv (python3 -m venv /tmp/perf-venv && /tmp/perf-venv/bin/pip install -r
 bench/baselines/requirements.txt). It creates a fresh database `tc_ingest_bench`, starts gunicorn
@@ -44,6 +45,9 @@ DB = os.environ.get("BENCH_DB", "tc_ingest_bench")
 REDIS_DB = os.environ.get("BENCH_REDIS_DB", "13")
 PORT = int(os.environ.get("BENCH_PORT", "8857"))
 CUSTOMER = "bench"
+# Each run's decision ids are its own, so that a run on a kept database (--reuse) writes new
+# decisions instead of replaying the earlier run's.
+RUN = f"r{int(time.time())}"
 DSN = f"postgresql://postgres@127.0.0.1:5432/{DB}"
 
 
@@ -64,7 +68,7 @@ def limit_insert(threads: int, seconds: float, perf_python: str) -> dict:
 def decision(i: int, tag: str, rnd: random.Random) -> dict:
     ai = rnd.choice(("approve", "deny"))
     return {
-        "decision_id": f"{tag}-{i}",
+        "decision_id": f"{RUN}-{tag}-{i}",
         "user_id": f"user-{i % 200}",
         "model_id": f"model-{i % 5}",
         "model_version": "1",
@@ -243,11 +247,17 @@ def main() -> None:
         help="an earlier checkout (git archive) whose in-process POST /log CPU to measure too",
     )
     parser.add_argument("--perf-python", default="/tmp/perf-venv/bin/python")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the bench database as an earlier run left it (migrated, its decisions kept): "
+        "measures /calibrate at --big stored without loading them again",
+    )
     args = parser.parse_args()
     load_before = os.getloadavg()
 
     data_dir = Path(tempfile.mkdtemp(prefix="tc-ingest-bench-"))
-    env = fresh_stack(db=DB, redis_db=REDIS_DB, data_dir=data_dir)
+    env = fresh_stack(db=DB, redis_db=REDIS_DB, data_dir=data_dir, keep=args.reuse)
     keys = make_keys(env, customer=CUSTOMER, count=48)
 
     limit1 = limit_insert(1, args.duration, args.perf_python)
