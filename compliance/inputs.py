@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compliance.catalogue import FORMATS, TEMPLATE_IDS
+from config.bodies import Body, Field, Problems, parse
 from config.exceptions import ValidationFailed
 from config.inputs import parse_day_only, shift_days, time_range
 
@@ -13,7 +14,6 @@ DEFAULT_DAYS = 30
 # The longest period a report covers (ten years and a leap day or two): a report's cost grows
 # with its period (a trend point per month), docs/reference/limits.md, "Exports".
 MAX_PERIOD_DAYS = 3660
-FILTER_KEYS = ("user_ids", "model_ids", "calibration")
 CATEGORIES = ["CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING"]
 FILTER_VALUES_MAX = 1000
 FILTER_VALUE_LENGTH = 256
@@ -29,77 +29,42 @@ class ExportRequest:
     filters: dict[str, list[str]]
 
 
-class _Errors:
-    def __init__(self) -> None:
-        self.items: list[dict[str, str]] = []
-
-    def add(self, field: str, message: str) -> None:
-        self.items.append({"field": field, "message": message})
-
-    def raise_any(self) -> None:
-        if self.items:
-            detail = "; ".join(f"{e['field']}: {e['message']}" for e in self.items[:5])
-            raise ValidationFailed(detail, errors=self.items)
+def _distinct(values: dict[str, Any], problems: Problems) -> None:
+    """Only the filters given with values, each value once."""
+    for key in list(values):
+        if values[key]:
+            values[key] = list(dict.fromkeys(values[key]))
+        else:
+            del values[key]
 
 
-def _choice(body: dict[str, Any], name: str, choices: list[str], default: str | None, errors: _Errors) -> str:
-    value = body.get(name, default)
-    if value is None:
-        errors.add(name, f"is required (one of {', '.join(choices)})")
-    elif not isinstance(value, str) or value not in choices:
-        errors.add(name, f"must be one of {', '.join(choices)}")
-    return value if isinstance(value, str) else ""
+def _filter_list(name: str, item: Field, help: str) -> Field:
+    return Field(name, "list", max_length=FILTER_VALUES_MAX, item=item, help=help)
 
 
-def _filters(raw: Any, errors: _Errors) -> dict[str, list[str]]:
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        errors.add("filters", "must be an object")
-        return {}
-    out: dict[str, list[str]] = {}
-    for key in raw:
-        if key not in FILTER_KEYS:
-            errors.add(f"filters.{key}", f"unknown filter (known: {', '.join(FILTER_KEYS)})")
-    for key in FILTER_KEYS:
-        values = raw.get(key)
-        if values is None:
-            continue
-        name = f"filters.{key}"
-        if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
-            errors.add(name, "must be an array of non-empty strings")
-            continue
-        if len(values) > FILTER_VALUES_MAX:
-            errors.add(name, f"at most {FILTER_VALUES_MAX} values")
-            continue
-        if any(len(v) > FILTER_VALUE_LENGTH for v in values):
-            errors.add(name, f"values are at most {FILTER_VALUE_LENGTH} characters")
-            continue
-        if key == "calibration":
-            unknown = [v for v in values if v not in CATEGORIES]
-            if unknown:
-                errors.add(name, f"unknown categories {unknown[:3]} (known: {', '.join(CATEGORIES)})")
-                continue
-        if values:
-            out[key] = list(dict.fromkeys(values))
-    return out
+FILTERS = Body(
+    "ExportFiltersInput",
+    (
+        _filter_list(
+            "user_ids", Field("", max_length=FILTER_VALUE_LENGTH), "Only these reviewers' decisions"
+        ),
+        _filter_list("model_ids", Field("", max_length=FILTER_VALUE_LENGTH), "Only these models' decisions"),
+        _filter_list("calibration", Field("", "choice", choices=tuple(CATEGORIES)), "Only these categories"),
+    ),
+    checks=(_distinct,),
+    unknown=False,
+)
+
+TIME_PERIOD = Body("ExportPeriodInput", (Field("from", "bound"), Field("to", "bound")), unknown=False)
 
 
-def _period(raw: Any, errors: _Errors) -> tuple[dt.datetime, dt.datetime, dict[str, str]] | None:
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        errors.add("time_period", "must be an object with from and to")
-        return None
-    for key in raw:
-        if key not in ("from", "to"):
-            errors.add(f"time_period.{key}", "unknown field (known: from, to)")
+def _period(values: dict[str, Any], problems: Problems) -> None:
+    """The period with its defaults (docs/reference/reports.md): `to` today, `from` 29 days before
+    the day `to` falls in; at most MAX_PERIOD_DAYS."""
+    if problems.errors:
+        return
+    raw = values["time_period"] or {}
     raw_from, raw_to = raw.get("from"), raw.get("to")
-    for key, value in (("from", raw_from), ("to", raw_to)):
-        if value is not None and not isinstance(value, str):
-            errors.add(f"time_period.{key}", "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp")
-    if errors.items:
-        return None
     today = dt.datetime.now(dt.UTC).date()
     if raw_to is None:
         raw_to = today.isoformat()
@@ -109,27 +74,29 @@ def _period(raw: Any, errors: _Errors) -> tuple[dt.datetime, dt.datetime, dict[s
     try:
         start, end = time_range(raw_from, raw_to, from_name="time_period.from", to_name="time_period.to")
     except ValidationFailed as exc:
-        errors.items.extend(exc.errors)
-        return None
+        problems.errors.extend(exc.errors)
+        return
     assert start is not None and end is not None
     if end - start > dt.timedelta(days=MAX_PERIOD_DAYS):
-        errors.add("time_period", f"must span at most {MAX_PERIOD_DAYS} days")
-        return None
-    return start, end, {"from": raw_from, "to": raw_to}
+        problems.add("time_period", f"must span at most {MAX_PERIOD_DAYS} days")
+        return
+    values["start"], values["end"] = start, end
+    values["time_period"] = {"from": raw_from, "to": raw_to}
 
 
-def export_request_parse(body: dict[str, Any]) -> ExportRequest:
-    errors = _Errors()
-    for key in body:
-        if key not in ("template", "format", "time_period", "filters"):
-            errors.add(key, "unknown field (known: template, format, time_period, filters)")
-    template = _choice(body, "template", TEMPLATE_IDS, None, errors)
-    format = _choice(body, "format", FORMATS, "pdf", errors)
-    filters = _filters(body.get("filters"), errors)
-    period = _period(body.get("time_period"), errors)
-    errors.raise_any()
-    assert period is not None
-    start, end, echo = period
-    return ExportRequest(
-        template=template, format=format, start=start, end=end, time_period=echo, filters=filters
-    )
+EXPORT = Body(
+    "ExportInput",
+    (
+        Field("template", "choice", required=True, choices=tuple(TEMPLATE_IDS)),
+        Field("format", "choice", choices=tuple(FORMATS), default="pdf"),
+        Field("time_period", "object", body=TIME_PERIOD, help="Default: the last 30 days, today included"),
+        Field("filters", "object", body=FILTERS, default=dict),
+    ),
+    checks=(_period,),
+    unknown=False,
+    doc="POST /export's body: the report template, its format, the period and the filters.",
+)
+
+
+def export_request_parse(body: Any) -> ExportRequest:
+    return ExportRequest(**parse(EXPORT, body))

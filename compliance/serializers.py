@@ -1,7 +1,6 @@
 from rest_framework import serializers
 
 from compliance.catalogue import FORMATS, TEMPLATE_IDS
-from compliance.inputs import CATEGORIES
 from compliance.models import ExportJob
 from config.api import UTCDateTimeField
 
@@ -47,33 +46,6 @@ class ExportOutput(serializers.ModelSerializer):
 
     def get_compliance_status(self, job: ExportJob) -> str | None:
         return job.compliance_status or None
-
-
-class _TimePeriodDoc(serializers.Serializer):
-    from_ = serializers.CharField(
-        required=False, help_text="YYYY-MM-DD (whole UTC day) or an ISO 8601 timestamp"
-    )
-    to = serializers.CharField(required=False, help_text="YYYY-MM-DD (inclusive) or an ISO 8601 timestamp")
-
-    def get_fields(self):
-        fields = super().get_fields()
-        fields["from"] = fields.pop("from_")
-        return fields
-
-
-class _FiltersDoc(serializers.Serializer):
-    user_ids = serializers.ListField(child=serializers.CharField(max_length=256), required=False)
-    model_ids = serializers.ListField(child=serializers.CharField(max_length=256), required=False)
-    calibration = serializers.ListField(child=serializers.ChoiceField(choices=CATEGORIES), required=False)
-
-
-class ExportRequestDoc(serializers.Serializer):
-    """POST /export's body: the report template, its format, the period and the filters."""
-
-    template = serializers.ChoiceField(choices=TEMPLATE_IDS)
-    format = serializers.ChoiceField(choices=FORMATS, required=False, default="pdf")
-    time_period = _TimePeriodDoc(required=False)
-    filters = _FiltersDoc(required=False)
 
 
 class _TemplateSectionOutput(serializers.Serializer):

@@ -8,11 +8,12 @@ from rest_framework.response import Response
 from compliance import selectors, services
 from compliance.catalogue import TEMPLATES
 from compliance.exceptions import ExportNotFound, ExportNotReady
-from compliance.inputs import export_request_parse
+from compliance.inputs import EXPORT, export_request_parse
 from compliance.models import ExportJob
 from compliance.report import CONTENT_TYPES
-from compliance.serializers import ExportOutput, ExportRequestDoc, TemplatesOutput
-from config.api import PagePagination, TenantAPIView, TenantViewSet, require_object
+from compliance.serializers import ExportOutput, TemplatesOutput
+from config.api import PagePagination, TenantAPIView, TenantViewSet
+from config.bodies import serializer
 
 
 class ExportTemplatesView(TenantAPIView):
@@ -59,9 +60,9 @@ class ExportViewSet(TenantViewSet):
     pagination_class = PagePagination
     serializer_class = ExportOutput
 
-    @extend_schema(request=ExportRequestDoc, responses={202: ExportOutput}, operation_id="export_create")
+    @extend_schema(request=serializer(EXPORT), responses={202: ExportOutput}, operation_id="export_create")
     def create(self, request):
-        data = export_request_parse(require_object(request.data))
+        data = export_request_parse(request.data)
         job = services.export_request(
             customer=self.customer,
             template=data.template,

@@ -4,9 +4,8 @@ docs/reference/fairness.md)."""
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from config.api import StrictCharField, UTCDateTimeField
+from config.api import UTCDateTimeField
 from fairness.amplification import RISK_LEVELS
-from fairness.inputs import METRICS, TOOLS
 from fairness.models import AlertStatus, AmplificationAlert, FairnessSignal, Severity
 
 # --- documentation of the analysis object (it is stored and served as the JSON it was built as)
@@ -56,38 +55,6 @@ class ConfidenceIntervalField(serializers.JSONField):
 class RawPayloadField(serializers.Field):
     def to_representation(self, value):
         return value
-
-
-# --- input ---------------------------------------------------------------------------------
-
-
-class SignalInputDoc(serializers.Serializer):
-    """The body of POST /model-fairness-signals, checked in this order: externalToolId, metricName,
-    every other field, signalTimestamp, then the hourly limit."""
-
-    externalToolId = serializers.ChoiceField(choices=TOOLS)
-    externalToolVersion = serializers.CharField(required=False, allow_null=True, max_length=255)
-    modelId = serializers.CharField(max_length=255)
-    modelVersion = serializers.CharField(required=False, allow_null=True, max_length=255)
-    metricName = serializers.ChoiceField(choices=METRICS)
-    metricValue = serializers.FloatField(min_value=0, max_value=1)
-    threshold = serializers.FloatField(required=False, allow_null=True)
-    passesThreshold = serializers.BooleanField(required=False, allow_null=True)
-    protectedAttribute = serializers.CharField(max_length=255)
-    privilegedGroup = serializers.CharField(required=False, allow_null=True, max_length=255)
-    unprivilegedGroup = serializers.CharField(required=False, allow_null=True, max_length=255)
-    sampleSize = serializers.IntegerField(required=False, allow_null=True, min_value=0)
-    confidenceInterval = ConfidenceIntervalDoc(required=False, allow_null=True)
-    rawPayload = serializers.DictField()
-    signalTimestamp = serializers.DateTimeField()
-
-
-class AlertPatchInput(serializers.Serializer):
-    status = serializers.ChoiceField(choices=AlertStatus.choices)
-    resolutionNotes = StrictCharField(
-        required=False, allow_null=True, allow_blank=True, max_length=10000, trim_whitespace=False
-    )
-    resolvedBy = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=255)
 
 
 # --- output --------------------------------------------------------------------------------

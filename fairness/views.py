@@ -11,18 +11,16 @@ from config.api import (
     ID_PATTERN,
     CamelPagePagination,
     TenantViewSet,
-    require_object,
 )
+from config.bodies import parse, serializer
 from fairness import selectors, services
 from fairness.filters import AlertFilters, SignalFilters
-from fairness.inputs import signal_input_parse
+from fairness.inputs import ALERT_PATCH, SIGNAL, signal_input_parse
 from fairness.models import AmplificationAlert, FairnessSignal
 from fairness.serializers import (
     AlertDetailOutput,
     AlertOutput,
-    AlertPatchInput,
     AnalyzeOutput,
-    SignalInputDoc,
     SignalOutput,
 )
 
@@ -39,14 +37,14 @@ class FairnessSignalViewSet(TenantViewSet):
 
     @extend_schema(
         operation_id="model_fairness_signals_create",
-        request=SignalInputDoc,
+        request=serializer(SIGNAL),
         responses={201: SignalOutput},
         description="Ingest a signal. Checked in order: externalToolId (FAIRNESS_INVALID_SOURCE), metricName "
         "(FAIRNESS_INVALID_METRIC), other fields (VALIDATION_ERROR), signalTimestamp (SIGNAL_IN_FUTURE, "
         "SIGNAL_TOO_OLD), then 100 accepted per sliding hour per customer (FAIRNESS_RATE_LIMIT).",
     )
     def create(self, request):
-        data = signal_input_parse(require_object(request.data))
+        data = signal_input_parse(request.data)
         result = services.signal_ingest(customer=self.customer, data=data)
         return Response(SignalOutput(result.signal).data, status=http_status.HTTP_201_CREATED)
 
@@ -83,18 +81,14 @@ class AmplificationAlertViewSet(TenantViewSet):
         return Response(AlertDetailOutput(self.get_object()).data)
 
     @extend_schema(
-        operation_id="bias_amplification_partial_update", request=AlertPatchInput, responses=AlertOutput
+        operation_id="bias_amplification_partial_update",
+        request=serializer(ALERT_PATCH),
+        responses=AlertOutput,
     )
     def partial_update(self, request, pk=None):
         alert = self.get_object()
-        data = AlertPatchInput(data=require_object(request.data))
-        data.is_valid(raise_exception=True)
         alert = services.alert_status_update(
-            alert=alert,
-            status=data.validated_data["status"],
-            actor=f"api_key:{request.auth.id}",
-            resolution_notes=data.validated_data.get("resolutionNotes"),
-            resolved_by=data.validated_data.get("resolvedBy"),
+            alert=alert, actor=f"api_key:{request.auth.id}", **parse(ALERT_PATCH, request.data)
         )
         return Response(AlertOutput(alert).data)
 

@@ -1,23 +1,7 @@
 from rest_framework import serializers
 
 from config.api import UTCDateTimeField
-from keys.models import CUSTOMER_ID_HELP, CUSTOMER_ID_PATTERN, AdminAuditLog, ApiKey, Tier
-
-
-class ApiKeyCreateInput(serializers.Serializer):
-    customer_id = serializers.RegexField(
-        CUSTOMER_ID_PATTERN, max_length=64, error_messages={"invalid": f"must be {CUSTOMER_ID_HELP}"}
-    )
-    tier = serializers.ChoiceField(choices=Tier.choices)
-    description = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
-    is_admin = serializers.BooleanField(required=False, default=False)
-
-
-REASON_MAX = 500
-
-
-class ApiKeyRevokeInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=REASON_MAX, required=False, allow_blank=True, default="")
+from keys.models import AdminAuditLog, ApiKey
 
 
 def _limits(key: ApiKey) -> tuple[int, int]:

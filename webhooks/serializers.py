@@ -1,38 +1,7 @@
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from config.api import UTCDateTimeField
 from webhooks.models import Delivery, Webhook
-from webhooks.services import SUBSCRIBABLE
-
-
-# url and events are taken as any JSON and checked by the service, so that a wrong value
-# answers WEBHOOK_INVALID_URL / WEBHOOK_INVALID_EVENT rather than a generic VALIDATION_ERROR.
-@extend_schema_field({"type": "string", "format": "uri", "maxLength": 2048})
-class UrlField(serializers.JSONField):
-    pass
-
-
-@extend_schema_field({"type": "array", "minItems": 1, "items": {"type": "string", "enum": SUBSCRIBABLE}})
-class EventsField(serializers.JSONField):
-    pass
-
-
-class WebhookCreateInput(serializers.Serializer):
-    url = UrlField(
-        allow_null=True,
-        help_text="The receiving HTTPS endpoint; it must resolve to public addresses only (docs/reference/webhooks.md).",
-    )
-    events = EventsField(allow_null=True, help_text="Event names, or `*` for all.")
-    description = serializers.CharField(
-        max_length=500, required=False, allow_blank=True, allow_null=True, default=""
-    )
-
-
-class WebhookUpdateInput(serializers.Serializer):
-    url = UrlField(required=False, allow_null=True)
-    events = EventsField(required=False, allow_null=True)
-    description = serializers.CharField(max_length=500, required=False, allow_blank=True, allow_null=True)
 
 
 class WebhookOutput(serializers.Serializer):

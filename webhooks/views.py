@@ -3,19 +3,19 @@ from rest_framework import status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from config.api import PagePagination, TenantViewSet, require_object
+from config.api import PagePagination, TenantViewSet
+from config.bodies import parse, serializer
 from config.filters import filtered
 from webhooks import selectors, services
 from webhooks.filters import DeliveryFilters
+from webhooks.inputs import WEBHOOK_CREATE, WEBHOOK_UPDATE
 from webhooks.models import Webhook
 from webhooks.serializers import (
     DeliveryOutput,
     WebhookCreatedOutput,
-    WebhookCreateInput,
     WebhookOutput,
     WebhookRotatedOutput,
     WebhookTestOutput,
-    WebhookUpdateInput,
 )
 
 
@@ -35,23 +35,21 @@ class WebhookViewSet(TenantViewSet):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(WebhookOutput(page, many=True).data)
 
-    @extend_schema(request=WebhookCreateInput, responses={201: WebhookCreatedOutput})
+    @extend_schema(request=serializer(WEBHOOK_CREATE), responses={201: WebhookCreatedOutput})
     def create(self, request):
-        data = WebhookCreateInput(data=require_object(request.data))
-        data.is_valid(raise_exception=True)
-        issued = services.webhook_create(customer=self.customer, **data.validated_data)
+        issued = services.webhook_create(customer=self.customer, **parse(WEBHOOK_CREATE, request.data))
         return Response(WebhookCreatedOutput(issued).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=WebhookOutput)
     def retrieve(self, request, pk=None):
         return Response(WebhookOutput(self.get_object()).data)
 
-    @extend_schema(request=WebhookUpdateInput, responses=WebhookOutput)
+    @extend_schema(request=serializer(WEBHOOK_UPDATE), responses=WebhookOutput)
     def partial_update(self, request, pk=None):
         webhook = self.get_object()
-        data = WebhookUpdateInput(data=require_object(request.data), partial=True)
-        data.is_valid(raise_exception=True)
-        webhook = services.webhook_update(webhook=webhook, **data.validated_data)
+        webhook = services.webhook_update(
+            webhook=webhook, **parse(WEBHOOK_UPDATE, request.data, partial=True)
+        )
         return Response(WebhookOutput(webhook).data)
 
     @extend_schema(request=None, responses={204: None})

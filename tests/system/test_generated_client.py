@@ -176,7 +176,7 @@ def test_a_client_generated_from_the_schema_drives_the_main_flows(generated, set
     signal = d.call(
         "model_fairness_signals.model_fairness_signals_create",
         201,
-        body=d.body("signal_input_doc_request.SignalInputDocRequest", signal_body),
+        body=d.body("signal_input_request.SignalInputRequest", signal_body),
     )
     d.call("model_fairness_signals.model_fairness_signals_list", 200)
     d.call("model_fairness_signals.model_fairness_signals_retrieve", 200, id=signal.id)
@@ -191,7 +191,7 @@ def test_a_client_generated_from_the_schema_drives_the_main_flows(generated, set
     d.call("export.export_templates", 200)
     export = d.call(
         "export.export_create", 202,
-        body=d.body("export_request_doc_request.ExportRequestDocRequest",
+        body=d.body("export_input_request.ExportInputRequest",
                     {"template": "eu_ai_act", "format": "json", "time_period": {"from": today, "to": today}}),
     )  # fmt: skip
     d.call("export.export_retrieve", 200, id=export.export_id)
