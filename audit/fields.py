@@ -4,6 +4,8 @@ serializers are checked against these lists when they are imported."""
 
 from dataclasses import dataclass
 
+from config.bodies import Body, Field
+
 # Field sizes: the model's columns and the validator use the same numbers, so bad input is a
 # 400 and never a database error.
 ID_MAX = 128
@@ -16,50 +18,100 @@ METADATA_MAX_BYTES = 16 * 1024
 REVIEW_SECONDS_MAX = 86_400
 
 
+SUBGROUP_VALUE_MAX = 256
+CUSTOM_KEY_MAX = 256
+CUSTOM_KEYS_MAX = 32
+DECISION_ID_PATTERN = r"[A-Za-z0-9._:-]{1,128}"
+DECISION_ID_HELP = "1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'"
+PROBE_KINDS = ("known_wrong", "known_right")
+
+
+def _group(name: str) -> Field:
+    return Field(name, trim=True, max_length=SUBGROUP_VALUE_MAX)
+
+
+# A decision's subgroups (docs/reference/bias.md, Subgroups), the one declaration of POST /log,
+# POST /calibrate, batch items and POST /detect-bias: values trimmed (case kept), not empty, at
+# most 256 characters; `custom` at most 32 of them under keys of 1-256 characters (trimmed).
+SUBGROUPS = Body(
+    "SubgroupsInput",
+    (
+        _group("gender"),
+        _group("age_group"),
+        _group("ethnicity"),
+        Field(
+            "custom",
+            "map",
+            max_length=CUSTOM_KEYS_MAX,
+            key_max=CUSTOM_KEY_MAX,
+            trim=True,
+            item=Field("", trim=True, max_length=SUBGROUP_VALUE_MAX),
+            help="Further attributes, named custom.<key> in queries and findings",
+        ),
+    ),
+    unknown=False,
+    sparse=True,  # stored (and hashed) with the attributes given only
+    doc="Demographic subgroups of a decision (docs/reference/bias.md, Subgroups).",
+)
+
+PROBE = Body(
+    "ProbeInput",
+    (
+        Field("kind", "choice", required=True, choices=PROBE_KINDS),
+        Field(
+            "correct_decision",
+            required=True,
+            max_length=VALUE_MAX,
+            help="known_wrong: differs from ai_recommendation; known_right: equals it (trimmed, case-folded)",
+        ),
+    ),
+    unknown=False,
+    doc="A vigilance probe (docs/reference/oversight.md, Probe rules).",
+)
+
+
 @dataclass(frozen=True)
-class DecisionField:
+class DecisionField(Field):
     """One field a client sends for a decision (POST /log, POST /calibrate, POST /log/batch,
-    import_decisions). This declaration is the whole of a new field for the decision
-    pipeline: the validator (audit.inputs) parses it by `kind`, the record (audit.records)
-    stores it under `name` and counts it in the replay fingerprint, and `entry` says whether
-    the audit entries show (and hash) it: "always", "when_set" (the entry holds the key only
-    when the decision has a value, so the entries and hashes of decisions without it are
-    unchanged) or "never". A column of that name on Decision (and on AuditEntry when the
-    entry shows it) is the model's side.
+    import_decisions): a field of the request-body layer (config.bodies) plus `entry`. This
+    declaration is the whole of a new field for the decision pipeline: the validator
+    (audit.inputs) parses it by its kind, the record (audit.records) stores it under `name` and
+    counts it in the replay fingerprint, and `entry` says whether the audit entries show (and
+    hash) it: "always", "when_set" (the entry holds the key only when the decision has a value,
+    so the entries and hashes of decisions without it are unchanged) or "never". A column of
+    that name on Decision (and on AuditEntry when the entry shows it) is the model's side."""
 
-    kinds: "id" (the decision_id alphabet), "text", "confidence", "subgroups", "metadata",
-    "timestamp", "seconds" (review time, 0..REVIEW_SECONDS_MAX), "probe" (an object, checked
-    with the other fields by audit.inputs.oversight_checked); `alias` names a second key accepted for the same value."""
-
-    name: str
-    kind: str = "text"
-    required: bool = False
-    max_length: int = 0
-    allow_blank: bool = False
     entry: str = "never"
-    alias: str | None = None
+
+
+def _value(name: str, *, required: bool = False, entry: str = "always") -> DecisionField:
+    return DecisionField(name, required=required, max_length=VALUE_MAX, entry=entry)
 
 
 DECISION_INPUTS: tuple[DecisionField, ...] = (
-    DecisionField("decision_id", "id", max_length=ID_MAX),
+    DecisionField(
+        "decision_id", max_length=ID_MAX, pattern=DECISION_ID_PATTERN, pattern_help=DECISION_ID_HELP
+    ),
     DecisionField("user_id", required=True, max_length=USER_ID_MAX, entry="always"),
     DecisionField("model_id", max_length=MODEL_ID_MAX, entry="always"),
     DecisionField("model_version", max_length=MODEL_VERSION_MAX, entry="always"),
-    DecisionField("ai_recommendation", required=True, max_length=VALUE_MAX, entry="always"),
-    DecisionField("ai_confidence", "confidence", entry="always", alias="confidence"),
-    DecisionField("user_decision", required=True, max_length=VALUE_MAX, entry="always"),
-    DecisionField("initial_decision", max_length=VALUE_MAX),
-    DecisionField("outcome", max_length=VALUE_MAX, entry="always"),
-    DecisionField("context", max_length=CONTEXT_MAX, allow_blank=True, entry="always"),
-    DecisionField("subgroups", "subgroups", entry="always"),
-    DecisionField("metadata", "metadata"),
-    DecisionField("timestamp", "timestamp", entry="always"),
+    _value("ai_recommendation", required=True),
+    DecisionField("ai_confidence", "number", minimum=0, maximum=1, entry="always", alias="confidence"),
+    _value("user_decision", required=True),
+    _value("initial_decision", entry="never"),
+    _value("outcome"),
+    DecisionField("context", max_length=CONTEXT_MAX, allow_blank=True, default="", entry="always"),
+    DecisionField("subgroups", "object", body=SUBGROUPS, default=dict, entry="always"),
+    DecisionField(
+        "metadata", "object", max_length=METADATA_MAX_BYTES, default=dict, help="Any object, kept as sent"
+    ),
+    DecisionField("timestamp", "timestamp", entry="always", help="When the decision was made; default now"),
     # Review effort and vigilance probes (docs/reference/oversight.md): optional, in the replay
     # fingerprint only when sent (so older decisions keep theirs), checked together by
     # audit.inputs.oversight_checked.
     DecisionField("review_started_at", "timestamp"),
-    DecisionField("review_seconds", "seconds", entry="when_set"),
-    DecisionField("probe", "probe", entry="when_set"),
+    DecisionField("review_seconds", "number", minimum=0, maximum=REVIEW_SECONDS_MAX, entry="when_set"),
+    DecisionField("probe", "object", body=PROBE, entry="when_set"),
 )
 
 # Fields counted in the replay fingerprint only when sent.

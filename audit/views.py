@@ -21,7 +21,7 @@ from audit.serializers import (
     VerifyOutput,
 )
 from config.api import PagePagination, TenantAPIView, TenantViewSet, choice_param, require_object, text_param
-from config.exceptions import ValidationFailed
+from config.bodies import Body, Field, parse, serializer
 from config.inputs import check_document
 from config.parsers import LargeJSONParser, NDJSONParser
 from config.timeutils import isoformat
@@ -85,13 +85,20 @@ class LogView(TenantAPIView):
         )
 
 
-class LogBatchInput(serializers.Serializer):
-    decisions = serializers.ListField(
-        child=serializers.DictField(),
-        min_length=1,
-        max_length=services.BATCH_MAX,
-        help_text="1 to 1,000 POST /log bodies (decisions or outcome updates)",
-    )
+LOG_BATCH = Body(
+    "LogBatchInput",
+    (
+        Field(
+            "decisions",
+            "list",
+            required=True,
+            min_length=1,
+            max_length=services.BATCH_MAX,
+            item=Field("", "object"),
+            help="1 to 1,000 POST /log bodies (decisions or outcome updates)",
+        ),
+    ),
+)
 
 
 class LogBatchItemOutput(serializers.Serializer):
@@ -116,20 +123,7 @@ def batch_items(body: Any) -> list[Any]:
     strings are checked item by item by the service; the rest of the envelope here."""
     body = require_object(body)
     check_document({key: value for key, value in body.items() if key != "decisions"})
-    items = body.get("decisions")
-    if not isinstance(items, list) or not 1 <= len(items) <= services.BATCH_MAX:
-        raise ValidationFailed(
-            f"The body must be an object with a `decisions` array of 1 to {services.BATCH_MAX} items.",
-            errors=[
-                {"field": "decisions", "message": f"expected an array of 1 to {services.BATCH_MAX} objects"}
-            ],
-        )
-    if not all(isinstance(item, dict) for item in items):
-        raise ValidationFailed(
-            "Every item of `decisions` must be an object.",
-            errors=[{"field": "decisions", "message": "expected objects"}],
-        )
-    return items
+    return parse(LOG_BATCH, body)["decisions"]
 
 
 def batch_payload(result: services.BatchResult) -> dict[str, Any]:
@@ -169,7 +163,7 @@ class LogBatchView(TenantAPIView):
             "200 with one result per item: status 201 (stored), 200 (replayed), or 400/404/409 with the "
             "error POST /log would have answered. Counts as one request against the rate limit."
         ),
-        request={"application/json": LogBatchInput, "application/x-ndjson": LogBatchInput},
+        request={"application/json": serializer(LOG_BATCH), "application/x-ndjson": serializer(LOG_BATCH)},
         responses={200: LogBatchOutput},
     )
     def post(self, request):

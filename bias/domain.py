@@ -4,7 +4,7 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from bias.models import CUSTOM_KEY_MAX, GROUP_MAX, SEVERITY_RANK
+from bias.models import CUSTOM_KEY_MAX, SEVERITY_RANK
 from config.inputs import is_clean_text
 
 DEFAULT_FAVORABLE_VALUES = (
@@ -24,7 +24,6 @@ DEFAULT_FAVORABLE_VALUES = (
 )
 STANDARD_ATTRIBUTES = ("gender", "age_group", "ethnicity")
 MIN_GROUP_SIZE = 30
-CUSTOM_KEYS_MAX = 32
 SIGNIFICANCE = 0.05
 REGULATION = "EU AI Act Art. 10"
 DETECTION_WINDOW_DAYS = 30
@@ -61,72 +60,23 @@ def is_valid_attribute_name(name: str) -> bool:
     return False
 
 
-def parse_subgroups(raw: Any) -> tuple[dict[str, str], list[dict[str, str]]]:
-    """The subgroups object (docs/reference/bias.md, Subgroups) -> ({attribute: group}, field errors).
-
-    {"gender": "female", "custom": {"region": "north"}} -> {"gender": "female", "custom.region": "north"}.
-    Group values are trimmed (case kept); null or absent attributes are skipped."""
-    errors: list[dict[str, str]] = []
+def subgroups_lenient(raw: Any) -> dict[str, str]:
+    """A stored subgroups object (validated when it was logged, by audit.inputs.SUBGROUPS) as
+    attribute names, values trimmed: decisions logged before values were trimmed on the way
+    in still count in the group of their trimmed value. Not a validator: anything that is
+    not a non-empty string is left out."""
     out: dict[str, str] = {}
-    if raw is None:
-        return out, errors
     if not isinstance(raw, dict):
-        return out, [{"field": "subgroups", "message": "must be an object"}]
-
-    def take(field: str, attribute: str, value: Any) -> None:
-        if value is None:
-            return
-        if not isinstance(value, str):
-            errors.append({"field": field, "message": "must be a string"})
-            return
-        text = value.strip()
-        if not is_clean_text(text):
-            errors.append({"field": field, "message": "must not contain NUL or unpaired surrogates"})
-        elif not text:
-            errors.append({"field": field, "message": "must not be empty"})
-        elif len(text) > GROUP_MAX:
-            errors.append({"field": field, "message": f"at most {GROUP_MAX} characters"})
-        else:
-            out[attribute] = text
-
+        return out
     for key, value in raw.items():
-        if key in STANDARD_ATTRIBUTES:
-            take(f"subgroups.{key}", key, value)
-        elif key == "custom":
-            if value is None:
-                continue
-            if not isinstance(value, dict):
-                errors.append({"field": "subgroups.custom", "message": "must be an object of strings"})
-                continue
-            if len(value) > CUSTOM_KEYS_MAX:
-                errors.append(
-                    {"field": "subgroups.custom", "message": f"at most {CUSTOM_KEYS_MAX} attributes"}
-                )
-                continue
+        if key == "custom" and isinstance(value, dict):
             for custom_key, custom_value in value.items():
                 name = str(custom_key).strip()
-                if not name or len(name) > CUSTOM_KEY_MAX or not is_clean_text(name):
-                    errors.append(
-                        {
-                            "field": f"subgroups.custom.{custom_key}",
-                            "message": f"keys are 1-{CUSTOM_KEY_MAX} characters",
-                        }
-                    )
-                    continue
-                take(f"subgroups.custom.{name}", f"custom.{name}", custom_value)
-        else:
-            errors.append(
-                {
-                    "field": f"subgroups.{key}",
-                    "message": "unknown attribute (gender, age_group, ethnicity or custom)",
-                }
-            )
-    return out, errors
-
-
-def subgroups_lenient(raw: Any) -> dict[str, str]:
-    """The valid part of a stored subgroups object (for decisions logged by other apps)."""
-    return parse_subgroups(raw)[0]
+                if name and isinstance(custom_value, str) and custom_value.strip():
+                    out[f"custom.{name}"] = custom_value.strip()
+        elif key in STANDARD_ATTRIBUTES and isinstance(value, str) and value.strip():
+            out[key] = value.strip()
+    return out
 
 
 def two_proportion_p_value(x1: int, n1: int, x2: int, n2: int) -> float | None:

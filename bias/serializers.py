@@ -1,39 +1,9 @@
-"""Input validation and output shapes of the bias endpoints (docs/reference/bias.md). snake_case."""
-
-from typing import Any
+"""Output shapes of the bias endpoints (docs/reference/bias.md). snake_case."""
 
 from rest_framework import serializers
 
-from bias.domain import parse_subgroups
 from bias.models import BiasType, Severity
 from config.api import UTCDateTimeField
-
-DECISION_ID_REGEX = r"^[A-Za-z0-9._:-]{1,128}$"
-
-
-class SubgroupsInput(serializers.Serializer):
-    """Demographic subgroups of a decision: string values for the attributes present, and any
-    further attributes under `custom` (docs/reference/bias.md)."""
-
-    gender = serializers.CharField(required=False, allow_null=True, max_length=256)
-    age_group = serializers.CharField(required=False, allow_null=True, max_length=256)
-    ethnicity = serializers.CharField(required=False, allow_null=True, max_length=256)
-    custom = serializers.DictField(
-        child=serializers.CharField(max_length=256), required=False, allow_null=True
-    )
-
-
-class DetectBiasInput(serializers.Serializer):
-    decision_id = serializers.RegexField(DECISION_ID_REGEX, max_length=128)
-    subgroups = SubgroupsInput()
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        attributes, errors = parse_subgroups(self.initial_data.get("subgroups"))
-        if errors:
-            raise serializers.ValidationError({e["field"]: [e["message"]] for e in errors})
-        if not attributes:
-            raise serializers.ValidationError({"subgroups": ["at least one attribute is required"]})
-        return {"decision_id": attrs["decision_id"], "attributes": attributes}
 
 
 class SampleSizesOutput(serializers.Serializer):

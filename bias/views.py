@@ -7,9 +7,11 @@ from rest_framework.response import Response
 from bias import selectors, services
 from bias.domain import DETECTION_WINDOW_DAYS
 from bias.filters import ATTRIBUTE_HELP, BiasFeedFilters, attribute_name
+from bias.inputs import DETECT_BIAS
 from bias.models import BiasAlert
-from bias.serializers import BiasAlertOutput, DetectBiasInput, DetectBiasOutput, SubgroupReportOutput
-from config.api import PagePagination, TenantViewSet, require_object
+from bias.serializers import BiasAlertOutput, DetectBiasOutput, SubgroupReportOutput
+from config.api import PagePagination, TenantViewSet
+from config.bodies import parse, serializer
 from config.inputs import query_day_window, query_text
 from config.schema import TrustcalAutoSchema
 
@@ -18,14 +20,12 @@ class DetectBiasViewSet(TenantViewSet):
     """POST /detect-bias: attach subgroups to a decision and analyse its model's subgroups."""
 
     queryset = BiasAlert.objects.all()
-    serializer_class = DetectBiasInput
+    serializer_class = DetectBiasOutput
     pagination_class = None
 
-    @extend_schema(request=DetectBiasInput, responses={200: DetectBiasOutput})
+    @extend_schema(request=serializer(DETECT_BIAS), responses={200: DetectBiasOutput})
     def create(self, request):
-        data = DetectBiasInput(data=require_object(request.data))
-        data.is_valid(raise_exception=True)
-        result = services.bias_detect(customer=self.customer, **data.validated_data)
+        result = services.bias_detect(customer=self.customer, **parse(DETECT_BIAS, request.data))
         return Response(DetectBiasOutput(result).data)
 
 

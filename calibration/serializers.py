@@ -1,55 +1,11 @@
 """Shapes of POST /calibrate, POST /trust-score and GET /trust-score/trend
 (docs/reference/calibration.md)."""
 
-import datetime as dt
 from typing import Any
 
 from rest_framework import serializers
 
 from calibration import rules
-from config.api import StrictCharField
-from config.exceptions import ValidationFailed
-from config.inputs import day_bound
-
-MAX_RANGE_DAYS = 3660
-
-
-class DayField(serializers.Field):
-    """A `from`/`to` of daily figures, as an inclusive day (config.inputs.day_bound)."""
-
-    def __init__(self, *, end: bool, **kwargs: Any) -> None:
-        self.end = end
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data: Any) -> dt.date:
-        try:
-            return day_bound(data, self.field_name or "", end=self.end)
-        except ValidationFailed as exc:
-            message = exc.errors[0]["message"]
-            raise serializers.ValidationError(message[:1].upper() + message[1:] + ".") from exc
-
-    def to_representation(self, value: dt.date) -> str:
-        return value.isoformat()
-
-
-class TrustScoreInput(serializers.Serializer):
-    user_id = StrictCharField(required=False, allow_null=True, max_length=256)
-    model_id = StrictCharField(required=False, allow_null=True, max_length=256)
-    # `from` is a keyword: declared in __init__ below.
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["from"] = DayField(end=False, required=False, allow_null=True)
-        self.fields["to"] = DayField(end=True, required=False, allow_null=True)
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        start, end = attrs.get("from"), attrs.get("to")
-        if start is not None and end is not None:
-            if start > end:
-                raise serializers.ValidationError({"from": "Must not be after `to`."})
-            if (end - start).days > MAX_RANGE_DAYS:
-                raise serializers.ValidationError({"from": f"The range is limited to {MAX_RANGE_DAYS} days."})
-        return attrs
 
 
 def rate() -> serializers.FloatField:

@@ -9,18 +9,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from audit import selectors as audit_selectors
-from audit.inputs import DecisionInput, decision_validated
-from calibration import explain, reporting, rules, selectors, services
+from audit.inputs import DECISION, decision_validated
+from calibration import explain, reporting, selectors, services
+from calibration.inputs import MAX_RANGE_DAYS, TRUST_SCORE
 from calibration.selectors import INTERVALS, DayRange
-from calibration.serializers import (
-    MAX_RANGE_DAYS,
-    CalibrateOutput,
-    TrendOutput,
-    TrustScoreInput,
-    TrustScoreOutput,
-)
-from config.api import TenantAPIView, choice_param, require_object, text_param
-from config.inputs import days_window, exact_window, query_day_window
+from calibration.serializers import CalibrateOutput, TrendOutput, TrustScoreOutput
+from config.api import TenantAPIView, choice_param, text_param
+from config.bodies import parse, serializer
+from config.inputs import query_day_window
 from config.timeutils import isoformat
 
 
@@ -28,7 +24,7 @@ class CalibrateView(TenantAPIView):
     @extend_schema(
         operation_id="calibrate",
         description="Records the decision exactly as POST /log would and answers its calibration and the user's profile.",
-        request=DecisionInput,
+        request=serializer(DECISION),
         responses={200: CalibrateOutput},
     )
     def post(self, request):
@@ -50,26 +46,14 @@ class CalibrateView(TenantAPIView):
 
 
 class TrustScoreView(TenantAPIView):
-    @extend_schema(operation_id="trust_score", request=TrustScoreInput, responses={200: TrustScoreOutput})
+    @extend_schema(
+        operation_id="trust_score", request=serializer(TRUST_SCORE), responses={200: TrustScoreOutput}
+    )
     def post(self, request):
         customer = self.customer
-        body = require_object(request.data)
-        exact = exact_window(
-            body.get("from"), body.get("to"), default_days=rules.window_days(), max_days=MAX_RANGE_DAYS
-        )
-        if exact is not None:
-            body = {k: v for k, v in body.items() if k not in ("from", "to")}
-        data = TrustScoreInput(data=body)
-        data.is_valid(raise_exception=True)
-        user_id = data.validated_data.get("user_id")
-        model_id = data.validated_data.get("model_id")
-        days = DayRange(
-            *days_window(
-                data.validated_data.get("from"),
-                data.validated_data.get("to"),
-                default_days=rules.window_days(),
-            )
-        )
+        data = parse(TRUST_SCORE, request.data)
+        user_id, model_id, exact = data["user_id"], data["model_id"], data["exact"]
+        days = DayRange(*data["days"])
         window: dict[str, str | None] = dict(days.as_dict())
         at_risk: list[dict[str, Any]] = []
         if exact is not None:

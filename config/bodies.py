@@ -73,15 +73,28 @@ class Field:
     refusal: type[DomainError] | None = None
     help: str = ""
     schema: dict[str, Any] | None = None
+    # Derived once (the decision path validates a thousand items per batch request).
+    key: str = field(init=False, repr=False, compare=False)
+    run: "Callable[[Field, Any, str, list], Any]" = field(init=False, repr=False, compare=False)
+    regex: "re.Pattern[str] | None" = field(init=False, repr=False, compare=False)
+    special: bool = field(init=False, repr=False, compare=False)
+    nested: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return self.attr or self.name
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", self.attr or self.name)
+        # Whether a missing value needs more than None, and whether the kind reads the path.
+        special = self.required or self.default is not None or self.refusal is not None
+        object.__setattr__(self, "special", special)
+        object.__setattr__(self, "nested", self.kind in ("object", "list", "map"))
+        object.__setattr__(self, "run", KINDS[self.kind])
+        object.__setattr__(self, "regex", re.compile(self.pattern) if self.pattern else None)
 
 
 class Problems:
     """The problems found so far, for a body's checks: `add` one at a path inside the body,
     `has` whether a field already failed (a check skips what it cannot judge)."""
+
+    __slots__ = ("errors", "where")
 
     def __init__(self, errors: list[dict[str, str]], where: str) -> None:
         self.errors = errors
@@ -105,12 +118,14 @@ Check = Callable[[dict[str, Any], Problems], None]
 @dataclass(frozen=True)
 class Body:
     """A request body (or a nested object): `name` is its OpenAPI component, `unknown=False`
-    refuses keys it does not declare (a misspelt filter must not be silently ignored)."""
+    refuses keys it does not declare (a misspelt filter must not be silently ignored);
+    `sparse=True` leaves out of the values a field that is absent, null or empty."""
 
     name: str
     fields: tuple[Field, ...]
     checks: tuple[Check, ...] = ()
     unknown: bool = True
+    sparse: bool = False
     doc: str = ""
     names: frozenset[str] = field(init=False, repr=False, compare=False)
 
@@ -147,36 +162,50 @@ def parse(body: Body, data: Any, *, partial: bool = False) -> dict[str, Any]:
 def _object(
     body: Body, data: dict[str, Any], where: str, errors: list[dict[str, str]], *, partial: bool = False
 ) -> dict[str, Any]:
-    if not body.unknown:
+    if not body.unknown and not body.names.issuperset(data):
+        known = ", ".join(f.name for f in body.fields)
         for key in data:
             if key not in body.names:
-                known = ", ".join(f.name for f in body.fields)
-                errors.append(
-                    {
-                        "field": f"{where}.{key}" if where else str(key),
-                        "message": f"unknown field (known: {known})",
-                    }
-                )
+                field = f"{where}.{key}" if where else str(key)
+                errors.append({"field": field, "message": f"unknown field (known: {known})"})
     values: dict[str, Any] = {}
+    sparse = body.sparse
+    counted = len(errors)  # problems so far; a field that fails always leaves None
     for spec in body.fields:
-        if partial and spec.name not in data and (spec.alias is None or spec.alias not in data):
+        name = spec.name
+        raw = data.get(name)
+        if partial and raw is None and name not in data and (spec.alias is None or spec.alias not in data):
             continue
-        path = f"{where}.{spec.name}" if where else spec.name
-        before = len(errors)
-        raw = data.get(spec.name)
-        value = None if raw is None else _value(spec, raw, path, errors)
+        value = None
+        if raw is not None:
+            try:
+                value = spec.run(
+                    spec, raw, (f"{where}.{name}" if where else name) if spec.nested else "", errors
+                )
+            except Problem as exc:
+                errors.append({"field": f"{where}.{name}" if where else name, "message": str(exc)})
         if spec.alias is not None:
             value = _alias(spec, data.get(spec.alias), value, where, errors)
-        # A present null of kind "any" is a value: the service judges it.
-        absent = value is None and not partial and not (spec.kind == "any" and spec.name in data)
-        if absent and len(errors) == before:
-            if spec.required:
-                errors.append({"field": path, "message": "is required"})
-            elif spec.default is not None:
-                value = spec.default() if callable(spec.default) else spec.default
-        if spec.refusal is not None and len(errors) > before:
-            shown = "missing" if raw is None else repr(raw) if isinstance(raw, str) else "not a string"
-            raise spec.refusal(f"{spec.name} {shown}: {errors[before]['message']}", errors=errors[before:])
+            counted = len(errors) if value is not None else counted
+        if value is None and spec.special:
+            if len(errors) == counted and not partial:
+                if spec.required:
+                    # A present null of kind "any" is a value: the service judges it.
+                    if spec.kind != "any" or name not in data:
+                        errors.append(
+                            {"field": f"{where}.{name}" if where else name, "message": "is required"}
+                        )
+                elif spec.default is not None:
+                    value = spec.default() if callable(spec.default) else spec.default
+            if spec.refusal is not None and len(errors) > counted:
+                shown = "missing" if raw is None else repr(raw) if isinstance(raw, str) else "not a string"
+                raise spec.refusal(f"{name} {shown}: {errors[counted]['message']}", errors=errors[counted:])
+        if value is None:
+            counted = len(errors)
+            if sparse:
+                continue
+        elif sparse and not value:  # an empty string, object or array
+            continue
         values[spec.key] = value
     if body.checks:
         problems = Problems(errors, where)
@@ -212,7 +241,7 @@ def _text(spec: Field, raw: Any, path: str, errors: list) -> str:
         raise Problem("must not be blank")
     if spec.max_length and len(value) > spec.max_length:
         raise Problem(f"must be at most {spec.max_length} characters")
-    if spec.pattern and not re.fullmatch(spec.pattern, value):
+    if spec.regex is not None and not spec.regex.fullmatch(value):
         raise Problem(f"must be {spec.pattern_help or 'of the form ' + spec.pattern}")
     return value
 

@@ -48,7 +48,7 @@ def tree(tmp_path: Path) -> Path:
     "probe, broken",
     [
         ("bias/probe.py", "from audit.views import LogView"),
-        ("webhooks/probe.py", "from fairness.serializers import AlertPatchInput"),
+        ("webhooks/probe.py", "from fairness.serializers import AlertOutput"),
         ("calibration/probe.py", "from audit.models import Decision"),
         ("config/probe.py", "from keys import services"),
         ("keys/probe.py", "from config.health import health_snapshot"),
