@@ -210,24 +210,6 @@ def require_object(data: Any) -> dict[str, Any]:
     return data
 
 
-class StrictCharField(serializers.CharField):
-    """A JSON string and nothing else (numbers and booleans are a VALIDATION_ERROR)."""
-
-    default_error_messages = {"invalid": "Must be a string."}
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("trim_whitespace", False)
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        value = super().to_internal_value(data)
-        if not self.allow_blank and not value.strip():
-            self.fail("blank")
-        return value
-
-
 class UTCDateTimeField(serializers.DateTimeField):
     """ISO 8601 in (naive taken as UTC), ISO 8601 UTC with Z and milliseconds out
     (docs/reference/conventions.md, Timestamps)."""

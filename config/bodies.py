@@ -34,6 +34,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from config.api import require_object
 from config.exceptions import DomainError, ValidationFailed
 from config.timeutils import parse_bound, parse_timestamp
 
@@ -147,13 +148,8 @@ def parse(body: Body, data: Any, *, partial: bool = False) -> dict[str, Any]:
     """A request body's values by the declaration, or VALIDATION_ERROR with every problem (a
     field with a `refusal` raises that error alone, in its declared place). `partial` (a PATCH):
     only the fields the body holds, a null one as None, and none is required."""
-    if not isinstance(data, dict):
-        raise ValidationFailed(
-            "The request body must be a JSON object.",
-            errors=[{"field": "body", "message": "expected an object"}],
-        )
     errors: list[dict[str, str]] = []
-    values = _object(body, data, "", errors, partial=partial)
+    values = _object(body, require_object(data), "", errors, partial=partial)
     if errors:
         raise failure(errors)
     return values
