@@ -2,7 +2,6 @@
 what GET /audit-trail shows), its canonical JSON and its hash (audit/hashing.py, which the
 offline verifier shares). Anyone holding an export can recompute the chain with these rules."""
 
-import hashlib
 from typing import Any
 
 from audit.fields import ENTRY_DOCUMENT_FIELDS, ENTRY_OPTIONAL_FIELDS
@@ -47,12 +46,6 @@ def canonical_template(doc: dict[str, Any]) -> tuple[str, str, str]:
     at = text.index(_PREVIOUS) + len(_PREVIOUS)
     seq = text.index(_SEQUENCE + "0", at) + len(_SEQUENCE)
     return text[:at], text[at:seq], text[seq + 1 :]
-
-
-def hash_from_template(head: str, middle: str, tail: str, *, previous_hash: str, sequence: int) -> str:
-    """What the SQL path computes: equal to entry_hash() of the completed document."""
-    canonical = f"{head}{previous_hash}{middle}{sequence}{tail}"
-    return hashlib.sha256((previous_hash + canonical).encode("utf-8")).hexdigest()
 
 
 __all__ = ["canonical_json", "entry_hash"]

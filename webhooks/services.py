@@ -257,16 +257,6 @@ def webhook_enable(*, webhook: Webhook) -> Webhook:
 
 
 @transaction.atomic
-def webhook_disable(*, webhook_id: str, reason: str) -> bool:
-    now = timezone.now()
-    return bool(
-        Webhook.objects.filter(pk=webhook_id, status=Webhook.Status.ENABLED).update(
-            status=Webhook.Status.DISABLED, disabled_reason=reason, disabled_at=now, updated_at=now
-        )
-    )
-
-
-@transaction.atomic
 def delivery_retry_now(*, delivery: Delivery) -> Delivery:
     """Admin "retry now": the delivery becomes pending and due at once (one more attempt for a
     failed one). A disabled webhook's delivery waits until the webhook is enabled."""
