@@ -92,31 +92,27 @@ class Client:
         return response.status, parsed, seconds
 
 
-def worker_pids(serve_pid: int) -> list[int]:
-    pids = []
+def processes():
+    """(pid, parent pid, /proc stat fields after the name, command line) of every process."""
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
             cmdline = (stat.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if int(fields[1]) == serve_pid and b"celery" in cmdline:
-            pids.append(int(stat.parent.name))
-    return pids
+        yield int(stat.parent.name), int(fields[1]), fields, cmdline
+
+
+def worker_pids(serve_pid: int) -> list[int]:
+    return [pid for pid, ppid, _, cmdline in processes() if ppid == serve_pid and b"celery" in cmdline]
 
 
 def cpu_seconds(serve_pid: int) -> dict[str, float]:
     """CPU seconds (user + system) so far of serve's descendants, summed per kind (web,
     worker): where the run's CPU went. A worker killed earlier is not counted."""
     parents, kinds, ticks = {}, {}, {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        pid = int(stat.parent.name)
-        parents[pid] = int(fields[1])
+    for pid, ppid, fields, cmdline in processes():
+        parents[pid] = ppid
         kinds[pid] = "worker" if b"celery" in cmdline else "web" if b"gunicorn" in cmdline else "other"
         ticks[pid] = int(fields[11]) + int(fields[12])
     out: dict[str, float] = {}
