@@ -188,9 +188,9 @@ def _render_limits() -> Iterator[None]:
     if seconds > 0:
         signal.setitimer(signal.ITIMER_REAL, seconds)
     done = threading.Event()
+    budget = _resident_bytes() + megabytes * 1024 * 1024
 
     def watch_memory() -> None:
-        budget = _resident_bytes() + megabytes * 1024 * 1024
         while not done.wait(MEMORY_POLL_SECONDS):
             if _resident_bytes() > budget:
                 reason.append(f"The render went over its memory limit of {megabytes} MB.")
@@ -203,6 +203,10 @@ def _render_limits() -> Iterator[None]:
         watcher.start()
     try:
         yield
+        # A render shorter than the watcher's poll is judged once at its end, so the limit
+        # does not depend on when the watcher last looked.
+        if megabytes > 0 and not reason and _resident_bytes() > budget:
+            raise RenderLimitExceeded(f"The render went over its memory limit of {megabytes} MB.")
     finally:
         done.set()
         signal.setitimer(signal.ITIMER_REAL, 0)
