@@ -1,0 +1,120 @@
+"""Statement budgets of the hot paths (docs/reference/decisions.md, "What a write costs the
+database"): the statements and, on PostgreSQL, the round trips of POST /log, POST /calibrate,
+a 1,000-item POST /log/batch and GET /audit-trail/verify after 30 new entries, counted on the
+wire (tests/statements.py). A change that adds a statement fails here with the figure and
+the budget it exceeded; a change that legitimately needs more raises the budget in the same
+commit, with the reason.
+
+The requests commit as in production (a transactional test: the write is not nested in a
+test's transaction, so group commit and COMMIT run as they do for a client)."""
+
+import pytest
+from django.db import connection
+
+from tests.audit.factories import decision_body
+from tests.conftest import client_for, make_key
+from tests.statements import Count, assert_within, counted
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# (statements, round trips) on PostgreSQL; statements on SQLite.
+POSTGRESQL = {
+    "log": (11, 10),
+    "outcome": (11, 10),
+    "calibrate": (11, 11),
+    "batch": (22, 25),
+    "verify": (13, 14),
+}
+SQLITE = {"log": 12, "outcome": 12, "calibrate": 12, "batch": 32, "verify": 10}
+
+
+def budget(name: str) -> dict[str, int]:
+    if connection.vendor == "postgresql":
+        statements, round_trips = POSTGRESQL[name]
+        return {"statements": statements, "round_trips": round_trips}
+    return {"statements": SQLITE[name]}
+
+
+@pytest.fixture
+def api(settings):
+    settings.RATE_LIMITS_ENABLED = True
+    return client_for(make_key().value)
+
+
+def _worst(counts: list[Count]) -> Count:
+    return max(counts, key=lambda c: (c.statements, c.round_trips))
+
+
+def test_post_log_stays_within_its_statement_budget(api):
+    api.post("/v1/log", decision_body(), format="json")  # the customer's chain head exists
+    counts = []
+    for n in range(4):  # both parities of the Merkle tree's right edge
+        body = decision_body(subgroups={"gender": ("female", "male")[n % 2], "age_group": "25-34"})
+        with counted() as count:
+            assert api.post("/v1/log", body, format="json").status_code == 201
+        counts.append(count)
+    assert_within("POST /log", _worst(counts), **budget("log"))
+
+
+def test_a_late_outcome_stays_within_its_statement_budget(api):
+    ids = [decision_body()["decision_id"] for _ in range(4)]
+    for decision_id in ids:
+        api.post("/v1/log", decision_body(decision_id=decision_id), format="json")
+    counts = []
+    for decision_id in ids:
+        with counted() as count:
+            r = api.post("/v1/log", {"decision_id": decision_id, "outcome": "approve"}, format="json")
+            assert r.status_code == 201, r.content
+        counts.append(count)
+    assert_within("POST /log (a late outcome)", _worst(counts), **budget("outcome"))
+
+
+def test_post_calibrate_stays_within_its_statement_budget(api):
+    api.post("/v1/calibrate", decision_body(), format="json")
+    counts = []
+    for _ in range(4):
+        with counted() as count:
+            assert api.post("/v1/calibrate", decision_body(), format="json").status_code == 200
+        counts.append(count)
+    assert_within("POST /calibrate", _worst(counts), **budget("calibrate"))
+
+
+def test_a_thousand_item_batch_stays_within_its_statement_budget(api):
+    api.post("/v1/log", decision_body(), format="json")
+    items = [
+        decision_body(user_id=f"user-{n % 40}", subgroups={"gender": ("female", "male")[n % 2]})
+        for n in range(1000)
+    ]
+    with counted() as count:
+        r = api.post("/v1/log/batch", {"decisions": items}, format="json")
+        assert r.status_code == 200 and r.json()["accepted"] == 1000, r.content
+    assert_within("POST /log/batch of 1,000 new decisions", count, **budget("batch"))
+
+
+def test_verify_after_thirty_new_entries_stays_within_its_statement_budget(api):
+    for _ in range(5):
+        api.post("/v1/log", decision_body(), format="json")
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True  # the checked-through point
+    api.post("/v1/log/batch", {"decisions": [decision_body() for _ in range(30)]}, format="json")
+    with counted() as count:
+        r = api.get("/v1/audit-trail/verify")
+        assert r.json()["valid"] is True and r.json()["entries_checked"] == 35, r.content
+    assert_within("GET /audit-trail/verify after 30 new entries", count, **budget("verify"))
+
+
+def test_the_counter_sees_every_statement_and_wait(transactional_db):
+    """The budgets' own instrument: statements sent in one pipeline are several statements
+    but one wait; each simple query is one of each."""
+    with counted() as single, connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+        cursor.execute("SELECT 2")
+    assert single.statements == 2
+    if connection.vendor != "postgresql":
+        return
+    assert single.round_trips == 2
+    with counted() as piped, connection.connection.pipeline(), connection.connection.cursor() as cursor:
+        for n in range(3):
+            cursor.execute("SELECT %s::int", [n])
+    assert piped.statements == 3 and piped.round_trips == 1
+    with pytest.raises(AssertionError, match="3 statements, over its budget of 2"):
+        assert_within("three selects", piped, statements=2)
