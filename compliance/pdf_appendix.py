@@ -1,0 +1,102 @@
+"""The title page and the appendices of the PDF: the decision log rows and how to verify the
+report (docs/reference/reports.md, "How to verify a report")."""
+
+from typing import Any
+
+from compliance import printing
+from compliance.pdf_blocks import FEATURES
+from compliance.pdf_tables import label
+from compliance.report import LOG_SECTION, Report
+
+PDF_LOG_ROWS = 200  # decision-log rows printed; beyond, the whole log is embedded as CSV
+LOG_COLUMNS = [
+    ("decision_id", "Decision ID"),
+    ("timestamp", "Time (UTC)"),
+    ("user_id", "Reviewer"),
+    ("model_id", "Model"),
+    ("ai_recommendation", "AI recommendation"),
+    ("ai_confidence", "AI confidence"),
+    ("user_decision", "Reviewer decision"),
+    ("followed_ai", "Followed AI"),
+    ("calibration_category", "Category"),
+    ("outcome", "Outcome"),
+    ("context", "Context"),
+]
+NOWRAP_LOG_COLUMNS = {"decision_id", "timestamp", "ai_confidence", "followed_ai", "calibration_category"}
+
+
+def title_rows(report: Report) -> list[tuple[str, str, bool]]:
+    data = report.data
+    period = data["time_period"]
+    filters = "; ".join(f"{label(k)}: {printing.enumeration(v)}" for k, v in data["filters"].items() if v)
+    rows = [
+        ("Organisation", str(data["customer_id"]), False),
+        ("Period", f"{period['from']} to {period['to']} (UTC days, both included)", False),
+        ("Filters", filters or "none", False),
+        ("Decisions analysed", printing.count(report.decisions), False),
+        ("Generated at", printing.when(data["generated_at"]), False),
+        ("Report data sha256", report.digest, True),
+        ("Audit chain head", printing.figure("chain_head_hash", data["summary"]["chain_head_hash"]), True),
+    ]
+    return rows
+
+
+def log_rows(report: Report) -> list[list[tuple[str, bool]]]:
+    out = []
+    for row in report.log_rows(limit=PDF_LOG_ROWS):
+        cells = []
+        for key, _ in LOG_COLUMNS:
+            value = row.get(key)
+            if key == "timestamp":
+                text = printing.when(value)[:-4]
+            elif key == "ai_confidence":
+                text = "not recorded" if value is None else f"{value:.2f}"
+            elif key == "outcome":
+                text = "not known" if value is None else str(value)
+            elif key == "followed_ai":
+                text = "yes" if value else "no"
+            else:
+                text = printing.figure(key, value)
+            cells.append((text, key in NOWRAP_LOG_COLUMNS))
+        out.append(cells)
+    return out
+
+
+def verification(report: Report) -> dict[str, Any]:
+    section = report.data["sections"][LOG_SECTION[report.template]]
+    chain = section["chain_verification"]
+    checkpoint = section.get("checkpoint")
+    checkpoint = checkpoint if isinstance(checkpoint, dict) and checkpoint.get("note") else None
+    return {
+        "digest": report.digest,
+        "generated_at": report.data["generated_at"],
+        "verified_at": chain.get("verified_at", ""),
+        "head_hash": printing.figure("head_hash", chain.get("head_hash")),
+        "entries": printing.count(chain.get("entries_checked")),
+        "covered": covered_sentence(chain.get("covered")),
+        "checkpoint": checkpoint,
+        "checkpoint_absent": FEATURES["checkpoint"][2],
+    }
+
+
+def covered_sentence(covered: Any) -> str:
+    """The sequence range the chain verification covered, in a sentence (never a range it did
+    not check: docs/reference/limits.md)."""
+    if not isinstance(covered, dict) or not covered.get("to_sequence"):
+        return "The chain had no entries to verify."
+    last = covered["to_sequence"]
+    through = covered.get("verified_through_sequence") or 0
+    first = printing.count(covered["rechecked_from_sequence"])
+    rechecked = f"entries {first} to {printing.count(last)} were rechecked when this report was generated"
+    if through:
+        earlier = (
+            printing.when(covered["earlier_check_at"])
+            if covered.get("earlier_check_at")
+            else "an earlier check"
+        )
+        if through >= last:
+            return f"Entries 1 to {printing.count(last)} were verified by a check at {earlier}; none was added since."
+        return (
+            f"Entries 1 to {printing.count(through)} were verified by a check at {earlier}, and {rechecked}."
+        )
+    return f"All entries, 1 to {printing.count(last)}, were verified when this report was generated."

@@ -1,0 +1,202 @@
+"""The blocks of a PDF section (facts, tables, headings, alert cards, feature partials), made
+from a section's data in the order it holds them; templates/compliance/report.html lays them out."""
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.template import TemplateDoesNotExist
+from django.template.loader import get_template
+
+from compliance import oversight_print, printing
+from compliance.pdf_tables import is_counts, is_scalar_list, label, table
+
+MOVED = {"decision_log", "compliance_status_reason", "status_history"}
+
+# Where the figures of review effort, vigilance and signed checkpoints print, with the Article
+# 14(4) point each evidences, and why they are absent until their feature adds them.
+FEATURE_SECTIONS = {
+    "eu_ai_act": {
+        "trust_calibration_analysis": ("review_effort", "vigilance"),
+        "audit_trail": ("checkpoint",),
+    },
+    "texas_traiga": {
+        "disclosure_and_human_review": ("review_effort", "vigilance"),
+        "monitoring_and_safeguards": ("checkpoint",),
+    },
+}
+FEATURES = {
+    "review_effort": (
+        "Review effort",
+        "Art. 14(4)(b): oversight that takes no time is not oversight (quick agreement with the AI).",
+        "no decision of the period records how long its reviewer looked at it",
+    ),
+    "vigilance": (
+        "Vigilance probes",
+        "Art. 14(4)(a) and (b): known cases that test whether reviewers catch a wrong AI recommendation.",
+        "no vigilance probe was logged in the period",
+    ),
+    "checkpoint": (
+        "Latest signed checkpoint",
+        "Art. 14(4)(a) and Art. 12 record-keeping: a signed commitment to the audit trail that the "
+        "operator cannot take back.",
+        "no signed checkpoint of the audit chain exists at the report's generation",
+    ),
+}
+ALERT_STATUS_ORDER = ("open", "acknowledged", "resolved", "false_positive")
+# Partials that take their figures already printed (compliance/oversight_print.py).
+PRINTERS = {"review_effort": oversight_print.review_effort, "vigilance": oversight_print.vigilance}
+
+
+def history_rows(history: list[dict[str, Any]]) -> list[list[str]]:
+    return [
+        [
+            printing.when(change.get("at")),
+            printing.figure("by", change.get("by")),
+            (change.get("from") or "(new)").replace("_", " "),
+            str(change.get("to") or "").replace("_", " "),
+            printing.figure("notes", change.get("notes")),
+        ]
+        for change in history
+    ]
+
+
+def alert_entry(item: dict[str, Any]) -> dict[str, Any]:
+    if "amplification_score" in item:
+        kind = "Amplification alert"
+        facts = [
+            ("Model", item.get("model_id") or "all models"),
+            ("Protected attribute", printing.figure("protected_attribute", item.get("protected_attribute"))),
+            ("Amplification score", printing.score(item.get("amplification_score"), "amplification_score")),
+            ("Direction", printing.figure("direction", item.get("direction"))),
+            ("Fairness tool", printing.figure("external_tool", item.get("external_tool"))),
+            ("Status now", str(item.get("status", "")).replace("_", " ")),
+        ]
+    else:
+        kind = "Bias alert"
+        facts = [
+            ("Model", item.get("model_id") or "all models"),
+            ("Decision", str(item.get("decision_id"))),
+            ("Bias types", printing.enumeration([t.replace("_", " ") for t in item.get("bias_types") or []])),
+            ("Attributes", printing.enumeration(item.get("attributes") or [])),
+            ("Status", "raised (bias alerts have no triage state)"),
+        ]
+    return {
+        "title": f"{kind} {item['alert_id']}",
+        "severity": item.get("severity", ""),
+        "created": printing.when(item.get("created_at")),
+        "facts": facts,
+        "history": history_rows(item.get("status_history") or []),
+    }
+
+
+def alerts_block(title: str, items: list[dict[str, Any]], intro: str) -> dict[str, Any]:
+    return {"kind": "alerts", "title": title, "intro": intro, "alerts": [alert_entry(i) for i in items]}
+
+
+def amplification_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[str, Any]]:
+    items = value.get("items") or [] if list_alerts else []
+    unresolved = value.get("unresolved_high_or_critical") or []
+    intro = (
+        f"{printing.count(value.get('in_period', len(items)))} amplification alert(s) were created or "
+        f"changed in the period. Up to the period's end {printing.count(value.get('total', 0))} were "
+        f"raised: {printing.by_key(value.get('by_status', {}), ALERT_STATUS_ORDER)} (by severity: "
+        f"{printing.by_key(value.get('by_severity', {}), ('critical', 'high', 'medium', 'low'))}). "
+        + (
+            f"{printing.count(len(unresolved))} high or critical alert(s) are still open or acknowledged: "
+            + printing.enumeration([a["alert_id"] for a in unresolved])
+            + "."
+            if unresolved
+            else "No high or critical alert is open."
+        )
+    )
+    if not list_alerts:
+        intro += " Each alert is listed with its status history under Incidents and cure actions."
+    yield alerts_block("Amplification alerts and their status history", items, intro)
+
+
+def bias_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[str, Any]]:
+    items = value.get("items") or [] if list_alerts else []
+    intro = (
+        f"{printing.count(value.get('total', 0))} bias alert(s) were raised in the period (by severity: "
+        f"{printing.by_key(value.get('by_severity', {}), ('critical', 'high', 'medium', 'low'))})."
+    )
+    yield alerts_block("Bias alerts", items, intro)
+
+
+def feature_block(key: str, value: Any) -> Iterable[dict[str, Any]]:
+    title, point, absent = FEATURES[key]
+    yield {"kind": "heading", "text": title, "depth": 1}
+    yield {"kind": "paragraph", "text": point, "note": True}
+    if value is None:
+        yield {"kind": "paragraph", "text": f"{printing.NOT_MEASURED.capitalize()}: {absent}."}
+        return
+    partial = f"compliance/_{key}.html"
+    try:
+        get_template(partial)
+    except TemplateDoesNotExist:
+        yield from blocks(value if isinstance(value, dict) else {key: value}, depth=1)
+        return
+    shown = dict(value) if isinstance(value, dict) else value
+    if isinstance(shown, dict) and shown.get("created_at"):
+        shown["created_at"] = printing.when(shown["created_at"])
+    printer = PRINTERS.get(key)
+    figures = printer(value) if printer is not None else None
+    yield {"kind": "partial", "template": partial, "value": shown, "figures": figures}
+
+
+def blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) -> Iterable[dict[str, Any]]:
+    facts = [
+        (label(k), printing.figure(k, v))
+        for k, v in value.items()
+        if k not in MOVED and k not in FEATURES and (not isinstance(v, dict | list) or is_scalar_list(v))
+    ]
+    facts += [(label(k), printing.by_key(v)) for k, v in value.items() if is_counts(v)]
+    if facts:
+        yield {"kind": "facts", "rows": facts}
+    for key, item in value.items():
+        if key in MOVED or key in FEATURES or is_counts(item):
+            continue
+        if key == "amplification_alerts" and isinstance(item, dict):
+            yield from amplification_blocks(item, list_alerts=list_alerts)
+        elif key == "bias_alerts" and isinstance(item, dict):
+            yield from bias_blocks(item, list_alerts=list_alerts)
+        elif key in ("amplification_alerts", "bias_alerts") and isinstance(item, list):
+            title = "Amplification alerts" if key == "amplification_alerts" else "Bias alerts"
+            intro = f"{printing.count(len(item))} {title.lower()} with their status history." if item else ""
+            yield alerts_block(
+                f"{title}: incidents and the actions taken", item, intro or f"No {title.lower()}."
+            )
+        elif isinstance(item, list) and item and isinstance(item[0], dict):
+            yield table(key, item, label(key))
+        elif isinstance(item, list) and not item and not is_scalar_list(item):
+            continue
+        elif isinstance(item, dict) and key == "attributes":
+            if not item:
+                yield {"kind": "paragraph", "text": "No subgroup attribute was recorded in the period."}
+            for name, attribute in item.items():
+                title = f"Attribute {name} (reference group {attribute['reference_group']})"
+                yield table("groups", attribute["groups"], title)
+        elif isinstance(item, dict) and item:
+            title = "Direction of the trend" if key == "trend" and depth else label(key)
+            yield {"kind": "heading", "text": title, "depth": depth + 1}
+            yield from blocks(item, depth=depth + 1)
+
+
+def recommendation_rows(recommendations: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = []
+    for rec in recommendations:
+        key = str(rec["figure"]).split(".")[-1]
+        value, threshold = rec["value"], rec["threshold"]
+        if isinstance(value, str) or key == "category":  # an alert to triage, or a count of reviewers
+            measured = printing.figure(key, value)
+        else:
+            measured = f"{printing.figure(key, value)} (threshold {printing.figure(key, threshold)})"
+        rows.append([rec["priority"], rec["text"], measured])
+    return {
+        "kind": "table",
+        "title": "Recommendations, most urgent first",
+        "columns": ["Priority", "Recommendation", "Figure and threshold"],
+        "rows": rows,
+        "widths": [10, 62, 28],
+        "note": "",
+    }
