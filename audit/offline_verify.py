@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from audit import merkle, note
-from audit.hashing import entry_hash
+from audit.hashing import DuplicateKey, entry_hash_matches, strict_loads
 
 GENESIS = "0" * 64
 
@@ -105,7 +105,10 @@ def _hashed(lines: list[tuple[int, str]]) -> list[tuple[int, Any, Any, Any, str 
     out: list[tuple[int, Any, Any, Any, str | None]] = []
     for number, line in lines:
         try:
-            doc = json.loads(line)
+            doc = strict_loads(line)
+        except DuplicateKey as exc:
+            out.append((number, None, None, None, f"twice: {exc}"))
+            continue
         except json.JSONDecodeError as exc:
             out.append((number, None, None, None, f"not JSON ({exc.msg})"))
             continue
@@ -113,7 +116,7 @@ def _hashed(lines: list[tuple[int, str]]) -> list[tuple[int, Any, Any, Any, str 
             out.append((number, None, None, None, "not a JSON object"))
             continue
         try:
-            matches = isinstance(doc.get("hash"), str) and entry_hash(doc) == doc["hash"]
+            matches = entry_hash_matches(doc)
         except (KeyError, TypeError, ValueError):
             matches = False
         problem = None if matches else "content"
@@ -157,6 +160,12 @@ def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO, jobs: 
     previous = GENESIS
     proved: list[str] = []
     for number, sequence, previous_hash, value, problem in _entries(stream, jobs):
+        if problem is not None and problem.startswith("twice: "):
+            out.write(
+                f"FAILED at line {number}: an object of the entry names a key twice ({problem[7:]}), "
+                "so what the entry holds is not defined.\n"
+            )
+            return False
         if problem is not None and problem != "content":
             raise Unreadable(f"line {number} of the export is {problem}")
         where = f"line {number} (sequence {sequence})"
@@ -206,7 +215,7 @@ def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, o
     """One entry, one inclusion proof, one checkpoint."""
     checkpoint = signed.checkpoint
     sequence = entry.get("sequence")
-    if not isinstance(entry.get("hash"), str) or entry_hash(entry) != entry["hash"]:
+    if not entry_hash_matches(entry):
         out.write(f"FAILED: entry {sequence}'s content does not match its hash (it was edited).\n")
         return False
     leaf = merkle.leaf_hash(bytes.fromhex(entry["hash"]))
@@ -232,8 +241,8 @@ def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, o
 
 def _json_file(path: str) -> dict[str, Any]:
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = strict_loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise Unreadable(f"{path}: not a JSON file ({exc})") from exc
     if not isinstance(data, dict):
         raise Unreadable(f"{path}: not a JSON object")

@@ -9,8 +9,9 @@ from django.db import connection
 from django.db.models import CharField, F, Func, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from audit.chain import ENTRY_COLUMNS, document_from_values, entry_hash
+from audit.chain import ENTRY_COLUMNS, document_from_values
 from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
+from audit.hashing import entry_hash_matches
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
 from audit.oversight import (  # the oversight figures' grouped reads, re-exported
     ModelReviewTimes as ModelReviewTimes,
@@ -115,7 +116,7 @@ def chain_verify(
         ok = (
             sequence == expected_sequence
             and doc["previous_hash"] == previous_hash
-            and entry_hash(doc) == doc["hash"]
+            and entry_hash_matches(doc)
             and _decision_matches(doc, row[width:])
         )
         if not ok and first_invalid is None:

@@ -260,7 +260,7 @@ def _number(spec: Field, raw: Any, path: str, errors: list) -> float:
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise Problem("must be a number")
     try:
-        number = float(raw)
+        number = float(raw) + 0.0  # -0.0 is 0.0: a number is stored as the value it denotes
     except OverflowError:  # an integer beyond the range of a double
         number = math.inf
     if not math.isfinite(number):

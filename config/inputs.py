@@ -75,16 +75,44 @@ def check_document(value: Any, *, strings: bool = True) -> None:
                 stack.append((item, depth + 1, f"{where}[{index}]"))
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members; a key given twice is not valid JSON here (which of the two a
+    reader would take is not defined, so the service takes neither)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        keys = [key for key, _ in pairs]
+        raise ValueError(f"duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
+    return value
+
+
+def number_value(text: str) -> float:
+    """A JSON number with a fraction or exponent, as the value it denotes: `-0.0` is 0.0 (a
+    negative zero would be shown, and hashed, as `-0.0` but read back from the database as 0.0)."""
+    return float(text) + 0.0
+
+
+# The one JSON reading rule of request bodies and imported rows (docs/reference/decisions.md,
+# "Numbers and keys"): no NaN/Infinity, no duplicate key, no negative zero.
+JSON_DECODER = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_float=number_value, object_pairs_hook=unique_keys
+)
+
+
+def json_loads(text: str) -> Any:
+    """One JSON document by JSON_DECODER (ValueError when it is not one)."""
+    return JSON_DECODER.decode(text)
+
+
 def load_json(raw: bytes, *, strings: bool = True) -> Any:
-    """One JSON document from a request body: UTF-8, no NaN/Infinity, nesting and (unless
+    """One JSON document from a request body: UTF-8, read by JSON_DECODER, nesting and (unless
     `strings=False`) strings checked by check_document. Malformed (or too deep to parse at
     all) is ParseError."""
-
-    def refuse(name: str) -> Any:
-        raise ValueError(f"{name} is not valid JSON")
-
     try:
-        value = json.loads(raw.decode("utf-8"), parse_constant=refuse)
+        value = json_loads(raw.decode("utf-8"))
     except RecursionError as exc:
         raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
     except (UnicodeDecodeError, ValueError) as exc:

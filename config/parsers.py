@@ -1,12 +1,11 @@
 import codecs
-import json
 from typing import Any
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
 from config.exceptions import ValidationFailed
-from config.inputs import MAX_JSON_DEPTH, check_document, load_json
+from config.inputs import JSON_DECODER, MAX_JSON_DEPTH, check_document, load_json
 
 # The most items a batch body may hold (docs/reference/limits.md, "Batch bodies"). Both batch
 # parsers stop reading at the item after it, so an oversized body is refused as soon as that
@@ -22,10 +21,6 @@ def too_many_items() -> ValidationFailed:
         f"The body must be an object with a `decisions` array of 1 to {BATCH_MAX_ITEMS} items.",
         errors=[{"field": "decisions", "message": f"expected an array of 1 to {BATCH_MAX_ITEMS} objects"}],
     )
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
 
 
 class StrictJSONParser(BaseParser):
@@ -90,7 +85,7 @@ class LargeJSONParser(StrictJSONParser):
     is checked here; the strings and numbers are checked by the view, the envelope's at once
     and each item's with that item, so that a bad item rejects that item alone (docs/reference/decisions.md)."""
 
-    decoder = json.JSONDecoder(parse_constant=_refuse_constant)
+    decoder = JSON_DECODER
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         reader = _TextReader(stream)
@@ -108,6 +103,8 @@ class LargeJSONParser(StrictJSONParser):
                 if not isinstance(key, str):
                     raise ParseError(f"Expecting a property name at character {reader.pos}")
                 reader.expect(":")
+                if key in body:
+                    raise ParseError(f"duplicate key {key!r}")
                 if key == "decisions" and reader.peek() == "[":
                     body[key] = self._items(reader)
                 else:

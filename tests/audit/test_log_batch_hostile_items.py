@@ -13,8 +13,11 @@ pytestmark = pytest.mark.django_db
 
 
 def _item(decision_id: str, field: str, raw_value: str) -> str:
-    """An item as JSON text with `field` set to a raw JSON value (escapes kept as sent)."""
-    return json.dumps(decision_body(decision_id=decision_id))[:-1] + f', "{field}": {raw_value}}}'
+    """An item as JSON text with `field` set to a raw JSON value (escapes kept as sent; the
+    field is left out of the rest, since a key given twice is INVALID_JSON)."""
+    body = decision_body(decision_id=decision_id)
+    body.pop(field, None)
+    return json.dumps(body)[:-1] + f', "{field}": {raw_value}}}'
 
 
 def _post(api, items: list[str], *, ndjson: bool = False):

@@ -19,22 +19,18 @@ from rest_framework.exceptions import ParseError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from audit import services
-from config.inputs import MAX_JSON_DEPTH, check_document
+from config.inputs import MAX_JSON_DEPTH, check_document, json_loads
 from keys.models import Customer
 
 JSON_CELLS = ("subgroups", "metadata")
 NUMBER_CELLS = ("ai_confidence", "confidence")
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def json_value(text: str) -> Any:
-    """JSON as the API reads it: no NaN or Infinity, nested at most as deep as a request body
+    """JSON as the API reads it: no NaN or Infinity, no duplicate key, no negative zero, nested at most as deep as a request body
     may be; anything else is a ValueError."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json_loads(text)
         check_document(value, strings=False)
     except (RecursionError, ParseError) as exc:
         raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels") from exc
