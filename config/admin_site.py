@@ -18,6 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 
+from config.clientaddr import client_address
 from config.failures import FailureWindow
 
 
@@ -154,7 +155,7 @@ login_failures = FailureWindow(
 
 def _login_subjects(request: HttpRequest) -> list[str]:
     username = str(request.POST.get("username", ""))[:150].strip().casefold()
-    return [f"addr:{request.META.get('REMOTE_ADDR') or 'unknown'}", f"user:{username}"]
+    return [f"addr:{client_address(request.META)}", f"user:{username}"]
 
 
 class TrustcalAdminSite(admin.AdminSite):

@@ -9,9 +9,11 @@ class CoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from config.clientaddr import trusted_proxies
         from config.datadir import data_dir_prepare
 
         data_dir_prepare()
+        trusted_proxies()  # a bad TRUSTCAL_TRUSTED_PROXIES entry is a failed start, not a 500 later
 
 
 class TrustcalAdminConfig(AdminConfig):

@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from django.conf import settings
 from rest_framework import authentication, exceptions, permissions
 
+from config.clientaddr import client_address
 from config.exceptions import AdminRequired, RateLimited
 from config.ratelimit import TokenBucket
 from keys.models import ApiKey, Customer
 from keys.selectors import api_key_for_value
-from keys.services import key_usage_record
-from keys.throttle import auth_failures
+from keys.services import key_digest, key_usage_record
+from keys.throttle import auth_failures, known_digests
 
 tier_bucket = TokenBucket("tier")
 
@@ -46,13 +47,14 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None  # -> 401 AUTHENTICATION_REQUIRED
-        address = request.META.get("REMOTE_ADDR") or "unknown"
+        value = token.strip()
+        address = client_address(request.META)
         wait = auth_failures.blocked_for(address)
-        if wait:
+        if wait and not known_digests.may_exist(key_digest(value)):
             raise RateLimited(
                 "Too many failed authentications from this address; try again later.", retry_after=wait
             )
-        key = api_key_for_value(value=token.strip())
+        key = api_key_for_value(value=value)
         if key is None:
             auth_failures.fail(address)
             raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")

@@ -20,6 +20,7 @@ from config.bulk import additive_upsert
 from config.inputs import invalid
 from keys.exceptions import ApiKeyNotActive
 from keys.models import CUSTOMER_ID_HELP, AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer, customer_id_valid
+from keys.throttle import known_digests
 
 logger = logging.getLogger("trustcal.keys")
 
@@ -61,6 +62,7 @@ def _store_key(
         description=description,
         is_admin=is_admin,
     )
+    known_digests.add(key.digest)
     return IssuedKey(key=key, value=value)
 
 
@@ -125,6 +127,7 @@ def api_key_revoke(*, key: ApiKey, reason: str = "", actor: AdminActor | None = 
     key.revoked_at = timezone.now()
     key.revoke_reason = reason
     key.save(update_fields=["status", "revoked_at", "revoke_reason"])
+    known_digests.discard(key.digest)
     AdminAuditLog.objects.create(
         action=AdminAuditLog.Action.REVOKED,
         key_id=key.id,

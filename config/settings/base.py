@@ -289,6 +289,9 @@ KEY_ROTATION_GRACE_HOURS = 24
 # The staff console's sign-in: failures per client address and per user name in one window,
 # then 429 until the window ends (docs/reference/limits.md, "Console sign-in").
 ADMIN_LOGIN_FAILURES = env.int("TRUSTCAL_ADMIN_LOGIN_FAILURES", default=10)
+# Front proxies whose X-Forwarded-For names the client (docs/reference/access.md, "Client
+# address"): addresses or CIDR blocks; empty, the client address is REMOTE_ADDR.
+TRUSTED_PROXIES = env.list("TRUSTCAL_TRUSTED_PROXIES", default=[])
 ADMIN_LOGIN_WINDOW_SECONDS = env.int("TRUSTCAL_ADMIN_LOGIN_WINDOW_SECONDS", default=900)
 # How often a process writes its buffered key usage (last_used, request counts).
 KEY_USAGE_FLUSH_SECONDS = env.float("TRUSTCAL_KEY_USAGE_FLUSH_SECONDS", default=30.0)
