@@ -103,7 +103,7 @@ def send(webhook: Webhook, event: Event, now: dt.datetime) -> transport.SendResu
     Transport failures come back as a failed SendResult; anything raised is a bug of ours."""
     keep_alive = conf.keepalive_seconds() > 0
     try:
-        target = transport.resolve(webhook.url, allow_insecure=conf.allow_insecure_urls())
+        target = transport.resolve(webhook.url, rules=transport.url_rules())
     except transport.UnsafeUrl as exc:
         connections.pool().drop(webhook.pk)
         return transport.SendResult(

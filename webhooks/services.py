@@ -132,7 +132,7 @@ def webhook_url_validate(url: Any) -> str:
     if not isinstance(url, str):
         raise WebhookInvalidUrl("url must be a string.")
     try:
-        transport.resolve(url.strip(), allow_insecure=conf.allow_insecure_urls())
+        transport.resolve(url.strip(), rules=transport.url_rules())
     except transport.UnsafeUrl as exc:
         raise WebhookInvalidUrl(str(exc))
     return url.strip()

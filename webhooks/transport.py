@@ -19,9 +19,14 @@ import socket
 import ssl
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
-from webhooks import connections
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from config.clientaddr import Network, parse_networks
+from webhooks import conf, connections
 from webhooks.conf import RESPONSE_BODY_LIMIT
 
 
@@ -121,6 +126,65 @@ def _address_refused(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str |
     return None
 
 
+_LOOPBACK: tuple[Network, ...] = (ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128"))
+LINK_LOCAL: tuple[Network, ...] = (ipaddress.ip_network("169.254.0.0/16"), ipaddress.ip_network("fe80::/10"))
+
+
+@dataclass(frozen=True)
+class UrlRules:
+    """What a webhook URL may be (docs/reference/webhooks.md, "URL safety"): `allow_insecure`
+    (WEBHOOK_ALLOW_INSECURE_URLS) admits http and loopback addresses, nothing else;
+    `allowed_networks` (WEBHOOK_ALLOWED_NETWORKS) admits the operator's named networks, which
+    never include a link-local address (checked when the setting is read). Web hosts and
+    workers build it from the same settings (url_rules below)."""
+
+    allow_insecure: bool = False
+    allowed_networks: tuple[Network, ...] = ()
+
+    def refusal(self, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+        """Why this address is refused, or None when a webhook may reach it."""
+        reason = _address_refused(ip)
+        if reason is None:
+            return None
+        if any(ip in net for net in LINK_LOCAL if net.version == ip.version):
+            return reason
+        if self.allow_insecure and any(ip in net for net in _LOOPBACK if net.version == ip.version):
+            return None
+        if any(ip in net for net in self.allowed_networks if net.version == ip.version):
+            return None
+        return reason
+
+
+def url_rules() -> UrlRules:
+    """The URL rules of web hosts (create, update) and workers (every attempt) alike."""
+    return UrlRules(
+        allow_insecure=conf.allow_insecure_urls(),
+        allowed_networks=_allowed_networks(tuple(settings.WEBHOOK_ALLOWED_NETWORKS)),
+    )
+
+
+@lru_cache(maxsize=8)
+def _allowed_networks(values: tuple[str, ...]) -> tuple[Network, ...]:
+    """WEBHOOK_ALLOWED_NETWORKS parsed; a block that overlaps link-local or multicast is a
+    failed start: no setting makes a webhook reach a link-local address."""
+    networks = parse_networks(values, setting="WEBHOOK_ALLOWED_NETWORKS")
+    for network in networks:
+        if network.is_multicast or any(_overlaps(network, bad) for bad in LINK_LOCAL):
+            raise ImproperlyConfigured(
+                f"WEBHOOK_ALLOWED_NETWORKS: {network} overlaps a link-local or multicast block, "
+                "which webhooks may never reach"
+            )
+    return networks
+
+
+def _overlaps(one: Network, other: Network) -> bool:
+    return (
+        one.version == other.version
+        and int(one.network_address) <= int(other.broadcast_address)
+        and int(other.network_address) <= int(one.broadcast_address)
+    )
+
+
 def url_parse(url: str, *, allow_insecure: bool) -> tuple[str, str, int, str]:
     """Syntax rules: scheme, host, port, no credentials. Returns (scheme, host, port, path)."""
     if not isinstance(url, str) or not url or len(url) > 2048 or any(c.isspace() for c in url):
@@ -153,9 +217,9 @@ def url_parse(url: str, *, allow_insecure: bool) -> tuple[str, str, int, str]:
     return scheme, host, port or (443 if scheme == "https" else 80), path
 
 
-def resolve(url: str, *, allow_insecure: bool) -> Target:
+def resolve(url: str, *, rules: UrlRules) -> Target:
     """Parse, resolve and check every address the host resolves to."""
-    scheme, host, port, path = url_parse(url, allow_insecure=allow_insecure)
+    scheme, host, port, path = url_parse(url, allow_insecure=rules.allow_insecure)
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, ValueError) as exc:
@@ -164,12 +228,9 @@ def resolve(url: str, *, allow_insecure: bool) -> Target:
     for info in infos:
         raw = str(info[4][0])
         ip = ipaddress.ip_address(raw.split("%", 1)[0])
-        if not allow_insecure:
-            reason = _address_refused(ip)
-            if reason:
-                raise UnsafeUrl(
-                    f"The host {host!r} resolves to a {reason} address ({ip}), which is not allowed."
-                )
+        reason = rules.refusal(ip)
+        if reason:
+            raise UnsafeUrl(f"The host {host!r} resolves to a {reason} address ({ip}), which is not allowed.")
         addresses.append(str(ip))
     if not addresses:
         raise UnsafeUrl(f"The host {host!r} does not resolve.")

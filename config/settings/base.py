@@ -254,7 +254,10 @@ TRUSTCAL_BOOTSTRAP_ADMIN_KEY = env.str("TRUSTCAL_BOOTSTRAP_ADMIN_KEY", default="
 TRUSTCAL_CHECKPOINT_KEY = env.str("TRUSTCAL_CHECKPOINT_KEY", default="")
 TRUSTCAL_CHECKPOINT_KEY_DEFAULT = DATA_DIR / "checkpoint-ed25519.pem"
 TRUSTCAL_LOG_ORIGIN = env.str("TRUSTCAL_LOG_ORIGIN", default="trustcal.local")
+# http and loopback webhook targets (development, tests); named networks (addresses or CIDR
+# blocks) webhooks may reach, never link-local (docs/reference/webhooks.md, "URL safety").
 WEBHOOK_ALLOW_INSECURE_URLS = env.bool("WEBHOOK_ALLOW_INSECURE_URLS", default=False)
+WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=30.0)
 # Noisy-neighbour limits (README, webhooks): webhooks per customer, concurrent requests per
 # destination host, test sends per webhook per minute.
