@@ -17,7 +17,8 @@ BENCH_REDIS_DB choose others), and, all for ONE customer:
 4. POST /log, closed loop, 16 connections;
 5. loads up to --big stored decisions with batches (4 clients; the row says how long the load
    took), runs VACUUM (ANALYZE) and CHECKPOINT (timed: what autovacuum and the checkpointer would
-   otherwise do during the next measurement), then POST /calibrate at the fixed rate again;
+   otherwise do during the next measurement), then --small decisions in 1,000-item batches from
+   one client again and POST /calibrate at the fixed rate again, both at that size;
 6. GET /audit-trail/verify?full=true as a job must say valid (the whole chain, every hash);
 7. the CPU time of one POST /log in-process (bench/log_cpu.py), and with --before-tree DIR the
    same for an earlier checkout (`git archive <commit> | tar -x -C DIR`) on its own database.
@@ -321,6 +322,14 @@ def main() -> None:
             psql("VACUUM (ANALYZE)")
             psql("CHECKPOINT")
             print(f"settle (VACUUM ANALYZE, CHECKPOINT): {time.perf_counter() - began:.0f} s", flush=True)
+        n = stored()
+        # One client's 1,000-item batches again, at this size: the index maintenance a batch pays
+        # grows with the tables.
+        at_big = asyncio.run(_batches(keys, first=2 * 10**7, last=2 * 10**7 + args.small - 1, clients=1))
+        results.append(
+            row(f"POST /log/batch x1,000, one client ({n:,} stored, {at_big['batches']} batches)", at_big, l1)
+        )
+        print(results[-1], flush=True)
         n = stored()
         cal = asyncio.run(
             _open_loop("/v1/calibrate", keys, rate=args.rate, duration=args.duration, tag="cal2")
