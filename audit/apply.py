@@ -37,7 +37,7 @@ def plan_apply(plan: Plan, *, customer: Customer) -> None:
     runs them in order as before, but a statement whose result is not needed yet does not
     wait for it, so the decision insert, the contributors' upserts and the event insert share
     one round trip (the next statement that reads a result, or the end of the block, collects
-    them; an error in any of them is raised there)."""
+    them; an error in any of them is raised there, at the latest when the block is left)."""
     # COPY (more than COPY_FROM rows) cannot run in pipeline mode; a large batch's round
     # trips are few next to its rows anyway.
     with _pipeline(len(plan.new_decisions) <= COPY_FROM and len(plan.events) <= COPY_FROM):
@@ -53,7 +53,9 @@ def plan_apply(plan: Plan, *, customer: Customer) -> None:
             contributor.apply(customer_id=customer.pk, acc=acc)
         if plan.events:
             events_emit(customer=customer, events=plan.events)
-        decision_keys()
+    # The new keys are read once the pipeline is left: its Sync collects every result in one
+    # wait, where a read inside the block would wait on a Flush and then on the exit's Sync.
+    decision_keys()
     for entry in plan.entries:  # the new rows have their primary keys now
         entry.decision_id = entry.decision.pk
     if plan.entries:

@@ -239,9 +239,12 @@ def attachments_locked(customer_id: str, decision_ids: list[str]) -> dict[str, S
             ).only(*_ATTACHMENT_FIELDS):
                 found[row.decision_id] = row
         return found
-    with connection.cursor() as lock, connection.cursor() as read, connection.connection.pipeline():
-        lock.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
-        read.execute(_ATTACHMENTS_SQL, [customer_id, list(decision_ids)])
+    with connection.cursor() as lock, connection.cursor() as read:
+        with connection.connection.pipeline():
+            lock.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
+            read.execute(_ATTACHMENTS_SQL, [customer_id, list(decision_ids)])
+        # Read once the pipeline is left: its Sync collects both results in one wait (a fetch
+        # inside the block would first wait on a Flush, then the exit on the Sync: two).
         rows = read.fetchall()
     found = {}
     for pk, decision_id, value, counted in rows:

@@ -19,10 +19,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # (statements, round trips) on PostgreSQL; statements on SQLite.
 POSTGRESQL = {
-    "log": (11, 10),
-    "outcome": (11, 10),
-    "calibrate": (11, 11),
-    "batch": (22, 25),
+    "log": (11, 8),
+    "outcome": (11, 9),
+    "calibrate": (11, 9),
+    "batch": (22, 24),
     "verify": (13, 14),
 }
 SQLITE = {"log": 12, "outcome": 12, "calibrate": 12, "batch": 32, "verify": 10}
