@@ -1,10 +1,12 @@
 """Signed checkpoints of each customer's audit tree (docs/reference/checkpoints.md).
 
 `chain_extended` is the one hook of the chain append: it extends the tree with the new
-entries inside the append's transaction and signs a checkpoint when the chain crosses a
-multiple of CHECKPOINT_EVERY. Checkpoints are also made hourly while a chain grows
-(`checkpoints_make_due`, beat) and on request (`checkpoint_make`). Each fires
-`audit.checkpoint`, stored before delivery, so subscribers keep copies.
+entries inside the append's transaction and, when the chain crosses a multiple of
+CHECKPOINT_EVERY, asks a worker (after commit) to sign the tree at that size: an append never
+waits for a signature, and a signing key that cannot be read never fails one. Checkpoints are
+also made hourly while a chain grows (`checkpoints_make_due`, beat) and on request
+(`checkpoint_make`). Each fires `audit.checkpoint`, stored before delivery, so subscribers
+keep copies.
 """
 
 import base64
@@ -21,13 +23,13 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from audit import merkle, note, tree
-from audit.exceptions import TreeNotExtension
-from audit.models import ChainHead, SignedCheckpoint
+from audit.exceptions import CheckpointKeyError, TreeNotExtension
+from audit.models import AuditEntry, ChainHead, SignedCheckpoint
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -40,26 +42,24 @@ EVENT_TYPE = "audit.checkpoint"
 _key_lock = threading.Lock()
 
 
-class CheckpointKeyError(RuntimeError):
-    """The configured signing key cannot be read (the message never holds key material)."""
-
-
 def _key_from_bytes(raw: bytes, path: Path) -> Ed25519PrivateKey:
     text = raw.strip()
     if text.startswith(b"-----BEGIN"):
         try:
             key = serialization.load_pem_private_key(text, password=None)
         except (ValueError, TypeError) as exc:
-            raise CheckpointKeyError(f"{path}: not a readable PEM private key") from exc
+            raise CheckpointKeyError(
+                f"TRUSTCAL_CHECKPOINT_KEY: {path}: not a readable PEM private key"
+            ) from exc
         if not isinstance(key, Ed25519PrivateKey):
-            raise CheckpointKeyError(f"{path}: the PEM key is not an Ed25519 key")
+            raise CheckpointKeyError(f"TRUSTCAL_CHECKPOINT_KEY: {path}: the PEM key is not an Ed25519 key")
         return key
     try:
         seed = base64.b64decode(text, validate=True)
     except ValueError as exc:
-        raise CheckpointKeyError(f"{path}: neither PEM nor a base64 seed") from exc
+        raise CheckpointKeyError(f"TRUSTCAL_CHECKPOINT_KEY: {path}: neither PEM nor a base64 seed") from exc
     if len(seed) != 32:
-        raise CheckpointKeyError(f"{path}: an Ed25519 seed is 32 bytes")
+        raise CheckpointKeyError(f"TRUSTCAL_CHECKPOINT_KEY: {path}: an Ed25519 seed is 32 bytes")
     return Ed25519PrivateKey.from_private_bytes(seed)
 
 
@@ -84,20 +84,67 @@ def _generate(path: Path) -> None:
         tmp.unlink()
 
 
+def key_path() -> tuple[Path, bool]:
+    """The key file, and whether it is configured (TRUSTCAL_CHECKPOINT_KEY) rather than the
+    embedded default's generated one in the data folder."""
+    configured = settings.TRUSTCAL_CHECKPOINT_KEY
+    return (Path(configured), True) if configured else (Path(settings.TRUSTCAL_CHECKPOINT_KEY_DEFAULT), False)
+
+
+def _checkpoints_signed() -> int:
+    """How many checkpoints exist (0 when the table cannot be read yet: before migrations)."""
+    try:
+        return SignedCheckpoint.objects.count()
+    except DatabaseError:
+        return 0
+
+
+def _read_key_file(path: Path) -> bytes:
+    try:
+        mode = path.stat().st_mode
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CheckpointKeyError(
+            f"TRUSTCAL_CHECKPOINT_KEY: cannot read {path} ({exc.strerror or type(exc).__name__})."
+        ) from exc
+    if mode & 0o077:
+        raise CheckpointKeyError(
+            f"TRUSTCAL_CHECKPOINT_KEY: {path} is readable by group or others (mode "
+            f"{oct(mode & 0o777)}); a signing key must be owner-only: chmod 600 {path}."
+        )
+    return raw
+
+
 @functools.cache
 def signing_key() -> Ed25519PrivateKey:
     """The checkpoint signing key: TRUSTCAL_CHECKPOINT_KEY's file, or the data folder's,
-    generated on first use when that setting is unset."""
-    configured = settings.TRUSTCAL_CHECKPOINT_KEY
-    path = Path(configured) if configured else Path(settings.TRUSTCAL_CHECKPOINT_KEY_DEFAULT)
+    generated on first use when that setting is unset and no checkpoint exists yet. A
+    generated key that went missing while checkpoints signed by it exist is never replaced:
+    a new key would make every earlier checkpoint fail verification."""
+    path, configured = key_path()
     with _key_lock:
         if not configured and not path.exists():
+            signed = _checkpoints_signed()
+            if signed:
+                raise CheckpointKeyError(
+                    f"The generated checkpoint signing key {path} is missing, and {signed} "
+                    "checkpoints signed by it exist: a new key would make them all fail "
+                    f"verification. Restore the file from a backup to {path} (mode 0600), or set "
+                    "TRUSTCAL_CHECKPOINT_KEY to a copy of it."
+                )
             _generate(path)
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise CheckpointKeyError(f"TRUSTCAL_CHECKPOINT_KEY: cannot read {path}") from exc
+        raw = _read_key_file(path)
     return _key_from_bytes(raw, path)
+
+
+def key_problem() -> str | None:
+    """Why checkpoints cannot be signed now (None when the key is readable): /health shows it
+    and checkpoints are paused until it is fixed; logging goes on."""
+    try:
+        signing_key()
+    except CheckpointKeyError as exc:
+        return exc.detail
+    return None
 
 
 def key_name() -> str:
@@ -163,21 +210,50 @@ def _make(customer_id: str, size: int, root: bytes, head_hash: str) -> SignedChe
 
 def chain_extended(*, customer_id: str, start_size: int, entry_hashes: list[str]) -> None:
     """The chain of `customer_id` grew from `start_size` by these entries (hex hashes, in
-    order): extend the tree, and sign a checkpoint when a multiple of CHECKPOINT_EVERY was
-    reached or crossed. Called once per append, single or batch, in its transaction."""
+    order): extend the tree and, when a multiple of CHECKPOINT_EVERY was reached or crossed,
+    have a worker sign the tree at the append's end once it commits. Called once per append,
+    single or batch, in its transaction; it never signs, so it never waits for the key."""
     if not entry_hashes:
         return
-    due = start_size // CHECKPOINT_EVERY != (start_size + len(entry_hashes)) // CHECKPOINT_EVERY
-    edge = tree.tree_append(customer_id, start_size, entry_hashes, with_root=due)
-    if due:
-        try:
-            with transaction.atomic():
-                _make(customer_id, edge.size, edge.root(), entry_hashes[-1])
-        except TreeNotExtension:
-            # The entries are stored either way; the refusal shows in GET /audit-trail/verify.
-            logger.error(
-                "checkpoint of %s at %s refused: tree does not extend the last one", customer_id, edge.size
-            )
+    size = start_size + len(entry_hashes)
+    tree.tree_append(customer_id, start_size, entry_hashes, with_root=False)
+    if start_size // CHECKPOINT_EVERY != size // CHECKPOINT_EVERY:
+        transaction.on_commit(functools.partial(_checkpoint_send, customer_id, size))
+
+
+def _checkpoint_send(customer_id: str, size: int) -> None:
+    from audit.tasks import checkpoint_make_at
+
+    try:
+        checkpoint_make_at.delay(customer_id, size)
+    except Exception:  # the broker is down: the hourly rule (beat) makes it later
+        logger.warning("checkpoint of %s at %s not queued; the hourly rule will make one", customer_id, size)
+
+
+def checkpoint_make_at(*, customer_id: str, size: int) -> SignedCheckpoint | None:
+    """The checkpoint of the tree at exactly `size` (the worker's side of `chain_extended`),
+    unless one at that size or later exists. A key that cannot be read, or a tree that does
+    not extend the last checkpoint, skips it with an error in the log (checkpoints paused:
+    /health says why); the entries are stored either way."""
+    if SignedCheckpoint.objects.filter(customer_id=customer_id, sequence__gte=size).exists():
+        return None
+    head_hash = (
+        AuditEntry.objects.filter(customer_id=customer_id, sequence=size)
+        .values_list("hash", flat=True)
+        .first()
+    )
+    if head_hash is None:
+        return None
+    try:
+        with transaction.atomic():
+            return _make(customer_id, size, tree.root_at(customer_id, size), head_hash)
+    except CheckpointKeyError as exc:
+        logger.error("checkpoint of %s at %s not signed: %s", customer_id, size, exc.detail)
+    except TreeNotExtension:
+        logger.error("checkpoint of %s at %s refused: tree does not extend the last one", customer_id, size)
+    except IntegrityError:  # made at this size meanwhile (on request)
+        pass
+    return None
 
 
 @dataclass

@@ -1,12 +1,18 @@
 """/metrics: decisions logged, from the customers' chain heads (one row per customer),
 never a COUNT(*) over the decisions."""
 
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db.models import Sum
 
+from audit import checkpoints
 from audit.models import ChainHead
+from config.exceptions import HealthProblem
 from keys.models import Customer
+
+logger = logging.getLogger(__name__)
 
 
 def metrics() -> dict[str, Any]:
@@ -19,3 +25,17 @@ def customer_metrics(customer: Customer) -> dict[str, Any]:
     head = ChainHead.objects.filter(customer=customer).values_list("decisions", "sequence").first()
     decisions, entries = head if head is not None else (0, 0)
     return {"decisions_logged": int(decisions), "audit_entries": int(entries)}
+
+
+def health_checks() -> dict[str, Callable[[], dict[str, Any] | None]]:
+    """/health: the checkpoint signing key can be read (else checkpoints are paused; logging
+    goes on), docs/reference/checkpoints.md, "The signing key"."""
+    return {"checkpoint_key": _checkpoint_key_check}
+
+
+def _checkpoint_key_check() -> dict[str, Any] | None:
+    problem = checkpoints.key_problem()
+    if problem is not None:
+        logger.error("checkpoints paused: %s", problem)
+        raise HealthProblem("checkpoints paused: the signing key cannot be used (the service log says why)")
+    return None

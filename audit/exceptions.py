@@ -1,4 +1,4 @@
-from config.exceptions import Conflict, NotFound
+from config.exceptions import Conflict, DomainError, NotFound
 
 
 class DecisionConflict(Conflict):
@@ -20,3 +20,13 @@ class TreeNotExtension(Conflict):
 
     code = "TREE_NOT_EXTENSION"
     title = "The audit tree does not extend the last checkpoint"
+
+
+class CheckpointKeyError(DomainError):
+    """The checkpoint signing key cannot be read or must not be generated (the message never
+    holds key material): checkpoints are paused, logging goes on
+    (docs/reference/checkpoints.md, "The signing key")."""
+
+    code = "SERVICE_UNAVAILABLE"
+    status = 503
+    title = "Checkpoints paused"

@@ -17,6 +17,12 @@ def checkpoints_make_due() -> None:
     checkpoints.checkpoints_make_due()
 
 
+@shared_task(name="audit.tasks.checkpoint_make_at", ignore_result=True)
+def checkpoint_make_at(customer_id: str, size: int) -> None:
+    """A chain reached a multiple of 1,000 entries: sign its tree at that size."""
+    checkpoints.checkpoint_make_at(customer_id=customer_id, size=size)
+
+
 @shared_task(name="audit.tasks.verify_jobs_recover", ignore_result=True)
 def verify_jobs_recover() -> int:
     """Beat, every 30 s: full checks whose worker died or whose message was lost."""

@@ -1,3 +1,5 @@
+import logging
+
 from django.http import FileResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -15,6 +17,8 @@ from compliance.serializers import ExportOutput, TemplatesOutput
 from config.api import PagePagination, TenantAPIView, TenantViewSet
 from config.bodies import serializer
 
+logger = logging.getLogger(__name__)
+
 
 class ExportTemplatesView(TenantAPIView):
     """GET /export/templates: the report templates with their sections and formats
@@ -27,12 +31,17 @@ class ExportTemplatesView(TenantAPIView):
 
 def export_file_response(job: ExportJob) -> FileResponse:
     """A completed export's file as an attachment, with its size and SHA-256 (the API's download
-    and the admin's). A file gone from storage is ExportNotFound, not a 500."""
+    and the admin's). A completed job whose file this host's storage does not have is
+    ExportNotFound saying so, not a 500: with several hosts, the usual cause is report storage
+    that is not shared (docs/deploy.md)."""
     try:
         handle = services.exports_storage().open(job.file_name, "rb")
     except FileNotFoundError as exc:
+        logger.error("export %s: %s is missing from the configured export storage", job.pk, job.file_name)
         raise ExportNotFound(
-            f"The file of export {job.pk} is no longer stored; request the report again."
+            f"The file of export {job.pk} is missing from the configured report storage: it was "
+            "completed, but this host cannot find its file (every web host and worker must share "
+            "one report storage). Tell the operator, or request the report again."
         ) from exc
     response = FileResponse(
         handle,

@@ -2,8 +2,9 @@
 the database holds what is due (delivery rows, export jobs); the broker only says "now"."""
 
 import os
+import sys
 
-from celery import Celery
+from celery import Celery, signals
 from django.conf import settings
 from kombu.transport import TRANSPORT_ALIASES
 
@@ -47,3 +48,19 @@ app.conf.beat_schedule = {
 
 
 import config.heartbeat  # noqa: E402, F401  (connects the worker heartbeat signals)
+
+
+@signals.worker_init.connect
+@signals.beat_init.connect
+def _startup_check(**kwargs: object) -> None:
+    """A worker or beat refuses to start on a misconfigured host, with the reason (config/checks.py).
+    SystemExit, because Celery logs and ignores a signal handler's ordinary exception."""
+    from django.core.management.base import SystemCheckError
+
+    from config.checks import startup_check
+
+    try:
+        startup_check()
+    except SystemCheckError as exc:
+        sys.stderr.write(f"{exc}\n")
+        raise SystemExit(1) from exc

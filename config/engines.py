@@ -30,7 +30,7 @@ def engine_modules() -> tuple[ModuleType, ...]:
     return tuple(sys.modules[name] for name in names if name in sys.modules)
 
 
-def _app_hooks(name: str) -> list[Callable[..., Any]]:
+def app_hooks(name: str) -> list[Callable[..., Any]]:
     return [hook for module in engine_modules() if (hook := getattr(module, name, None)) is not None]
 
 
@@ -42,7 +42,7 @@ def engines_snapshot(*, customer: Any = None) -> list[dict[str, Any]]:
     """Every engine; with `customer` (a non-admin caller) only the public fields, the last
     activity withheld (it moves when any customer acts), plus that customer's own figures."""
     engines: list[dict[str, Any]] = []
-    for hook in _app_hooks("engines"):
+    for hook in app_hooks("engines"):
         try:
             engines.extend(hook())
         except Exception:
@@ -58,7 +58,7 @@ def engines_snapshot(*, customer: Any = None) -> list[dict[str, Any]]:
     if customer is None:
         return engines
     own: dict[str, dict[str, Any]] = {}
-    for hook in _app_hooks("customer_engines"):
+    for hook in app_hooks("customer_engines"):
         for name, figures in hook(customer).items():
             own.setdefault(name, {}).update(figures)
     scoped = []
@@ -78,10 +78,10 @@ def metrics_snapshot(*, customer: Any = None) -> dict[str, Any]:
     body["requests"] = request_metrics.snapshot()
     body.update({"decisions_logged": 0, "signals_ingested": 0, "deliveries": {}, "queues": {}})
     if customer is None:
-        hooks = [hook() for hook in _app_hooks("metrics")]
+        hooks = [hook() for hook in app_hooks("metrics")]
     else:
-        hooks = [hook() for hook in _app_hooks("platform_metrics")]
-        hooks += [hook(customer) for hook in _app_hooks("customer_metrics")]
+        hooks = [hook() for hook in app_hooks("platform_metrics")]
+        hooks += [hook(customer) for hook in app_hooks("customer_metrics")]
     for figures in hooks:
         for key, value in figures.items():
             if isinstance(value, dict) and isinstance(body.get(key), dict):

@@ -63,3 +63,8 @@ class RateLimited(DomainError):
 
 class AdminRequired(PermissionDenied):
     default_detail = "This endpoint requires an admin API key."
+
+
+class HealthProblem(RuntimeError):
+    """A failed /health check (an app's `engine.health_checks`) whose message is safe to show
+    on the public endpoint: no path, no secret (config/health.py)."""

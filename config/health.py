@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
+from config.exceptions import HealthProblem
 from config.redis import get_redis
 from config.timeutils import isoformat
 
@@ -25,6 +26,8 @@ def _timed(check: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
     try:
         extra = check() or {}
         result = {"status": "pass", **extra}
+    except HealthProblem as exc:
+        result = {"status": "fail", "error": str(exc)}
     except Exception as exc:
         result = {"status": "fail", "error": type(exc).__name__}
     result["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
@@ -94,6 +97,16 @@ def _check_workers() -> dict[str, Any]:
     return {"online": online, "last_heartbeat_at": isoformat(latest)}
 
 
+def _app_checks() -> dict[str, dict[str, Any]]:
+    """The apps' own checks (an app's `engine.health_checks() -> {name: check}`, each check
+    shaped like the ones above), e.g. the checkpoint signing key: a failing one makes the
+    service `degraded`, never `unhealthy`, since it pauses that feature only and a balancer
+    must keep sending requests to the host."""
+    from config.engines import app_hooks
+
+    return {name: _timed(check) for hook in app_hooks("health_checks") for name, check in hook().items()}
+
+
 def health_snapshot() -> tuple[dict[str, Any], int]:
     checks = {"database": _timed(_check_database)}
     if checks["database"]["status"] == "pass":
@@ -103,6 +116,7 @@ def health_snapshot() -> tuple[dict[str, Any], int]:
         if workers["status"] == "fail":
             workers["online"] = 0
         checks["workers"] = workers
+        checks.update(_app_checks())
         status = "healthy" if all(c["status"] == "pass" for c in checks.values()) else "degraded"
         http_status = 200
     else:

@@ -54,7 +54,7 @@ def process_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _wait_http(url: str, timeout: float = 20.0) -> None:
+def _wait_http(url: str, timeout: float = 60.0) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:

@@ -25,6 +25,9 @@ BIND = env.str("TRUSTCAL_BIND", default="127.0.0.1:8000")
 SERVICE_VERSION = "1.0.0"
 INTEGRATION_VERSION = "1.1.0"
 
+# Set by config.settings.production: its start checks refuse host-local state (config/checks.py).
+TRUSTCAL_PRODUCTION = False
+
 # An insecure development key is allowed here; config.settings.production refuses it.
 INSECURE_SECRET_KEY = "django-insecure-trustcal-local-development-only"  # noqa: S105
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=INSECURE_SECRET_KEY)
@@ -165,6 +168,11 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Beat's own file (when each periodic task last ran): in the data folder, not wherever beat was
+# started. Production refuses a path inside the code folder (config/checks.py).
+CELERY_BEAT_SCHEDULE_FILENAME = env.str(
+    "TRUSTCAL_BEAT_SCHEDULE", default=str(DATA_DIR / "celerybeat-schedule")
+)
 
 # --- i18n / time ----------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"

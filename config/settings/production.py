@@ -1,13 +1,12 @@
-"""Production: same as base, but refuses to start without a real secret key, and serves
-HTTPS only (redirect, HSTS, secure cookies; README, "Environment")."""
-
-from django.core.exceptions import ImproperlyConfigured
+"""Production: same as base, but refuses host-local state (a development secret key, a
+generated checkpoint key, report files in one host's data folder, beat's schedule in the code
+folder: config/checks.py, run by `manage.py check` and as every web and Celery process starts),
+and serves HTTPS only (redirect, HSTS, secure cookies; README, "Environment")."""
 
 from .base import *  # noqa: F403
-from .base import HSTS_INCLUDE_SUBDOMAINS, HSTS_SECONDS, INSECURE_SECRET_KEY, SECRET_KEY, SSL_REDIRECT
+from .base import HSTS_INCLUDE_SUBDOMAINS, HSTS_SECONDS, SSL_REDIRECT
 
-if not SECRET_KEY or SECRET_KEY == INSECURE_SECRET_KEY or len(SECRET_KEY) < 32:
-    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a random value of at least 32 characters.")
+TRUSTCAL_PRODUCTION = True
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_SECURE = True

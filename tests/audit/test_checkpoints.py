@@ -91,12 +91,15 @@ def test_latest_as_json_or_the_note_alone_and_the_list_newest_first(api):
     assert api.get("/v1/audit-trail/checkpoints?limit=0").status_code == 400
 
 
-def test_a_batch_crossing_a_multiple_of_1000_makes_one_checkpoint_at_its_end(api):
-    log_batch(api, 600)
+def test_a_batch_crossing_a_multiple_of_1000_makes_one_checkpoint_at_its_end(api, worker_signs):
+    with worker_signs():
+        log_batch(api, 600)
     assert not SignedCheckpoint.objects.exists()
-    log_batch(api, 600)  # 601..1200 crosses 1000
+    with worker_signs():
+        log_batch(api, 600)  # 601..1200 crosses 1000
     assert list(SignedCheckpoint.objects.values_list("sequence", flat=True)) == [1200]
-    log_batch(api, 800)  # 1201..2000 reaches 2000
+    with worker_signs():
+        log_batch(api, 800)  # 1201..2000 reaches 2000
     assert sorted(SignedCheckpoint.objects.values_list("sequence", flat=True)) == [1200, 2000]
     leaves = [bytes.fromhex(entry["hash"]) for entry in all_entries(api)]
     for checkpoint in SignedCheckpoint.objects.all():
@@ -104,10 +107,12 @@ def test_a_batch_crossing_a_multiple_of_1000_makes_one_checkpoint_at_its_end(api
     assert Event.objects.filter(type="audit.checkpoint").count() == 2
 
 
-def test_single_appends_reaching_1000_make_one(api):
-    log_batch(api, 999)
+def test_single_appends_reaching_1000_make_one(api, worker_signs):
+    with worker_signs():
+        log_batch(api, 999)
     assert not SignedCheckpoint.objects.exists()
-    assert api.post("/v1/log", decision_body(), format="json").status_code == 201
+    with worker_signs():
+        assert api.post("/v1/log", decision_body(), format="json").status_code == 201
     assert list(SignedCheckpoint.objects.values_list("sequence", flat=True)) == [1000]
 
 
@@ -180,13 +185,6 @@ def test_exported_lines_parse_to_the_hashed_entries_whatever_their_values(api):
     for entry in parsed:
         assert recompute_hash(entry) == entry["hash"]
     assert isinstance(parsed[0]["ai_confidence"], float) and isinstance(parsed[1]["ai_confidence"], float)
-
-
-@pytest.fixture
-def key_path(settings, tmp_path):
-    checkpoints.signing_key.cache_clear()
-    yield tmp_path
-    checkpoints.signing_key.cache_clear()
 
 
 def test_the_embedded_key_is_generated_on_first_use_owner_only(settings, key_path, anon_api):

@@ -352,7 +352,10 @@ def test_engine_status_and_metrics_count_the_callers_exports(api, other_api):
     assert other_api.get("/v1/metrics").json()["exports"]["queued"] == 1
 
 
-def test_a_report_file_that_is_gone_is_a_404_problem_not_a_500(api):
+def test_a_report_file_missing_from_storage_is_a_404_that_says_so_not_a_500(api):
+    """A completed job whose file this host's storage lacks (several hosts without shared
+    report storage, docs/deploy.md) says the file is missing from storage; it never claims
+    the file is "no longer stored", which sends a client to request it again for nothing."""
     from compliance.models import ExportJob
     from compliance.services import exports_storage
 
@@ -361,3 +364,5 @@ def test_a_report_file_that_is_gone_is_a_404_problem_not_a_500(api):
     exports_storage().delete(ExportJob.objects.get(pk=job["export_id"]).file_name)
     r = api.get(job["download_url"])
     assert r.status_code == 404 and r.json()["code"] == "NOT_FOUND"
+    detail = r.json()["detail"]
+    assert "missing from the configured report storage" in detail and "no longer stored" not in detail

@@ -2,10 +2,15 @@
 and production settings serve HTTPS only (docs/reference/limits.md, "Console sign-in" and
 "Browser security")."""
 
+import base64
+import json
+import os
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -61,7 +66,19 @@ def test_every_page_carries_a_content_security_policy_without_inline_script(clie
 
 
 def _production_env(**extra: str) -> dict[str, str]:
-    return {"DJANGO_SETTINGS_MODULE": "config.settings.production", "DJANGO_SECRET_KEY": "s" * 50, **extra}
+    """Production settings with what they require (docs/deploy.md): a secret key, a configured
+    checkpoint key (owner-only) and report storage outside the host's data folder."""
+    shared = Path(tempfile.mkdtemp(prefix="trustcal-shared-"))
+    key = shared / "checkpoint.key"
+    key.write_text(base64.b64encode(os.urandom(32)).decode())
+    key.chmod(0o600)
+    return {
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SECRET_KEY": "s" * 50,
+        "TRUSTCAL_CHECKPOINT_KEY": str(key),
+        "TRUSTCAL_EXPORT_STORAGE_OPTIONS": json.dumps({"location": str(shared / "reports")}),
+        **extra,
+    }
 
 
 def test_production_settings_pass_the_deploy_check_on_https_and_hsts():

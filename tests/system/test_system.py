@@ -21,7 +21,8 @@ def test_health_is_public_and_reports_every_check(anon_api):
     body = response.json()
     assert body["version"] == "1.0.0"
     assert body["timestamp"].endswith("Z")
-    assert set(body["checks"]) == {"database", "cache", "broker", "workers"}
+    assert set(body["checks"]) == {"database", "cache", "broker", "workers", "checkpoint_key"}
+    assert body["checks"]["checkpoint_key"]["status"] == "pass"
     assert body["checks"]["database"]["status"] == "pass"
     assert body["checks"]["cache"]["status"] == "pass"
     assert body["checks"]["broker"]["status"] == "pass"
@@ -113,22 +114,26 @@ def test_schema_and_docs_are_public(anon_api):
     assert anon_api.get("/v1/docs").status_code == 200
 
 
-def test_production_settings_refuse_to_start_without_a_real_secret_key():
+def test_production_settings_refuse_to_start_without_a_real_secret_key(tmp_path):
     import os
     import subprocess
     import sys
 
+    key = tmp_path / "checkpoint.key"
+    key.write_text("A" * 43 + "=")
+    key.chmod(0o600)
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY"}
-    env["DJANGO_SETTINGS_MODULE"] = "config.settings.production"
-    code = "import django; django.setup()"
-    refused = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.production",
+        TRUSTCAL_DATA_DIR=str(tmp_path / "data"),
+        TRUSTCAL_CHECKPOINT_KEY=str(key),
+        TRUSTCAL_EXPORT_STORAGE_OPTIONS=f'{{"location": "{tmp_path / "reports"}"}}',
     )
+    check = [sys.executable, "manage.py", "check"]
+    refused = subprocess.run(check, env=env, capture_output=True, text=True, check=False)
     assert refused.returncode != 0 and "DJANGO_SECRET_KEY" in refused.stderr
     env["DJANGO_SECRET_KEY"] = "k" * 50
-    accepted = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
-    )
+    accepted = subprocess.run(check, env=env, capture_output=True, text=True, check=False)
     assert accepted.returncode == 0, accepted.stderr
 
 
