@@ -1,30 +1,48 @@
-"""Bias detection (docs/reference/bias.md): the findings of one attribute's groups, compared with the
-reference group of each bias type, on exact fractions. Pure: no database access."""
+"""Bias detection (docs/reference/bias.md): the findings of one analysis, every group compared with
+the reference group of each bias type, on exact fractions; every comparison's test, and the
+Benjamini-Hochberg adjustment over all of them. Pure: no database access."""
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TypedDict
 
-from bias.domain import (
-    MIN_GROUP_SIZE,
-    REGULATION,
-    cap_severity,
-    difference_severity,
-    ratio_severity,
-    two_proportion_p_value,
-)
+from bias.domain import MIN_GROUP_SIZE, REGULATION, SIGNIFICANCE, difference_severity, ratio_severity
 from bias.models import SEVERITY_RANK
 from bias.selectors import GroupCounts
+from bias.significance import MIN_TESTABLE, Comparison, TestName, benjamini_hochberg, compare
 
 
-def _rate(x: int, n: int) -> Fraction:
-    return Fraction(x, n)
+class SampleSizes(TypedDict):
+    group: int
+    reference_group: int
+
+
+class Finding(TypedDict):
+    """One finding as the API shows it (docs/reference/bias.md, Findings)."""
+
+    bias_type: str
+    attribute: str
+    group: str
+    reference_group: str
+    group_rate: float
+    reference_rate: float
+    value: float
+    sample_sizes: SampleSizes
+    testable: bool
+    test: TestName | None
+    p_value: float | None
+    q_value: float | None
+    severity: str
+    regulation: str
 
 
 def _round(value: Fraction | float) -> float:
     return round(float(value), 6)
 
 
-_RATE_METRICS = [
+Counter = Callable[[GroupCounts], int]
+_RATE_METRICS: list[tuple[str, Counter, Counter, bool]] = [
     # bias_type, numerator, denominator, higher_is_better
     ("outcome_disparity", lambda g: g.favorable, lambda g: g.decisions, True),
     ("recommendation_disparity", lambda g: g.ai_favorable, lambda g: g.decisions, True),
@@ -33,61 +51,128 @@ _RATE_METRICS = [
 ]
 
 
-def _reference(groups: list[tuple[Any, int, int]], higher_is_better: bool):
-    """The advantaged group: the best rate among the groups with at least 30 decisions (in
-    the metric's denominator), or among all groups when none is that large, so that a tiny
-    group's lucky rate never becomes everyone's yardstick. Ties: the larger group, then the
-    name."""
-    eligible = [g for g in groups if g[2] >= MIN_GROUP_SIZE] or groups
+@dataclass(frozen=True)
+class Rate:
+    group: str
+    x: int  # numerator
+    n: int  # denominator
+
+    @property
+    def value(self) -> Fraction:
+        return Fraction(self.x, self.n)
+
+
+def reference_rate(rates: list[Rate], *, higher_is_better: bool) -> Rate:
+    """The advantaged group: the best rate among the groups with at least 30 decisions (in the
+    metric's denominator), or among all groups when none is that large, so that a tiny group's
+    lucky rate never becomes everyone's yardstick. Ties: the larger group, then the name. For
+    the favourable rate this is the highest-rate group of the four-fifths rule."""
+    eligible = [r for r in rates if r.n >= MIN_GROUP_SIZE] or rates
     sign = 1 if higher_is_better else -1
-    return max(eligible, key=lambda g: (sign * _rate(g[1], g[2]), g[2], g[0].group))
+    return max(eligible, key=lambda r: (sign * r.value, r.n, r.group))
 
 
-def attribute_findings(attribute: str, groups: list[GroupCounts]) -> list[dict[str, Any]]:
-    """The findings (docs/reference/bias.md, Findings) for one attribute: every group compared with the
-    reference group of each bias type; findings of severity none left out."""
-    findings: list[dict[str, Any]] = []
+@dataclass
+class _Candidate:
+    """A comparison of one group with its reference for one rate, before the adjustment."""
+
+    attribute: str
+    bias_type: str
+    group: Rate
+    reference: Rate
+    gap: Fraction  # > 0: the group is worse off
+    comparison: Comparison
+    q_value: float | None = None
+
+
+def _comparisons(attribute: str, groups: list[GroupCounts]) -> tuple[list[_Candidate], int]:
+    """Every group compared with the reference group of each rate (better-off groups too:
+    they were compared), and the size of the family these comparisons stand for: every pair
+    of testable groups of each rate. The reference is the best of the groups, chosen from the
+    data, so its comparisons are the widest of all the pairs; counting only them would let
+    that choice inflate the discoveries (docs/reference/bias.md, Significance)."""
+    out: list[_Candidate] = []
+    family = 0
     for bias_type, numerator, denominator, higher_is_better in _RATE_METRICS:
-        rows = [(g, numerator(g), denominator(g)) for g in groups if denominator(g) > 0]
-        if len(rows) < 2:
+        rates = [Rate(g.group, numerator(g), denominator(g)) for g in groups if denominator(g) > 0]
+        if len(rates) < 2:
             continue
-        ref, x_ref, n_ref = _reference(rows, higher_is_better)
-        rate_ref = _rate(x_ref, n_ref)
-        for g, x, n in rows:
-            if g is ref:
+        testable = sum(r.n >= MIN_TESTABLE for r in rates)
+        family += testable * (testable - 1) // 2
+        ref = reference_rate(rates, higher_is_better=higher_is_better)
+        for rate in rates:
+            if rate is ref:
                 continue
-            rate = _rate(x, n)
-            gap = (rate_ref - rate) if higher_is_better else (rate - rate_ref)
-            if gap <= 0:
-                continue
-            p_value = two_proportion_p_value(x, n, x_ref, n_ref)
-            cases = [(bias_type, gap, difference_severity(gap))]
-            if bias_type == "outcome_disparity" and rate_ref > 0:
-                ratio = rate / rate_ref
-                cases.append(("disparate_impact", ratio, ratio_severity(ratio)))
-            for kind, value, severity in cases:
-                severity = cap_severity(severity, n_group=n, n_reference=n_ref, p_value=p_value)
-                if severity == "none":
-                    continue
-                findings.append(
-                    {
-                        "bias_type": kind,
-                        "attribute": attribute,
-                        "group": g.group,
-                        "reference_group": ref.group,
-                        "group_rate": _round(rate),
-                        "reference_rate": _round(rate_ref),
-                        "value": _round(value),
-                        "sample_sizes": {"group": n, "reference_group": n_ref},
-                        "p_value": p_value,
-                        "severity": severity,
-                        "regulation": REGULATION,
-                    }
-                )
-    return findings
+            gap = (ref.value - rate.value) if higher_is_better else (rate.value - ref.value)
+            out.append(
+                _Candidate(attribute, bias_type, rate, ref, gap, compare(rate.x, rate.n, ref.x, ref.n))
+            )
+    return out, family
 
 
-def findings_sorted(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def capped(severity: str, candidate: _Candidate) -> str:
+    """Medium and above need both groups of at least 30, a test and q < 0.05; otherwise the
+    finding stays at low: the gap is in the data, it is just not established."""
+    if SEVERITY_RANK[severity] <= SEVERITY_RANK["low"]:
+        return severity
+    established = (
+        min(candidate.group.n, candidate.reference.n) >= MIN_GROUP_SIZE
+        and candidate.q_value is not None
+        and candidate.q_value < SIGNIFICANCE
+    )
+    return severity if established else "low"
+
+
+def _findings_of(candidate: _Candidate) -> list[Finding]:
+    if candidate.gap <= 0:
+        return []
+    cases = [(candidate.bias_type, candidate.gap, difference_severity(candidate.gap))]
+    if candidate.bias_type == "outcome_disparity" and candidate.reference.x > 0:
+        # The four-fifths rule: the same two favourable rates, as a ratio; the same test.
+        ratio = candidate.group.value / candidate.reference.value
+        cases.append(("disparate_impact", ratio, ratio_severity(ratio)))
+    out: list[Finding] = []
+    for bias_type, value, size_severity in cases:
+        severity = capped(size_severity, candidate)
+        if severity == "none":
+            continue
+        out.append(
+            {
+                "bias_type": bias_type,
+                "attribute": candidate.attribute,
+                "group": candidate.group.group,
+                "reference_group": candidate.reference.group,
+                "group_rate": _round(candidate.group.value),
+                "reference_rate": _round(candidate.reference.value),
+                "value": _round(value),
+                "sample_sizes": {"group": candidate.group.n, "reference_group": candidate.reference.n},
+                "testable": candidate.comparison.testable,
+                "test": candidate.comparison.test,
+                "p_value": candidate.comparison.p_value,
+                "q_value": candidate.q_value,
+                "severity": severity,
+                "regulation": REGULATION,
+            }
+        )
+    return out
+
+
+def analysis_findings(groups_by_attribute: Mapping[str, list[GroupCounts]]) -> list[Finding]:
+    """The findings of one analysis (docs/reference/bias.md, Findings): the comparisons of every
+    attribute, their p-values adjusted together by Benjamini-Hochberg over the family of every
+    pair of testable groups, severities capped, the findings of severity none left out, ordered
+    worst first."""
+    candidates: list[_Candidate] = []
+    family = 0
+    for attribute in sorted(groups_by_attribute):
+        found, pairs = _comparisons(attribute, groups_by_attribute[attribute])
+        candidates += found
+        family += pairs
+    tested = [c for c in candidates if c.comparison.p_value is not None]
+    q_values = benjamini_hochberg([c.comparison.p_value or 0.0 for c in tested], family_size=family)
+    for candidate, q_value in zip(tested, q_values, strict=True):
+        candidate.q_value = q_value
+    findings = [f for c in candidates for f in _findings_of(c)]
     return sorted(
         findings, key=lambda f: (-SEVERITY_RANK[f["severity"]], f["attribute"], f["bias_type"], f["group"])
     )

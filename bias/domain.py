@@ -1,6 +1,6 @@
-"""Pure rules of docs/reference/bias.md: value normalisation, subgroup attributes, severities, the z-test."""
+"""Pure rules of docs/reference/bias.md: value normalisation, subgroup attributes, severities (the tests are
+`bias.significance`)."""
 
-import math
 from fractions import Fraction
 from typing import Any
 
@@ -79,19 +79,6 @@ def subgroups_lenient(raw: Any) -> dict[str, str]:
     return out
 
 
-def two_proportion_p_value(x1: int, n1: int, x2: int, n2: int) -> float | None:
-    """Two-sided pooled two-proportion z-test. None when a sample is empty; 1.0 when the
-    pooled proportion is 0 or 1 (no variance: the rates are equal)."""
-    if n1 <= 0 or n2 <= 0:
-        return None
-    pooled = (x1 + x2) / (n1 + n2)
-    variance = pooled * (1 - pooled) * (1 / n1 + 1 / n2)
-    if variance <= 0:
-        return 1.0
-    z = (x1 / n1 - x2 / n2) / math.sqrt(variance)
-    return math.erfc(abs(z) / math.sqrt(2))
-
-
 def difference_severity(difference: Fraction) -> str:
     for bound, label in _DIFFERENCE_STEPS:
         if difference < bound:
@@ -104,17 +91,6 @@ def ratio_severity(ratio: Fraction) -> str:
         if ratio >= bound:
             return label
     return "critical"
-
-
-def cap_severity(severity: str, *, n_group: int, n_reference: int, p_value: float | None) -> str:
-    """A group under 30 decisions never yields more than low; medium and above also need a
-    significant z-test (p < 0.05). A capped finding stays at low: the gap is real in the
-    data, just not established."""
-    if SEVERITY_RANK[severity] <= SEVERITY_RANK["low"]:
-        return severity
-    if min(n_group, n_reference) < MIN_GROUP_SIZE or p_value is None or p_value >= SIGNIFICANCE:
-        return "low"
-    return severity
 
 
 def worst(severities: list[str]) -> str:

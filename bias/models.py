@@ -179,6 +179,9 @@ class BiasAlertFinding(models.Model):
     severity = models.CharField(max_length=16, choices=Severity.choices)
     value = models.FloatField()
     p_value = models.FloatField(null=True)
+    # Benjamini-Hochberg adjusted; null for a finding without a test, and for alerts stored
+    # before the adjustment existed (docs/reference/bias.md, Alerts stored before).
+    q_value = models.FloatField(null=True)
 
     class Meta:
         indexes = [models.Index(fields=["bias_type", "attribute"], name="bias_finding_type_attr")]

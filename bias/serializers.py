@@ -20,7 +20,12 @@ class FindingOutput(serializers.Serializer):
     reference_rate = serializers.FloatField()
     value = serializers.FloatField()
     sample_sizes = SampleSizesOutput()
+    # Alerts stored before these three fields existed were all tested by the z-test and never
+    # adjusted (docs/reference/bias.md, Alerts stored before): the defaults say so.
+    testable = serializers.BooleanField(default=True)
+    test = serializers.ChoiceField(choices=["fisher_exact", "z_test"], allow_null=True, default="z_test")
     p_value = serializers.FloatField(allow_null=True)
+    q_value = serializers.FloatField(allow_null=True, default=None)
     severity = serializers.ChoiceField(choices=Severity.choices)
     regulation = serializers.CharField()
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from audit import selectors as audit_selectors
 from bias import selectors
-from bias.detection import attribute_findings, findings_sorted
+from bias.detection import analysis_findings
 from bias.domain import DETECTION_WINDOW_DAYS, subgroups_lenient, worst
 from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, SubgroupAttachment
 from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
@@ -118,10 +118,7 @@ def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, s
             from_day=since,
             to_day=now.date(),
         )
-        findings: list[dict[str, Any]] = []
-        for attribute in sorted(attributes):
-            findings += attribute_findings(attribute, by_attribute.get(attribute, []))
-        findings = findings_sorted(findings)
+        findings = analysis_findings({a: by_attribute.get(a, []) for a in attributes})
         severity = worst([f["severity"] for f in findings])
         alert = None
         if SEVERITY_RANK[severity] >= SEVERITY_RANK["low"]:
@@ -147,6 +144,7 @@ def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, s
                     severity=f["severity"],
                     value=f["value"],
                     p_value=f["p_value"],
+                    q_value=f["q_value"],
                 )
                 for f in findings
             )

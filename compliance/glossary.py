@@ -115,17 +115,31 @@ GLOSSARY: list[Term] = [
     },
     {
         "term": "Disparate impact ratio (four-fifths rule)",
-        "definition": "A group's favourable rate divided by the reference group's. Under 0.80 is the "
-        "four-fifths rule's sign of adverse impact; severity: 0.90 or more none, 0.80 low, 0.65 medium, "
-        "0.50 high, below critical.",
+        "definition": "A group's favourable rate divided by the highest group's rate (the highest among "
+        "groups of at least 30 decisions). Under 0.80 is the four-fifths rule's sign of adverse impact; "
+        "severity: 0.90 or more none, 0.80 low, 0.65 medium, 0.50 high, below critical.",
         "source": "US EEOC Uniform Guidelines on Employee Selection Procedures, 29 CFR 1607.4(D)",
     },
     {
         "term": "Rate difference severity",
         "definition": "For differences of favourable, override, recommendation or error rates: under 5 "
         "points none, under 10 low, under 20 medium, under 30 high, else critical. A group under 30 "
-        "decisions never exceeds low; medium and above also need a two-proportion z-test p < 0.05.",
+        "decisions never exceeds low; medium and above also need a q-value under 0.05.",
         "source": SERVICE,
+    },
+    {
+        "term": "p-value of a bias finding",
+        "definition": "Two-sided. Fisher's exact test when either group has fewer than 30 decisions or an "
+        "expected cell count is under 5, else the pooled two-proportion z-test. A group under 5 decisions "
+        "is not tested (no p-value; at most low).",
+        "source": "Fisher 1922; scipy.stats.fisher_exact's two-sided definition",
+    },
+    {
+        "term": "q-value",
+        "definition": "The p-value adjusted by Benjamini-Hochberg over every comparison of one analysis, "
+        "counting every pair of testable groups of each rate: the smallest false-discovery rate at which the "
+        "finding counts as a discovery.",
+        "source": "Benjamini & Hochberg 1995",
     },
     {
         "term": "Amplification score",

@@ -81,8 +81,8 @@ def test_groups_under_30_decisions_never_exceed_low(api):
     assert not Event.objects.filter(type="bias.detected").exists()
 
 
-def test_medium_needs_a_significant_z_test(api):
-    # 0.55 vs 0.40 over 35 decisions each: d = 0.15 (medium by size) but p = 0.21 -> low.
+def test_medium_needs_a_q_value_under_005(api):
+    # 0.57 vs 0.40 over 35 decisions each: d = 0.17 (medium by size) but p = 0.15, q >= p -> low.
     decisions = seed("acme", rated_groups("gender", {"a": 20 / 35, "b": 14 / 35}, 35))
     body = detect(api, decisions[0].decision_id, {"gender": "a"})
     od = finding(body, "outcome_disparity")
