@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TypedDict
 
-from bias.domain import MIN_GROUP_SIZE, REGULATION, SIGNIFICANCE, difference_severity, ratio_severity
+from bias.domain import (
+    MIN_GROUP_SIZE,
+    REGULATION,
+    SIGNIFICANCE,
+    Rate,
+    difference_severity,
+    ratio_severity,
+    reference_rate,
+)
 from bias.models import SEVERITY_RANK
 from bias.selectors import GroupCounts
 from bias.significance import MIN_TESTABLE, Comparison, TestName, benjamini_hochberg, compare
@@ -49,27 +57,6 @@ _RATE_METRICS: list[tuple[str, Counter, Counter, bool]] = [
     ("override_disparity", lambda g: g.decisions - g.agreements, lambda g: g.decisions, False),
     ("accuracy_disparity", lambda g: g.with_outcome - g.correct, lambda g: g.with_outcome, False),
 ]
-
-
-@dataclass(frozen=True)
-class Rate:
-    group: str
-    x: int  # numerator
-    n: int  # denominator
-
-    @property
-    def value(self) -> Fraction:
-        return Fraction(self.x, self.n)
-
-
-def reference_rate(rates: list[Rate], *, higher_is_better: bool) -> Rate:
-    """The advantaged group: the best rate among the groups with at least 30 decisions (in the
-    metric's denominator), or among all groups when none is that large, so that a tiny group's
-    lucky rate never becomes everyone's yardstick. Ties: the larger group, then the name. For
-    the favourable rate this is the highest-rate group of the four-fifths rule."""
-    eligible = [r for r in rates if r.n >= MIN_GROUP_SIZE] or rates
-    sign = 1 if higher_is_better else -1
-    return max(eligible, key=lambda r: (sign * r.value, r.n, r.group))
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Pure rules of docs/reference/bias.md: value normalisation, subgroup attributes, severities (the tests are
 `bias.significance`)."""
 
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -77,6 +78,27 @@ def subgroups_lenient(raw: Any) -> dict[str, str]:
         elif key in STANDARD_ATTRIBUTES and isinstance(value, str) and value.strip():
             out[key] = value.strip()
     return out
+
+
+@dataclass(frozen=True)
+class Rate:
+    group: str
+    x: int  # numerator
+    n: int  # denominator
+
+    @property
+    def value(self) -> Fraction:
+        return Fraction(self.x, self.n)
+
+
+def reference_rate(rates: list[Rate], *, higher_is_better: bool) -> Rate:
+    """The advantaged group: the best rate among the groups with at least 30 decisions (in the
+    metric's denominator), or among all groups when none is that large, so that a tiny group's
+    lucky rate never becomes everyone's yardstick. Ties: the larger group, then the name. For
+    the favourable rate this is the highest-rate group of the four-fifths rule."""
+    eligible = [r for r in rates if r.n >= MIN_GROUP_SIZE] or rates
+    sign = 1 if higher_is_better else -1
+    return max(eligible, key=lambda r: (sign * r.value, r.n, r.group))
 
 
 def difference_severity(difference: Fraction) -> str:

@@ -10,6 +10,7 @@ decisions.
 
 import datetime as dt
 from dataclasses import astuple, dataclass
+from fractions import Fraction
 from functools import reduce
 from operator import or_
 from typing import Any
@@ -18,7 +19,7 @@ from django.db.models import Count, F, JSONField, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import Coalesce
 
 from audit import selectors as audit_selectors
-from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value, subgroups_lenient
+from bias.domain import DEFAULT_FAVORABLE_VALUES, Rate, normalize_value, reference_rate, subgroups_lenient
 from bias.models import (
     BiasAlert,
     BiasAlertFinding,
@@ -344,6 +345,10 @@ def subgroup_report(
     for name, groups in counts.items():
         reference = min(groups, key=lambda g: (-g.decisions, g.group))
         ref_fav = reference.favorable / reference.decisions
+        # The four-fifths rule's yardstick: the highest favourable rate (of the groups of 30 or more).
+        highest = reference_rate(
+            [Rate(g.group, g.favorable, g.decisions) for g in groups], higher_is_better=True
+        )
         ref_override = (reference.decisions - reference.agreements) / reference.decisions
         entries = []
         for g in sorted(groups, key=lambda g: (-g.decisions, g.group)):
@@ -367,6 +372,9 @@ def subgroup_report(
                     "decisions_with_outcome": g.with_outcome,
                     "accuracy": _ratio(g.correct, g.with_outcome),
                     "ai_accuracy": _ratio(g.ai_correct, g.with_outcome),
+                    "impact_ratio": round(float(Fraction(g.favorable, g.decisions) / highest.value), 6)
+                    if highest.x
+                    else None,
                     "disparity": {
                         "favorable_rate_difference": round(fav - ref_fav, 6),
                         "disparate_impact_ratio": round(fav / ref_fav, 6) if ref_fav else None,
@@ -374,7 +382,11 @@ def subgroup_report(
                     },
                 }
             )
-        attributes[name] = {"reference_group": reference.group, "groups": entries}
+        attributes[name] = {
+            "reference_group": reference.group,
+            "impact_reference_group": highest.group,
+            "groups": entries,
+        }
     if exact is not None:
         return {
             "model_id": model_id,

@@ -69,11 +69,20 @@ class SubgroupGroupOutput(serializers.Serializer):
     decisions_with_outcome = serializers.IntegerField()
     accuracy = serializers.FloatField(allow_null=True)
     ai_accuracy = serializers.FloatField(allow_null=True)
+    impact_ratio = serializers.FloatField(
+        allow_null=True,
+        help_text="The favourable rate over the impact reference group's (the four-fifths rule); null when "
+        "that rate is 0",
+    )
     disparity = DisparityOutput()
 
 
 class SubgroupAttributeOutput(serializers.Serializer):
-    reference_group = serializers.CharField()
+    reference_group = serializers.CharField(help_text="The largest group: the reference of `disparity`")
+    impact_reference_group = serializers.CharField(
+        help_text="The group with the highest favourable rate among the groups of at least 30 decisions (all "
+        "groups when none has 30): the reference of `impact_ratio`"
+    )
     groups = SubgroupGroupOutput(many=True)
 
 

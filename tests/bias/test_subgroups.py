@@ -42,6 +42,7 @@ def test_subgroup_figures_equal_hand_computed_values(api):
     assert report["model_id"] is None
     gender = report["attributes"]["gender"]
     assert gender["reference_group"] == "f"
+    assert gender["impact_reference_group"] == "f"  # no group of 30: the highest of all, ties to the larger
     f, m = groups_of(report, "gender")["f"], groups_of(report, "gender")["m"]
     assert f == {
         "group": "f",
@@ -56,6 +57,7 @@ def test_subgroup_figures_equal_hand_computed_values(api):
         "decisions_with_outcome": 2,
         "accuracy": 0.5,
         "ai_accuracy": 1.0,
+        "impact_ratio": 1.0,
         "disparity": {
             "favorable_rate_difference": 0.0,
             "disparate_impact_ratio": 1.0,
@@ -187,6 +189,37 @@ def test_outcome_disparity_and_disparate_impact_agree_with_fairlearn(api):
     by_type = {f["bias_type"]: f for f in body["findings"]}
     assert by_type["outcome_disparity"]["value"] == pytest.approx(dpd, abs=1e-6)
     assert by_type["disparate_impact"]["value"] == pytest.approx(dpr, abs=1e-6)
+
+
+def test_impact_ratio_is_against_the_highest_rate_and_its_minimum_is_fairlearns_ratio(api):
+    rng = random.Random(1607)
+    specs = []
+    # the largest group is not the one with the highest favourable rate; "tiny" (under 30) has
+    # the highest rate of all but is not the four-fifths yardstick
+    for group, rate, size in [("large", 0.45, 220), ("high", 0.7, 90), ("low", 0.3, 60), ("tiny", 1.0, 6)]:
+        for i in range(size):
+            value = "approve" if (i < round(rate * size)) else "deny"
+            specs.append(Spec(ai=value, human=value, subgroups={"ethnicity": group}))
+    rng.shuffle(specs)
+    seed("acme", specs)
+    report = api.get("/v1/bias/subgroups", {"attribute": "ethnicity"}).json()
+    ethnicity = report["attributes"]["ethnicity"]
+    assert ethnicity["reference_group"] == "large" and ethnicity["impact_reference_group"] == "high"
+    groups = groups_of(report, "ethnicity")
+    assert groups["high"]["impact_ratio"] == 1.0
+    assert groups["large"]["impact_ratio"] == round(99 / 220 / (63 / 90), 6)
+    assert groups["low"]["impact_ratio"] == round(18 / 60 / (63 / 90), 6)  # under 0.8: adverse impact
+    assert groups["tiny"]["impact_ratio"] == round(1 / 0.7, 6)
+    # disparity stays against the largest group
+    assert groups["high"]["disparity"]["disparate_impact_ratio"] == round(0.7 / 0.45, 6)
+
+    large_groups = [s for s in specs if s.subgroups["ethnicity"] != "tiny"]
+    y_pred = [int(norm(s.human) in DEFAULT_FAVORABLE_VALUES) for s in large_groups]
+    sensitive = [s.subgroups["ethnicity"] for s in large_groups]
+    ratio = demographic_parity_ratio(y_pred, y_pred, sensitive_features=sensitive)
+    assert min(g["impact_ratio"] for name, g in groups.items() if name != "tiny") == pytest.approx(
+        ratio, abs=1e-6
+    )
 
 
 def test_amplification_counts_sum_the_daily_statistics(db):
