@@ -129,7 +129,7 @@ def main() -> None:
     rows_read = [0]
 
     def analysis_only(i: int) -> None:
-        counts = selectors.correlated_counts(first)
+        counts = selectors.correlated_counts(first, analyzed_at=django.utils.timezone.now())
         rows_read[0] = len(counts)
         amplification.analyse(
             counts, metric_value=first.metric_value, privileged="male", unprivileged="female"

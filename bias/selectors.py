@@ -43,29 +43,81 @@ class GroupValueCount:
 
 
 def amplification_counts(
-    *, customer: Customer, model_id: str, model_version: str | None, attribute: str, since: dt.datetime
+    *,
+    customer: Customer,
+    model_id: str,
+    model_version: str | None,
+    attribute: str,
+    since: dt.datetime,
+    until: dt.datetime | None = None,
 ) -> list[GroupValueCount]:
     """Counts of the customer's decisions of `model_id` (and, when model_version is given,
-    decisions whose model_version is that version or unset) made at or after `since`
-    (day granularity: the whole UTC day containing `since` counts), whose subgroups carry
-    `attribute` ("gender", "age_group", "ethnicity" or "custom.<key>"), grouped by
-    (group, ai_value, human_value). Aggregated in SQL from the daily statistics."""
-    since_utc = since if since.tzinfo else since.replace(tzinfo=dt.UTC)
+    decisions whose model_version is that version or unset) made at or after `since` (day
+    granularity: the whole UTC day containing `since` counts) and before `until` (exact: the
+    whole days before its day from the daily statistics, its own day up to it from the
+    decisions), whose subgroups carry `attribute` ("gender", "age_group", "ethnicity" or
+    "custom.<key>"), grouped by (group, ai_value, human_value). Aggregated in SQL."""
+    since_day = (since if since.tzinfo else since.replace(tzinfo=dt.UTC)).astimezone(dt.UTC).date()
     qs = SubgroupDailyStat.objects.filter(
-        customer=customer,
-        model_id=model_id or "",
-        attribute=attribute,
-        day__gte=since_utc.astimezone(dt.UTC).date(),
+        customer=customer, model_id=model_id or "", attribute=attribute, day__gte=since_day
     )
     if model_version:
         qs = qs.filter(model_version__in=[model_version, ""])
+    totals: dict[tuple[str, str, str], int] = {}
+    if until is not None:
+        until_day = until.astimezone(dt.UTC).date()
+        qs = qs.filter(day__lt=until_day)
+        if until_day >= since_day:
+            edge = _edge_value_counts(
+                customer=customer,
+                model_id=model_id,
+                model_version=model_version,
+                attribute=attribute,
+                since=_day_start(until_day),
+                until=until,
+            )
+            totals.update(edge)
+    rows = qs.values("group_value", "ai_value", "human_value").annotate(total=Sum("count"))
+    for r in rows:
+        key = (r["group_value"], r["ai_value"], r["human_value"])
+        totals[key] = totals.get(key, 0) + int(r["total"])
+    return [GroupValueCount(*key, total) for key, total in sorted(totals.items()) if total > 0]
+
+
+def _edge_value_counts(
+    *,
+    customer: Customer,
+    model_id: str,
+    model_version: str | None,
+    attribute: str,
+    since: dt.datetime,
+    until: dt.datetime,
+) -> dict[tuple[str, str, str], int]:
+    """amplification_counts of the decisions made in [since, until) (a part of one day), read
+    from the decisions with the statistics' rules: grouped in SQL by the values and the
+    subgroups (and the attachment counted for the decision), each under its counted group."""
+    decisions = audit_selectors.decision_set(customer, since=since, until=until, model_ids=[model_id])
+    if model_version:
+        decisions = decisions.filter(
+            Q(model_version=model_version) | Q(model_version="") | Q(model_version__isnull=True)
+        )
+    attached = SubgroupAttachment.objects.filter(
+        customer=customer, decision_id=OuterRef("decision_id"), counted=True
+    ).values("attributes")[:1]
     rows = (
-        qs.values("group_value", "ai_value", "human_value")
-        .annotate(total=Sum("count"))
-        .filter(total__gt=0)
-        .order_by("group_value", "ai_value", "human_value")
+        decisions.order_by()
+        .annotate(attached=Subquery(attached, output_field=JSONField()))
+        .values("ai_recommendation", "user_decision", "subgroups", "attached")
+        .annotate(n=Count("id"))
     )
-    return [GroupValueCount(r["group_value"], r["ai_value"], r["human_value"], int(r["total"])) for r in rows]
+    out: dict[tuple[str, str, str], int] = {}
+    for r in rows:
+        groups = r["attached"] if r["attached"] is not None else subgroups_lenient(r["subgroups"])
+        group = groups.get(attribute)
+        if group is not None:
+            key = (group, normalize_value(r["ai_recommendation"]), normalize_value(r["user_decision"]))
+            out[key] = out.get(key, 0) + int(r["n"])
+    return out
 
 
 # --- favourable values ------------------------------------------------------------------------

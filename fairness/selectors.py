@@ -40,10 +40,12 @@ def favorable_values(*, customer: Customer, model_id: str) -> frozenset[str]:
     return frozenset(bias_selectors.favorable_values(customer=customer, model_id=model_id))
 
 
-def correlated_counts(signal: FairnessSignal) -> list:
+def correlated_counts(signal: FairnessSignal, *, analyzed_at: dt.datetime) -> list:
     """The counts of the decisions correlated with the signal (docs/reference/fairness.md, Correlated
-    decisions), from the bias app's daily subgroup statistics (aggregated in SQL, independent of history
-    size)."""
+    decisions): its window ends at the analysis' time, so a signal analysed as of an earlier time
+    (seed_demo's back-filled history) never sees the decisions made after it. From the bias app's daily
+    subgroup statistics (aggregated in SQL, independent of history size) and the decisions of the
+    analysis' own day up to it."""
     from bias.selectors import amplification_counts
 
     return amplification_counts(
@@ -52,6 +54,7 @@ def correlated_counts(signal: FairnessSignal) -> list:
         model_version=signal.model_version or None,
         attribute=attribute_key(signal.protected_attribute),
         since=signal.signal_timestamp - CORRELATION_WINDOW,
+        until=analyzed_at,
     )
 
 

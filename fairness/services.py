@@ -119,7 +119,7 @@ def signal_analyze(*, customer: Customer, signal: FairnessSignal) -> AnalysisRes
 def _analyse_and_alert(signal: FairnessSignal, *, now: dt.datetime | None = None) -> AnalysisResult:
     now = now or timezone.now()
     analysis = amplification.analyse(
-        selectors.correlated_counts(signal),
+        selectors.correlated_counts(signal, analyzed_at=now),
         metric_value=signal.metric_value,
         privileged=signal.privileged_group,
         unprivileged=signal.unprivileged_group,

@@ -9,7 +9,7 @@ import pytest
 
 from audit.models import Decision
 from config.timeutils import isoformat
-from tests.fairness.helpers import ALERTS, SIGNALS, now_iso, post_signal
+from tests.fairness.helpers import ALERTS, SIGNALS, now_iso, post_signal, signal_body
 from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -213,3 +213,33 @@ def test_signal_timestamp_sets_the_correlation_window(api):
     earlier = post_signal(api, modelId=MODEL, privilegedGroup="male", unprivilegedGroup="female",
                           signalTimestamp=now_iso(days=-45)).json()  # fmt: skip
     assert earlier["analysis"]["amplificationScore"] == 0.25
+
+
+def test_a_back_filled_signal_is_analysed_with_the_decisions_up_to_its_analysis_time_only(api):
+    from fairness.inputs import signal_input_parse
+    from fairness.services import signal_ingest
+    from keys.models import Customer
+
+    # Analysed as of noon three days ago (seed_demo's history): the decisions of that morning
+    # count, those of the same afternoon and of the days after do not.
+    analyzed = (dt.datetime.now(dt.UTC) - dt.timedelta(days=3)).replace(
+        hour=12, minute=0, second=0, microsecond=0
+    )
+    before = isoformat(analyzed - dt.timedelta(hours=2))
+    log_rates(api, "male", 30, 18, 21, timestamp=before, model_version="3.1")
+    log_rates(api, "female", 30, 12, 9, timestamp=before, model_version="3.1")
+    for when in (analyzed + dt.timedelta(minutes=1), analyzed + dt.timedelta(days=1)):
+        log_rates(api, "male", 30, 15, 30, timestamp=isoformat(when), model_version="3.1")
+        log_rates(api, "female", 30, 15, 0, timestamp=isoformat(when), model_version="3.1")
+
+    body = signal_body(modelId=MODEL, signalTimestamp=isoformat(analyzed - dt.timedelta(hours=1)))
+    customer = Customer.objects.get(pk="acme")
+    result = signal_ingest(customer=customer, data=signal_input_parse(body), at=analyzed)
+    assert result.analysis["analyzedAt"] == isoformat(analyzed)
+    assert result.analysis["decisionsAnalyzed"] == 60
+    assert result.analysis["amplificationScore"] == 0.25  # the worked example's decisions alone
+
+    # Analysed now, the same signal sees every decision since.
+    now = api.post(f"{ALERTS}/analyze/{result.signal.id}").json()["analysis"]
+    assert now["decisionsAnalyzed"] == 180
+    assert now["amplificationScore"] == round((72 / 90 - 6 / 90) / (1 - 6 / 90), 4)  # 0.7857
