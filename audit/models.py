@@ -142,12 +142,14 @@ class AuditEntry(models.Model):
     class Type(models.TextChoices):
         DECISION = "decision"
         OUTCOME = "outcome"
+        # The decision with the subgroups POST /detect-bias attached to it (docs/reference/bias.md, Subgroups).
+        SUBGROUPS_ATTACHED = "subgroups_attached"
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="audit_entries")
     decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries")
     sequence = models.BigIntegerField()
-    type = models.CharField(max_length=16, choices=Type.choices)
+    type = models.CharField(max_length=32, choices=Type.choices)
     # A snapshot of the decision as of this entry (what GET /audit-trail shows and hashes).
     decision_ref = models.CharField(max_length=ID_MAX, db_column="decision_ref")
     timestamp = models.DateTimeField()

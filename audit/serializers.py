@@ -5,6 +5,7 @@ from rest_framework import serializers
 
 from audit.categories import RECORD_CATEGORIES
 from audit.fields import DECISION_OUTPUT_FIELDS, ENTRY_DOCUMENT_FIELDS
+from audit.models import AuditEntry
 from config.api import UTCDateTimeField
 
 
@@ -47,7 +48,7 @@ class AuditEntryOutput(serializers.Serializer):
 
     entry_id = serializers.CharField()
     sequence = serializers.IntegerField()
-    type = serializers.ChoiceField(choices=["decision", "outcome"])
+    type = serializers.ChoiceField(choices=AuditEntry.Type.choices)
     decision_id = serializers.CharField()
     timestamp = serializers.CharField()
     logged_at = serializers.CharField()

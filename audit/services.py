@@ -2,17 +2,19 @@
 (audit.pipeline). POST /log is a plan of one item; POST /calibrate the same with its own
 source; POST /log/batch and import_decisions a plan of many. The rules live in audit.plan."""
 
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from audit.apply import entries_append
 from audit.fields import DECISION_FIELDS
 from audit.group import GroupCommit
 from audit.inputs import Item, item_validated
 from audit.models import AuditEntry, Decision
 from audit.pipeline import items_write
-from audit.plan import ItemResult
+from audit.plan import ItemResult, new_entry
 from audit.records import payload_fingerprint
 from config.exceptions import DomainError
 from keys.models import Customer
@@ -29,6 +31,7 @@ __all__ = [
     "decision_outcome_record",
     "decisions_log_batch",
     "payload_fingerprint",
+    "subgroups_attached_record",
 ]
 
 
@@ -102,3 +105,21 @@ def decisions_log_batch(*, customer: Customer, items: Sequence[Any], source: str
             validated.append(exc)
     results = items_write(customer=customer, items=validated, bodies=items, sources=[source] * len(items))
     return BatchResult(results)
+
+
+def subgroups_attached_record(
+    *, customer: Customer, decision: Decision, subgroups: dict[str, Any], at: dt.datetime
+) -> AuditEntry:
+    """Append a `subgroups_attached` entry to the customer's chain (docs/reference/decisions.md, The
+    audit trail): the decision as it is now, with the subgroups attached to it (the caller's
+    transaction holds the decision's lock). Through the one append path of every entry."""
+    entry = new_entry(
+        customer_id=customer.pk,
+        decision=decision,
+        type=AuditEntry.Type.SUBGROUPS_ATTACHED,
+        logged_at=at,
+        entry_id=AuditEntry._meta.get_field("id").get_default(),
+    )
+    entry.subgroups = subgroups
+    entries_append(customer.pk, [entry], decisions=0)
+    return entry

@@ -50,6 +50,21 @@ def normalize_value(value: Any) -> str:
     return "" if value is None else str(value).strip().casefold()
 
 
+def subgroups_object(attributes: dict[str, str]) -> dict[str, Any]:
+    """Attribute names and groups as the subgroups object of the API ({"gender": ..., "custom":
+    {key: ...}}), keys in order: what a subgroups_attached audit entry records."""
+    out: dict[str, Any] = {}
+    custom: dict[str, str] = {}
+    for name in sorted(attributes):
+        if name.startswith("custom."):
+            custom[name[len("custom.") :]] = attributes[name]
+        else:
+            out[name] = attributes[name]
+    if custom:
+        out["custom"] = custom
+    return out
+
+
 def is_valid_attribute_name(name: str) -> bool:
     if name in STANDARD_ATTRIBUTES:
         return True

@@ -15,9 +15,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import selectors as audit_selectors
+from audit import services as audit_services
 from bias import selectors
 from bias.detection import analysis_findings
-from bias.domain import DETECTION_WINDOW_DAYS, subgroups_lenient, worst
+from bias.domain import DETECTION_WINDOW_DAYS, subgroups_lenient, subgroups_object, worst
 from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, SubgroupAttachment
 from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
 from keys.models import Customer
@@ -61,8 +62,9 @@ def subgroup_stats_on_decisions_bulk_logged(*, customer: Customer, decisions: It
 
 def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> Any:
     """Attach (or replace) a decision's subgroups. When the decision is already logged its
-    counts move from the old attributes to the new ones; otherwise the subgroups wait in
-    the pending row until the decision arrives. A vigilance probe's subgroups are kept but
+    counts move from the old attributes to the new ones and a `subgroups_attached` entry
+    records the attachment in the audit trail; otherwise the subgroups wait in the pending row
+    until the decision arrives. A vigilance probe's subgroups are kept (and recorded) but
     counted in no statistic (docs/reference/oversight.md). Returns the decision or None."""
     with transaction.atomic():
         lock_decision(customer.pk, decision_id)
@@ -82,6 +84,10 @@ def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[s
             deltas.add(state, attributes, +1)
             upsert_stats(customer.pk, deltas)
         now = timezone.now()
+        if decision is not None:
+            audit_services.subgroups_attached_record(
+                customer=customer, decision=decision, subgroups=subgroups_object(attributes), at=now
+            )
         if attachment is None:
             SubgroupAttachment.objects.create(
                 customer=customer,
