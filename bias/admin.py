@@ -59,6 +59,7 @@ class BiasAlertFindingInline(admin.TabularInline):
         "severity",
         "value",
         "p_value",
+        "q_value",
     ]
 
     def has_add_permission(self, request, obj=None):

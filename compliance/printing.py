@@ -23,6 +23,7 @@ REASONS = {
     "accuracy": "no outcome is known for the group",
     "ai_accuracy": "no outcome is known in this band",
     "disparate_impact_ratio": "the reference group has no favourable decision",
+    "impact_ratio": "the impact reference group has no favourable decision",
     "favorable_rate_difference": "the group is the reference group",
     "override_rate_difference": "the group is the reference group",
     "amplification_score": "a group had fewer than 30 correlated decisions",
@@ -45,7 +46,14 @@ ABSENT_WORDS = {
 }
 RATE_KEYS = {"rair", "rsr", "accuracy", "ai_accuracy", "mean_ai_confidence", "ai_confidence"}
 POINT_KEYS = {"calibration_gap", "model_disparity_observed", "human_disparity"}
-SCORE_KEYS = {"trust_score", "amplification_score", "disparate_impact_ratio", "d_prime", "slope"}
+SCORE_KEYS = {
+    "trust_score",
+    "amplification_score",
+    "disparate_impact_ratio",
+    "impact_ratio",
+    "d_prime",
+    "slope",
+}
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]00:?00)$")
 
 
