@@ -1,0 +1,843 @@
+"""Several hosts, for real (docs/deploy.md): network namespaces on one machine, a bridge and
+veth pairs, nginx as the balancer in one namespace, two web hosts and two worker hosts in
+others, PostgreSQL and Redis reached across the bridge through a forwarder on the bridge's
+address; two customers' load through the balancer while a web master and a worker are
+killed; then the checks of docs/deploy.md's promises.
+
+    sudo .venv/bin/python bench/multihost.py --short          # CI's leg, about two minutes
+    sudo .venv/bin/python bench/multihost.py                  # the full run (bench/README.md)
+    sudo .venv/bin/python bench/multihost.py --latency        # POST /log throughput: 1 vs 2 web
+                                                              # hosts, and 1 ms to PostgreSQL
+    sudo .venv/bin/python bench/multihost.py --break key      # a host without the shared key:
+    sudo .venv/bin/python bench/multihost.py --break exports  # or with local report storage: fails
+
+Root is needed (namespaces). Every address is in 10.213.0.0/24, which exists only on the
+bridge and in the namespaces this script makes, or on the loopback; everything it made
+(namespaces, links, processes, the database) is removed on exit, also on Ctrl-C. PostgreSQL
+and Redis keep their configuration: the forwarder (socat) runs only while the script does.
+Exit status 0 when every check passed; --junit writes each check as a test case.
+"""
+
+import argparse
+import base64
+import concurrent.futures
+import contextlib
+import hashlib
+import http.server
+import itertools
+import json
+import os
+import secrets
+import shutil
+import signal
+import string
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = ROOT / ".venv" / "bin"
+PREFIX = "tcmh"
+NET = "10.213.0"
+BRIDGE_ADDR = f"{NET}.1"
+HOSTS = {
+    "lb": f"{NET}.10",
+    "web1": f"{NET}.11",
+    "web2": f"{NET}.12",
+    "wk1": f"{NET}.21",
+    "wk2": f"{NET}.22",
+    "cl": f"{NET}.31",
+}
+WEB_PORT = 8000
+LB_PORT = 8080
+RECEIVER_PORT = 8125
+DATABASE = "tc_multihost_bench"
+REDIS_DB = 25
+ADMIN_KEY = "tcal_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(40))
+
+
+def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), check=check, capture_output=True, text=True)
+
+
+# --- the network ------------------------------------------------------------------------------
+
+
+def ns(name: str) -> str:
+    return f"{PREFIX}-{name}"
+
+
+def net_down() -> None:
+    for name in HOSTS:
+        sh("ip", "netns", "del", ns(name), check=False)
+        sh("ip", "link", "del", f"{PREFIX}h-{name}", check=False)
+    sh("ip", "link", "del", f"{PREFIX}-br0", check=False)
+
+
+def net_up() -> None:
+    net_down()
+    bridge = f"{PREFIX}-br0"
+    sh("ip", "link", "add", bridge, "type", "bridge")
+    sh("ip", "addr", "add", f"{BRIDGE_ADDR}/24", "dev", bridge)
+    sh("ip", "link", "set", bridge, "up")
+    for name, address in HOSTS.items():
+        space, host_end = ns(name), f"{PREFIX}h-{name}"
+        sh("ip", "netns", "add", space)
+        sh("ip", "link", "add", host_end, "type", "veth", "peer", "name", "eth0", "netns", space)
+        sh("ip", "link", "set", host_end, "master", bridge, "up")
+        sh("ip", "-n", space, "addr", "add", f"{address}/24", "dev", "eth0")
+        sh("ip", "-n", space, "link", "set", "eth0", "up")
+        sh("ip", "-n", space, "link", "set", "lo", "up")
+
+
+def delay(name: str, ms: float) -> None:
+    """netem delay on the host's own end (both directions of its database traffic pass it)."""
+    sh(
+        "ip",
+        "netns",
+        "exec",
+        ns(name),
+        "tc",
+        "qdisc",
+        "replace",
+        "dev",
+        "eth0",
+        "root",
+        "netem",
+        "delay",
+        f"{ms}ms",
+    )
+
+
+# --- processes --------------------------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    name: str
+    argv: list[str]
+    env: dict[str, str]
+    space: str | None
+    log: Path
+    popen: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> "Proc":
+        argv = (["ip", "netns", "exec", ns(self.space)] if self.space else []) + self.argv
+        with self.log.open("ab") as out:
+            self.popen = subprocess.Popen(
+                argv, cwd=ROOT, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        return self
+
+    def pid(self) -> int:
+        assert self.popen is not None
+        return self.popen.pid
+
+    def kill_master(self) -> None:
+        """SIGKILL the main process only: its children carry on as orphans would."""
+        if self.popen and self.popen.poll() is None:
+            os.kill(self.popen.pid, signal.SIGKILL)
+            self.popen.wait()
+
+    def stop(self, sig: int = signal.SIGTERM, wait: float = 15.0) -> None:
+        if self.popen is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=wait)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=5)
+
+
+@dataclass
+class Cluster:
+    work: Path
+    env: dict[str, str]
+    procs: dict[str, Proc] = field(default_factory=dict)
+
+    def add(
+        self, name: str, argv: list[str], space: str | None, env: dict[str, str | None] | None = None
+    ) -> Proc:
+        merged = {k: v for k, v in {**self.env, **(env or {})}.items() if v is not None}
+        proc = Proc(name, argv, merged, space, self.work / f"{name}.log")
+        self.procs[name] = proc
+        return proc.start()
+
+    def stop_all(self) -> None:
+        for proc in reversed(list(self.procs.values())):
+            proc.stop()
+
+
+def web_argv(address: str, workers: int = 2) -> list[str]:
+    return [
+        str(VENV_BIN / "gunicorn"), "config.wsgi:application", "-k", "gthread", "-w", str(workers),
+        "--threads", "8", "-b", f"{address}:{WEB_PORT}", "--graceful-timeout", "30", "--timeout", "60",
+        "--log-level", "warning",
+    ]  # fmt: skip
+
+
+def worker_argv(name: str) -> list[str]:
+    return [
+        str(VENV_BIN / "celery"),
+        "-A",
+        "config",
+        "worker",
+        "-n",
+        f"{name}@%h",
+        "--concurrency",
+        "2",
+        "--loglevel",
+        "WARNING",
+    ]
+
+
+NGINX_CONF = """
+user root;
+worker_processes 1;
+pid {work}/nginx.pid;
+error_log {work}/nginx-error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {work}/nginx-body;
+    proxy_temp_path {work}/nginx-proxy;
+    upstream trustcal {{
+        server {web1}:{port} max_fails=3 fail_timeout=5s;
+        server {web2}:{port} max_fails=3 fail_timeout=5s;
+        keepalive 32;
+    }}
+    server {{
+        listen {lb}:{lb_port};
+        client_header_timeout 10s;
+        client_body_timeout 10s;
+        client_max_body_size 8m;
+        proxy_request_buffering on;
+        location / {{
+            proxy_pass http://trustcal;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-Proto $scheme;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_connect_timeout 2s;
+            proxy_read_timeout 60s;
+            proxy_next_upstream error timeout http_502 http_503;
+        }}
+    }}
+}}
+"""
+
+
+# --- HTTP ---------------------------------------------------------------------------------------
+
+
+def call(
+    method: str, url: str, key: str | None = None, body: Any = None, timeout: float = 30.0
+) -> tuple[int, bytes, dict[str, str]]:
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Content-Type": "application/json"} if data is not None else {}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), dict(exc.headers)
+    except OSError:
+        return 0, b"", {}
+
+
+def wait_http(url: str, timeout: float = 120.0, proc: "Proc | None" = None) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline and (proc is None or (proc.popen is not None and proc.popen.poll() is None)):
+        status, _, _ = call("GET", url, timeout=3)
+        if status:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+class Receiver(http.server.ThreadingHTTPServer):
+    """The webhook receiver on the bridge: counts every delivery by its `webhook-id`."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int]) -> None:
+        self.seen: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        super().__init__(address, _ReceiverHandler)
+
+
+class _ReceiverHandler(http.server.BaseHTTPRequestHandler):
+    server: Receiver
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        with self.server.lock:
+            self.server.seen[self.headers.get("webhook-id", "")] += 1
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+# --- checks -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Checks:
+    results: list[tuple[str, bool, str]] = field(default_factory=list)
+
+    def add(self, name: str, ok: bool, detail: str = "") -> None:
+        self.results.append((name, ok, detail))
+        print(f"  [{'ok' if ok else 'FAILED'}] {name}{': ' + detail if detail else ''}", flush=True)
+
+    def junit(self, path: Path) -> None:
+        cases = "".join(
+            f'<testcase classname="multihost" name="{escape(name)}">'
+            + ("" if ok else f'<failure message="{escape(detail, {chr(34): "&quot;"})}"/>')
+            + "</testcase>"
+            for name, ok, detail in self.results
+        )
+        failures = sum(1 for _, ok, _ in self.results if not ok)
+        path.write_text(
+            f'<testsuite name="multihost" tests="{len(self.results)}" failures="{failures}">{cases}</testsuite>'
+        )
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.results) and all(ok for _, ok, _ in self.results)
+
+
+def _leaf(h: bytes) -> bytes:
+    return hashlib.sha256(b"\x00" + h).digest()
+
+
+def merkle_root(leaves: list[bytes]) -> bytes:
+    """RFC 9162's tree hash of the entries' raw hashes (docs/reference/checkpoints.md, "The tree")."""
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return _leaf(leaves[0])
+    k = 1 << ((len(leaves) - 1).bit_length() - 1)
+    return hashlib.sha256(b"\x01" + merkle_root(leaves[:k]) + merkle_root(leaves[k:])).digest()
+
+
+def note_verifies(note_text: str, verifier_key: str) -> tuple[str, int, bytes] | None:
+    """The checkpoint's origin, size and root when its signature verifies with the key, by the
+    format's text alone (the `cryptography` package for Ed25519)."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    name, key_hex, key_b64 = verifier_key.split("+", 2)
+    raw = base64.b64decode(key_b64)
+    text, signature_line = note_text.rsplit("\n\n", 1)
+    text += "\n"
+    signature = base64.b64decode(signature_line.removeprefix(f"— {name} ").strip())
+    if signature[:4].hex() != key_hex:
+        return None
+    try:
+        Ed25519PublicKey.from_public_bytes(raw[1:]).verify(signature[4:], text.encode())
+    except (InvalidSignature, ValueError):
+        return None
+    origin, size, root, *_ = text.rstrip("\n").split("\n")
+    return origin, int(size), base64.b64decode(root)
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Load:
+    acked: dict[str, set[str]] = field(default_factory=dict)
+    retries: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    exports: list[tuple[str, str]] = field(default_factory=list)  # (customer key, export id)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def log_one(base: str, key: str, customer: str, load: Load, deadline: float) -> None:
+    decision_id = f"mh-{uuid.uuid4().hex[:16]}"
+    body = {
+        "decision_id": decision_id, "user_id": f"u{hash(decision_id) % 7}", "model_id": "credit-v1",
+        "ai_recommendation": "approve", "ai_confidence": 0.8, "user_decision": "approve",
+    }  # fmt: skip
+    while time.time() < deadline + 60:
+        status, _, _ = call("POST", f"{base}/v1/log", key, body)
+        if status in (200, 201):
+            with load.lock:
+                load.acked[customer].add(decision_id)
+            return
+        with load.lock:
+            load.errors[str(status)] += 1
+            load.retries += 1
+        time.sleep(0.2)  # docs/deploy.md: on a 502 send the same decision_id again
+
+
+def batch_one(base: str, key: str, customer: str, load: Load, deadline: float, size: int = 50) -> None:
+    ids = [f"mh-{uuid.uuid4().hex[:16]}" for _ in range(size)]
+    items = [
+        {
+            "decision_id": i,
+            "user_id": "batcher",
+            "ai_recommendation": "deny",
+            "ai_confidence": 0.3,
+            "user_decision": "deny",
+        }
+        for i in ids
+    ]
+    while time.time() < deadline + 60:
+        status, raw, _ = call("POST", f"{base}/v1/log/batch", key, {"decisions": items})
+        if status == 200 and json.loads(raw).get("rejected") == 0:
+            with load.lock:
+                load.acked[customer].update(ids)
+            return
+        with load.lock:
+            load.errors[f"batch {status}"] += 1
+            load.retries += 1
+        time.sleep(0.2)
+
+
+def drive(
+    base: str, keys: dict[str, str], seconds: float, load: Load, events: dict[float, Callable[[], None]]
+) -> None:
+    """Two customers' load for `seconds`: single logs, batches, calibrations, checkpoints and
+    exports, from 6 threads; `events` are (time offset, action) pairs run by the main thread."""
+    deadline = time.time() + seconds
+    for customer in keys:
+        load.acked.setdefault(customer, set())
+
+    def worker(n: int) -> None:
+        customer = list(keys)[n % len(keys)]
+        key = keys[customer]
+        for i in itertools.count():
+            if time.time() >= deadline:
+                return
+            if i % 25 == 7:
+                batch_one(base, key, customer, load, deadline)
+            elif i % 25 == 13:
+                call("POST", f"{base}/v1/calibrate", key, {
+                    "decision_id": f"mh-c-{uuid.uuid4().hex[:12]}", "user_id": "cal", "ai_recommendation": "approve",
+                    "ai_confidence": 0.6, "user_decision": "approve",
+                })  # fmt: skip
+            elif i % 100 == 50:
+                call("POST", f"{base}/v1/audit-trail/checkpoints", key)
+            else:
+                log_one(base, key, customer, load, deadline)
+
+    def exporter() -> None:
+        while time.time() < deadline - 5:
+            for customer, key in keys.items():
+                status, raw, _ = call("POST", f"{base}/v1/export", key, {
+                    "template": "eu_ai_act", "format": "csv",
+                    "time_period": {"from": time.strftime("%Y-%m-%d", time.gmtime(time.time() - 86400)), "to": time.strftime("%Y-%m-%d", time.gmtime())},
+                })  # fmt: skip
+                if status == 202:
+                    with load.lock:
+                        load.exports.append((customer, json.loads(raw)["export_id"]))
+            time.sleep(max(seconds / 8, 3))
+
+    started = time.time()
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        futures = [pool.submit(worker, n) for n in range(6)] + [pool.submit(exporter)]
+        for at, action in sorted(events.items()):
+            time.sleep(max(0.0, started + at - time.time()))
+            action()
+        for future in futures:
+            future.result()
+
+
+def env_for(work: Path, shared: Path, args: argparse.Namespace) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "TRUSTCAL_", "WEBHOOK_", "CELERY_", "DATABASE_", "REDIS_"))
+    }
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings.production",
+            "DJANGO_SECRET_KEY": "multihost-" + "s" * 40,
+            "DATABASE_URL": f"postgres://postgres@{BRIDGE_ADDR}:5432/{DATABASE}",
+            "REDIS_URL": f"redis://{BRIDGE_ADDR}:6379/{REDIS_DB}",
+            "ALLOWED_HOSTS": "*",
+            "TRUSTCAL_CHECKPOINT_KEY": str(shared / "checkpoint.key"),
+            "TRUSTCAL_EXPORT_STORAGE_OPTIONS": json.dumps({"location": str(shared / "reports")}),
+            "TRUSTCAL_TRUSTED_PROXIES": HOSTS["lb"],
+            "TRUSTCAL_SSL_REDIRECT": "false",
+            "TRUSTCAL_BOOTSTRAP_ADMIN_KEY": ADMIN_KEY,
+            "WEBHOOK_ALLOW_INSECURE_URLS": "true",
+            "WEBHOOK_ALLOWED_NETWORKS": f"{NET}.0/24",
+            "WEBHOOK_TIMEOUT_SECONDS": "5",
+            "WEBHOOK_LEASE_SECONDS": "10",
+            "TRUSTCAL_EXPORT_LEASE_SECONDS": "15",
+            "TRUSTCAL_EXPORT_RECOVER_SECONDS": "5",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    return env
+
+
+def host_env(name: str, work: Path, args: argparse.Namespace) -> dict[str, str | None]:
+    """Each host's own data folder; --break makes web2 the host that got it wrong (None: the
+    variable is unset there)."""
+    env: dict[str, str | None] = {
+        "TRUSTCAL_DATA_DIR": str(work / f"data-{name}"),
+        "TRUSTCAL_BEAT_SCHEDULE": str(work / f"data-{name}" / "beat"),
+    }
+    if name == "web2" and args.break_ == "key":
+        env["TRUSTCAL_CHECKPOINT_KEY"] = None  # unset: the host would generate its own
+    if name == "web2" and args.break_ == "exports":
+        env["TRUSTCAL_EXPORT_STORAGE_OPTIONS"] = None  # unset: the host's data folder
+    return env
+
+
+def psql(sql: str) -> str:
+    return sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-d", DATABASE, "-Atc", sql, check=False).stdout
+
+
+def database_reset() -> None:
+    sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"CREATE DATABASE {DATABASE}")
+    sh("redis-cli", "-h", "127.0.0.1", "-n", str(REDIS_DB), "flushdb")
+
+
+def run(args: argparse.Namespace, checks: Checks) -> None:
+    work = Path(tempfile.mkdtemp(prefix="trustcal-multihost-"))
+    shared = work / "shared"
+    shared.mkdir()
+    (shared / "checkpoint.key").write_text(base64.b64encode(os.urandom(32)).decode())
+    (shared / "checkpoint.key").chmod(0o600)
+    print(f"work folder {work}", flush=True)
+    cluster = Cluster(work, env_for(work, shared, args))
+    receiver = None
+    try:
+        net_up()
+        database_reset()
+        # The forwarder: PostgreSQL and Redis stay on 127.0.0.1; the bridge address forwards to them.
+        for port in (5432, 6379):
+            cluster.add(
+                f"fwd-{port}",
+                ["socat", f"TCP-LISTEN:{port},bind={BRIDGE_ADDR},reuseaddr,fork", f"TCP:127.0.0.1:{port}"],
+                None,
+            )
+        time.sleep(0.5)
+        migrate = subprocess.run(
+            ["ip", "netns", "exec", ns("web1"), str(VENV_BIN / "python"), "manage.py", "migrate", "-v", "0"],
+            cwd=ROOT, env={**cluster.env, **{k: v for k, v in host_env("web1", work, args).items() if v}}, capture_output=True, text=True,
+        )  # fmt: skip
+        checks.add(
+            "migrations run once, from web1, through the bridge",
+            migrate.returncode == 0,
+            migrate.stderr[-500:],
+        )
+        if migrate.returncode:
+            return
+        web = {
+            name: cluster.add(name, web_argv(HOSTS[name]), name, host_env(name, work, args))
+            for name in ("web1", "web2")
+        }
+        for name in ("wk1", "wk2"):
+            cluster.add(name, worker_argv(name), name, host_env(name, work, args))
+        cluster.add(
+            "beat",
+            [str(VENV_BIN / "celery"), "-A", "config", "beat", "--loglevel", "WARNING"],
+            "wk1",
+            host_env("wk1", work, args),
+        )
+        (work / "nginx.conf").write_text(
+            NGINX_CONF.format(
+                work=work,
+                web1=HOSTS["web1"],
+                web2=HOSTS["web2"],
+                port=WEB_PORT,
+                lb=HOSTS["lb"],
+                lb_port=LB_PORT,
+            )
+        )
+        cluster.add(
+            "nginx", ["nginx", "-c", str(work / "nginx.conf"), "-p", str(work), "-g", "daemon off;"], "lb"
+        )
+        web_urls = {name: f"http://{HOSTS[name]}:{WEB_PORT}" for name in web}
+        for name, url in web_urls.items():
+            up = wait_http(url + "/v1/health", args.start_timeout, web[name])
+            log = (work / f"{name}.log").read_text()
+            reasons = sorted({line.strip() for line in log.splitlines() if "(trustcal." in line})
+            detail = "" if up else " | ".join(reasons) or log[-800:]
+            checks.add(f"{name} starts with the shared settings", up, detail)
+        if not checks.ok:
+            return
+        base = f"http://{HOSTS['lb']}:{LB_PORT}"
+        receiver = Receiver((BRIDGE_ADDR, RECEIVER_PORT))
+        threading.Thread(target=receiver.serve_forever, daemon=True).start()
+        keys: dict[str, str] = {}
+        for customer in ("mh-acme", "mh-globex"):
+            status, raw, _ = call(
+                "POST",
+                f"{base}/v1/admin/api-keys",
+                ADMIN_KEY,
+                {"customer_id": customer, "tier": "enterprise"},
+            )
+            keys[customer] = json.loads(raw)["api_key"] if status == 201 else ""
+            status_hook, _, _ = call(
+                "POST",
+                f"{base}/v1/webhooks",
+                keys[customer],
+                {"url": f"http://{BRIDGE_ADDR}:{RECEIVER_PORT}/hook", "events": ["*"]},
+            )
+            checks.add(
+                f"{customer}: key and a webhook to a receiver on the bridge",
+                status == 201 and status_hook == 201,
+                f"{status} {status_hook}",
+            )
+        if not checks.ok:
+            return
+
+        load = Load()
+        seconds = args.seconds
+
+        def kill_web_master() -> None:
+            print("  ... killing web1's gunicorn master (SIGKILL)", flush=True)
+            web["web1"].kill_master()
+
+        def restart_web() -> None:
+            # A supervisor (systemd's KillMode=control-group) clears the dead master's group, then
+            # starts it again: the orphaned workers held the port.
+            print("  ... web1's group cleared and web1 started again", flush=True)
+            web["web1"].stop(signal.SIGKILL)
+            web["web1"] = cluster.add(
+                "web1-again", web_argv(HOSTS["web1"]), "web1", host_env("web1", work, args)
+            )
+
+        def kill_worker() -> None:
+            print("  ... killing worker wk2 (SIGKILL, whole group)", flush=True)
+            cluster.procs["wk2"].stop(signal.SIGKILL)
+
+        actions = {seconds * 0.3: kill_web_master, seconds * 0.3 + 5: restart_web, seconds * 0.5: kill_worker}
+        print(f"load for {seconds:.0f} s through nginx", flush=True)
+        started = time.time()
+        drive(base, keys, seconds, load, actions)
+        acked = {c: len(ids) for c, ids in load.acked.items()}
+        print(
+            f"  acknowledged {acked} in {time.time() - started:.0f} s; retries {load.retries} ({dict(load.errors)})",
+            flush=True,
+        )
+        wait_http(web_urls["web1"] + "/v1/health")
+        settle(base, keys, load, receiver, checks, web_urls, args)
+    finally:
+        if receiver is not None:
+            receiver.shutdown()
+        cluster.stop_all()
+        # the orphaned workers of the killed master, in web1's namespace
+        for pid in sh("ip", "netns", "pids", ns("web1"), check=False).stdout.split():
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.kill(int(pid), signal.SIGKILL)
+        net_down()
+        sh(
+            "psql",
+            "-h",
+            "127.0.0.1",
+            "-U",
+            "postgres",
+            "-qc",
+            f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)",
+            check=False,
+        )
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def settle(
+    base: str,
+    keys: dict[str, str],
+    load: Load,
+    receiver: Receiver,
+    checks: Checks,
+    web_urls: dict[str, str],
+    args: argparse.Namespace,
+) -> None:
+    """After the load: exports done, deliveries drained; then every promise of docs/deploy.md."""
+    deadline = time.time() + args.settle_timeout
+    pending: list[tuple[str, str]] = list(load.exports)
+    while pending and time.time() < deadline:
+        customer, export_id = pending[0]
+        status, raw, _ = call("GET", f"{base}/v1/export/{export_id}", keys[customer])
+        if status == 200 and json.loads(raw)["status"] in ("completed", "failed"):
+            pending.pop(0)
+        else:
+            time.sleep(1)
+    checks.add(
+        "every export completed (one worker was killed mid-load)",
+        not pending,
+        f"{len(pending)} of {len(load.exports)} not done",
+    )
+    for customer, export_id in load.exports:
+        digests = set()
+        for url in web_urls.values():
+            status, raw, headers = call(
+                "GET", f"{url}/v1/export/{export_id}/download", keys[customer], timeout=60
+            )
+            digests.add(
+                (
+                    status,
+                    hashlib.sha256(raw).hexdigest() == headers.get("X-Content-SHA256"),
+                    hashlib.sha256(raw).hexdigest(),
+                )
+            )
+        ok = len(digests) == 1 and next(iter(digests))[:2] == (200, True)
+        if not ok:
+            checks.add(f"export {export_id} downloads through every web host", False, str(digests))
+            break
+    else:
+        checks.add(
+            f"all {len(load.exports)} exports download through every web host, sha256 matching",
+            bool(load.exports),
+        )
+
+    # Webhooks: every event with a delivery row (one per subscribed webhook) arrived; duplicates counted.
+    expected: set[str] = set()
+    while time.time() < deadline:
+        expected = set(psql("SELECT event_id FROM webhooks_delivery").split())
+        if expected and expected <= set(receiver.seen):
+            break
+        time.sleep(2)
+    missing = expected - set(receiver.seen)
+    duplicates = sum(n - 1 for n in receiver.seen.values() if n > 1)
+    checks.add(
+        f"every event delivered ({len(expected)} events, {sum(receiver.seen.values())} deliveries, {duplicates} duplicates)",
+        bool(expected) and not missing,
+        f"{len(missing)} missing",
+    )
+
+    # Chains, acknowledged decisions, checkpoints, through every web host.
+    key_answers = {
+        name: call("GET", f"{url}/v1/audit-trail/checkpoint-key")[1] for name, url in web_urls.items()
+    }
+    same_key = len(set(key_answers.values())) == 1
+    checks.add(
+        "every web host serves the same checkpoint key", same_key, str(key_answers) if not same_key else ""
+    )
+    verifier = next((json.loads(raw)["verifier_key"] for raw in key_answers.values() if raw), "+ +")
+    for customer, key in keys.items():
+        call("POST", f"{base}/v1/audit-trail/checkpoints", key)
+        for name, url in web_urls.items():
+            status, raw, _ = call("GET", f"{url}/v1/audit-trail/verify", key, timeout=120)
+            body = json.loads(raw) if status == 200 else {}
+            checks.add(
+                f"{customer}: chain verifies through {name}",
+                body.get("valid") is True and body.get("first_invalid_checkpoint") is None,
+                str(body)[:300],
+            )
+        status, raw, _ = call("GET", f"{web_urls['web2']}/v1/audit-trail/export", key, timeout=120)
+        entries = [json.loads(line) for line in raw.decode().splitlines()]
+        sequences = [e["sequence"] for e in entries]
+        decisions = Counter(
+            e.get("decision_id")
+            for e in entries
+            if str(e.get("decision_id", "")).startswith("mh-")
+            and not str(e.get("decision_id")).startswith("mh-c-")
+        )
+        acked = load.acked[customer]
+        twice = [d for d, n in decisions.items() if n > 1]
+        checks.add(
+            f"{customer}: all {len(acked)} acknowledged decisions are in the trail once, sequences 1..{len(entries)} without a gap",
+            sequences == list(range(1, len(entries) + 1)) and acked <= set(decisions) and not twice,
+            f"missing {len(acked - set(decisions))}, twice {len(twice)}",
+        )
+        leaves = [bytes.fromhex(e["hash"]) for e in entries]
+        status, raw, _ = call("GET", f"{base}/v1/audit-trail/checkpoints?limit=100", key)
+        listed = json.loads(raw).get("data", []) if status == 200 else []
+        bad = []
+        for checkpoint in listed:
+            opened = note_verifies(checkpoint["note"], verifier)
+            if opened is None or opened[1] > len(leaves) or opened[2] != merkle_root(leaves[: opened[1]]):
+                bad.append(checkpoint["sequence"])
+        checks.add(
+            f"{customer}: {len(listed)} checkpoints verify offline with the key every host serves, roots recomputed from the export",
+            bool(listed) and not bad,
+            f"bad at {bad}",
+        )
+    limits_checks(base, keys, checks)
+
+
+def limits_checks(base: str, keys: dict[str, str], checks: Checks) -> None:
+    """Rate limits shared by the web hosts, and the failed-key throttle per client behind nginx."""
+    status, raw, _ = call(
+        "POST", f"{base}/v1/admin/api-keys", ADMIN_KEY, {"customer_id": "mh-pilot", "tier": "pilot"}
+    )
+    pilot = json.loads(raw)["api_key"] if status == 201 else ""
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = Counter(
+            pool.map(lambda _: call("GET", f"{base}/v1/audit-trail?limit=1", pilot)[0], range(220))
+        )
+    served = sum(n for s, n in answers.items() if s != 429)
+    # pilot: 100/min with a burst of 150 for the customer, whichever host answers
+    checks.add(
+        f"one tier budget across both web hosts ({dict(answers)})",
+        answers[429] > 0 and served <= 150 + 10,
+        "",
+    )
+    bad = "tcal_" + "x" * 40
+    flood = Counter(call("GET", f"{base}/v1/audit-trail", bad)[0] for _ in range(25))
+    still_valid = call("GET", f"{base}/v1/audit-trail?limit=1", keys["mh-acme"])[0]
+    other_client = subprocess.run(
+        ["ip", "netns", "exec", ns("cl"), sys.executable, "-c",
+         "import urllib.request,urllib.error,sys\n"
+         f"r=urllib.request.Request('{base}/v1/audit-trail',headers={{'Authorization':'Bearer {bad}'}})\n"
+         "try: urllib.request.urlopen(r,timeout=10)\nexcept urllib.error.HTTPError as e: print(e.code)"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    checks.add(
+        f"failed-key throttle per client behind nginx (flooding client {dict(flood)}, its valid key {still_valid}, another client's bad key {other_client})",
+        flood[429] > 0 and still_valid == 200 and other_client == "401",
+        "",
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--short", action="store_true", help="CI's version: 40 s of load")
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--break", dest="break_", choices=["key", "exports"], default=None)
+    parser.add_argument("--junit", type=Path, default=None)
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
+    args = parser.parse_args()
+    args.seconds = args.seconds or (40.0 if args.short else 180.0)
+    args.settle_timeout = 90.0 if args.short else 180.0
+    args.start_timeout = 120.0 if args.break_ is None else 60.0
+    if os.geteuid() != 0:
+        print("needs root (network namespaces)", file=sys.stderr)
+        return 2
+    for tool in ("nginx", "socat"):
+        if shutil.which(tool) is None:
+            print(f"{tool} is missing: apt-get install -y {tool}", file=sys.stderr)
+            return 2
+    checks = Checks()
+    print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        run(args, checks)
+    print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    if args.junit:
+        checks.junit(args.junit)
+    passed = sum(1 for _, ok, _ in checks.results if ok)
+    print(f"{passed} passed, {len(checks.results) - passed} failed")
+    return 0 if checks.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
