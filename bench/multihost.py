@@ -61,6 +61,7 @@ HOSTS = {
 }
 WEB_PORT = 8000
 LB_PORT = 8080
+LB_ONE_PORT = 8081  # the same balancer with web1 alone behind it (--latency)
 RECEIVER_PORT = 8125
 DATABASE = "tc_multihost_bench"
 REDIS_DB = 25
@@ -219,6 +220,20 @@ http {{
         server {web1}:{port} max_fails=3 fail_timeout=5s;
         server {web2}:{port} max_fails=3 fail_timeout=5s;
         keepalive 32;
+    }}
+    upstream trustcal_one {{
+        server {web1}:{port};
+        keepalive 32;
+    }}
+    server {{
+        listen {lb}:{one_port};
+        location / {{
+            proxy_pass http://trustcal_one;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+        }}
     }}
     server {{
         listen {lb}:{lb_port};
@@ -490,6 +505,8 @@ def env_for(work: Path, shared: Path, args: argparse.Namespace) -> dict[str, str
             "PYTHONUNBUFFERED": "1",
         }
     )
+    if args.latency:  # the service's own throughput, not the tier's budget
+        env["TRUSTCAL_RATE_LIMITS_ENABLED"] = "false"
     return env
 
 
@@ -568,6 +585,7 @@ def run(args: argparse.Namespace, checks: Checks) -> None:
                 port=WEB_PORT,
                 lb=HOSTS["lb"],
                 lb_port=LB_PORT,
+                one_port=LB_ONE_PORT,
             )
         )
         cluster.add(
@@ -608,6 +626,9 @@ def run(args: argparse.Namespace, checks: Checks) -> None:
         if not checks.ok:
             return
 
+        if args.latency:
+            latency(keys["mh-acme"], checks, args)
+            return
         load = Load()
         seconds = args.seconds
 
@@ -775,6 +796,83 @@ def settle(
     limits_checks(base, keys, checks)
 
 
+def log_throughput(base: str, key: str, seconds: float, clients: int) -> float:
+    """One customer's POST /log (new decisions) per second from `clients` threads."""
+    stop_at = time.time() + seconds
+    done = [0] * clients
+
+    def client(n: int) -> None:
+        while time.time() < stop_at:
+            body = {
+                "decision_id": f"lat-{uuid.uuid4().hex[:20]}", "user_id": f"u{n}", "ai_recommendation": "approve",
+                "ai_confidence": 0.8, "user_decision": "approve",
+            }  # fmt: skip
+            if call("POST", f"{base}/v1/log", key, body)[0] == 201:
+                done[n] += 1
+
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        list(pool.map(client, range(clients)))
+    return sum(done) / seconds
+
+
+def limit_insert(threads: int, seconds: float) -> float:
+    """The plain chained insert (bench/baselines/limit_insert.py) from web1's namespace, across
+    the same bridge and forwarder: the ceiling the service's figure is a fraction of."""
+    out = sh(
+        "ip", "netns", "exec", ns("web1"), str(VENV_BIN / "python"), str(ROOT / "bench" / "baselines" / "limit_insert.py"),
+        "--dsn", f"postgresql://postgres@{BRIDGE_ADDR}:5432/{DATABASE}", "--threads", str(threads),
+        "--seconds", str(seconds),
+    ).stdout  # fmt: skip
+    return float(json.loads(out.strip().splitlines()[-1])["tx_per_s"])
+
+
+def latency(key: str, checks: Checks, args: argparse.Namespace) -> None:
+    """POST /log throughput of one customer: two web hosts with and without 1 ms added between
+    the web hosts and PostgreSQL (netem on each web host's link), and one web host; each beside
+    the plain chained insert under the same delay. Rounds alternate so drift hits both alike."""
+    two = f"http://{HOSTS['lb']}:{LB_PORT}"
+    one = f"http://{HOSTS['lb']}:{LB_ONE_PORT}"
+    log_throughput(two, key, 5, args.clients)  # warm-up: connections, caches
+    figures: dict[str, list[float]] = {}
+    for _ in range(args.rounds):
+        for label, base, delayed in (
+            ("two hosts", two, False),
+            ("two hosts, 1 ms", two, True),
+            ("one host", one, False),
+        ):
+            for host in ("web1", "web2"):
+                if delayed:
+                    delay(host, 1.0)
+                else:
+                    sh(
+                        "ip",
+                        "netns",
+                        "exec",
+                        ns(host),
+                        "tc",
+                        "qdisc",
+                        "del",
+                        "dev",
+                        "eth0",
+                        "root",
+                        check=False,
+                    )
+            load_before = os.getloadavg()[0]
+            figures.setdefault(label, []).append(log_throughput(base, key, args.seconds, args.clients))
+            figures.setdefault(label + " limit_insert", []).append(limit_insert(4, 5))
+            print(
+                f"  {label}: {figures[label][-1]:.1f} POST /log/s, plain chained insert {figures[label + ' limit_insert'][-1]:.1f} tx/s (load {load_before:.1f})",
+                flush=True,
+            )
+    for host in ("web1", "web2"):
+        sh("ip", "netns", "exec", ns(host), "tc", "qdisc", "del", "dev", "eth0", "root", check=False)
+    mean = {label: sum(values) / len(values) for label, values in figures.items()}
+    ratio = mean["two hosts, 1 ms"] / mean["two hosts"]
+    print(json.dumps({"means": {k: round(v, 1) for k, v in mean.items()}, "delay_ratio": round(ratio, 3),
+                      "two_over_one": round(mean["two hosts"] / mean["one host"], 3), "load": os.getloadavg()}), flush=True)  # fmt: skip
+    checks.add(f"1 ms to PostgreSQL keeps {ratio:.2f} of POST /log throughput (aim 0.7)", ratio >= 0.7, "")
+
+
 def limits_checks(base: str, keys: dict[str, str], checks: Checks) -> None:
     """Rate limits shared by the web hosts, and the failed-key throttle per client behind nginx."""
     status, raw, _ = call(
@@ -816,8 +914,13 @@ def main() -> int:
     parser.add_argument("--break", dest="break_", choices=["key", "exports"], default=None)
     parser.add_argument("--junit", type=Path, default=None)
     parser.add_argument("--keep", action="store_true", help="keep the work folder (logs)")
+    parser.add_argument(
+        "--latency", action="store_true", help="POST /log throughput: 1 ms delay, 1 vs 2 hosts"
+    )
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    args.seconds = args.seconds or (40.0 if args.short else 180.0)
+    args.seconds = args.seconds or (20.0 if args.latency else 40.0 if args.short else 180.0)
     args.settle_timeout = 90.0 if args.short else 180.0
     args.start_timeout = 120.0 if args.break_ is None else 60.0
     if os.geteuid() != 0:
