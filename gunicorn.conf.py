@@ -12,3 +12,11 @@ def worker_exit(server, worker):
     from keys.services import key_usage_flush
 
     key_usage_flush()
+
+
+def post_worker_init(worker):
+    """Each web worker knows its thread count: one customer (and, before authentication, one
+    client address) may hold only a share of them (config/threadshare.py)."""
+    from config.threadshare import web_threads_set
+
+    web_threads_set(int(worker.cfg.threads))

@@ -4,15 +4,20 @@ several customers, with the worker SIGKILLed halfway, then the books checked: no
 event delivered to the receivers (no duplicate), every export completed, every audit chain
 verifying. `--hostile` adds one hostile customer sending the bodies of docs/reference/
 limits.md alongside (oversized batches, ten-year and ten-thousand-year export periods,
-trickled bodies, numbers beyond a double); its answers are counted apart, its 5xx with all.
+trickled bodies, numbers beyond a double, `-0.0`, duplicate keys, floods of unknown keys each
+followed by a valid key that must work, and 40 connections sending `POST /log/batch` bodies
+that declare 8 MiB at 1 byte/s); its answers are counted apart, its 5xx with all. The plain
+customers' latency (`plain_latency_ms`) is what a run with `--hostile` is compared by with one
+without.
 
-    .venv/bin/python bench/soak.py --minutes 10 --clients 8 [--hostile]
+    .venv/bin/python bench/soak.py --minutes 10 --clients 8 [--hostile] [--no-kill]
     .venv/bin/python bench/soak.py --minutes 10 --database-url postgres://... --redis-url redis://...
 
 Everything goes over HTTP on loopback; nothing reads the database directly.
 """
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -123,6 +128,17 @@ def cpu_seconds(serve_pid: int) -> dict[str, float]:
         if ancestor == serve_pid:
             out[kind] = out.get(kind, 0.0) + ticks[pid] / os.sysconf("SC_CLK_TCK")
     return {kind: round(value, 1) for kind, value in sorted(out.items())}
+
+
+def percentiles(seconds: list[float]) -> dict:
+    ordered = sorted(seconds)
+    if not ordered:
+        return {"n": 0}
+    return {
+        "n": len(ordered),
+        "p50": round(statistics.median(ordered) * 1000, 1),
+        "p99": round(ordered[max(0, int(len(ordered) * 0.99) - 1)] * 1000, 1),
+    }
 
 
 def decision(rnd: random.Random, n: int) -> dict:
@@ -238,7 +254,7 @@ def hostile(port: int, key: str, stop: threading.Event, stats: dict, lock: threa
     n = 0
     while not stop.is_set():
         n += 1
-        kind = n % 5
+        kind = n % 8
         if kind == 0:
             op, status = "batch 8 MiB", _raw(port, key, "/log/batch", "application/x-ndjson", oversized)
         elif kind == 1:
@@ -255,6 +271,26 @@ def hostile(port: int, key: str, stop: threading.Event, stats: dict, lock: threa
             items[1] = items[1][:-1] + ', "metadata": {"x": -1e400}}'
             body = ('{"decisions": [' + ", ".join(items) + "]}").encode()
             op, status = "batch 1e400 item", _raw(port, key, "/log/batch", "application/json", body)
+        elif kind == 5:
+            body = decision(rnd, 10**9 + n)
+            body["ai_confidence"] = 0.5
+            raw = json.dumps(body).replace('"ai_confidence": 0.5', '"ai_confidence": -0.0')
+            op, status = "log -0.0", _raw(port, key, "/log", "application/json", raw.encode())
+        elif kind == 6:
+            raw = json.dumps(decision(rnd, 10**9 + n))
+            raw = raw.replace('"user_decision": ', '"user_decision": "deny", "user_decision": ', 1)
+            op, status = "log duplicate key", _raw(port, key, "/log", "application/json", raw.encode())
+        elif kind == 7:
+            guesses = [Client(port, f"tcal_{rnd.getrandbits(200):040x}"[:45]) for _ in range(25)]
+            codes = Counter(guess.call("GET", "/webhooks")[0] for guess in guesses)
+            with lock:
+                for code, count in codes.items():
+                    stats["hostile"][f"unknown key: {code}"] += count
+            # the valid key of the same address must still work (docs/reference/access.md)
+            op, status = "valid key after unknown keys", client.call("GET", "/webhooks")[0]
+            if status != 200:
+                with lock:
+                    stats["errors"].append(("valid key refused after unknown keys", status))
         else:
             signal_body = (
                 json.dumps(
@@ -296,6 +332,44 @@ def slow_bodies(port: int, key: str, stop: threading.Event, stats: dict, lock: t
             stats["hostile"][f"trickled body: {status}"] += 1
             if status >= 500:
                 stats["errors"].append(("hostile trickled body", status))
+
+
+def slow_batches(port: int, key: str, stop: threading.Event, stats: dict, lock: threading.Lock) -> None:
+    """One of the hostile customer's 40 connections: a POST /log/batch that declares 8 MiB and
+    sends it at 1 byte/s, answered (429 beyond the customer's share of the threads, 408 at the
+    body deadline) and started again."""
+    while not stop.is_set():
+        status = 0
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+                sock.sendall(
+                    (
+                        f"POST /v1/log/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+                        f"Content-Type: application/json\r\nContent-Length: {8 * 1024 * 1024}\r\n\r\n"
+                    ).encode()
+                )
+                sock.settimeout(1.0)
+                answer = b""
+                while not stop.is_set() and b"\r\n" not in answer:
+                    try:
+                        chunk = sock.recv(4096)
+                        if not chunk:
+                            break
+                        answer += chunk
+                    except TimeoutError:  # a second without an answer: one more byte
+                        with contextlib.suppress(OSError):
+                            sock.sendall(b" ")
+                if answer.startswith(b"HTTP/"):
+                    status = int(answer.split(b" ", 2)[1])
+        except (OSError, ValueError, IndexError):
+            status = 0
+        if stop.is_set() and status == 0:
+            break
+        with lock:
+            stats["hostile"][f"slow 8 MiB batch: {status}"] += 1
+            if status >= 500:
+                stats["errors"].append(("hostile slow batch", status))
+        stop.wait(0.2)
 
 
 def main() -> None:
@@ -398,6 +472,10 @@ def main() -> None:
                 threading.Thread(target=slow_bodies, args=(port, body["api_key"], stop, stats, lock))
                 for _ in range(8)
             ]
+            threads += [
+                threading.Thread(target=slow_batches, args=(port, body["api_key"], stop, stats, lock))
+                for _ in range(40)
+            ]
         started = time.time()
         for t in threads:
             t.start()
@@ -455,14 +533,9 @@ def main() -> None:
                 "server_errors": stats["errors"][:20],
                 "hostile_answers": dict(sorted(stats["hostile"].items())),
                 "database": "postgresql+redis" if args.database_url else "embedded",
-                "latency_ms": {
-                    op: {
-                        "n": len(v),
-                        "p50": round(statistics.median(v) * 1000, 1),
-                        "p99": round(sorted(v)[int(len(v) * 0.99) - 1] * 1000, 1),
-                    }
-                    for op, v in sorted(stats["latency"].items())
-                },
+                "latency_ms": {op: percentiles(v) for op, v in sorted(stats["latency"].items())},
+                # every plain client's call together: what --hostile must not slow down
+                "plain_latency_ms": percentiles([x for v in stats["latency"].values() for x in v]),
                 # the five slowest calls of each endpoint: (second of the run, ms)
                 "slowest": {
                     op: sorted(v, key=lambda call: -call[1])[:5] for op, v in sorted(stats["when"].items())

@@ -13,11 +13,13 @@ import itertools
 import socket
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
 
 from config.exceptions import DomainError
+from config.threadshare import ShareExceeded
 
 DRAIN_SECONDS = 1.0
 READ_PIECE = 64 * 1024
@@ -80,11 +82,17 @@ _watcher = _Watcher()
 class DeadlineStream:
     """Wraps the request's body stream; reads past the deadline raise BodyReadTimeout."""
 
-    def __init__(self, stream: Any, sock: socket.socket, deadline: float) -> None:
+    def __init__(
+        self, stream: Any, sock: socket.socket, deadline: float, admit: Callable[[], bool] | None = None
+    ) -> None:
         self.stream = stream
         self.sock = sock
         self.expired = False
         self.finished = False
+        # Asked before the first read and before a drain: may this request wait on its client
+        # (config/threadshare.py)? No: the read raises ShareExceeded, the drain is skipped.
+        self.admit = admit
+        self.admitted = admit is None
         self._lock = threading.Lock()
         self._handle = _watcher.arm(deadline, self)
 
@@ -103,15 +111,19 @@ class DeadlineStream:
             self.finish()
         return data
 
-    def abandon(self) -> None:
+    def abandon(self, *, drain: bool = True) -> None:
         """The answer is ready. What is left of a body the service did not read (an answer
         given before it was needed: a 401, a batch refused at its 1,001st item) is read and
         dropped for at most DRAIN_SECONDS more, so that a client sending at speed keeps its
         connection and gets its answer cleanly; a slower one has its reading side shut down
-        then, and the connection closes after the answer instead of holding a thread."""
+        then, and the connection closes after the answer instead of holding a thread.
+        Without `drain` (a request refused for its share of the threads) the reading side is shut
+        down at once."""
         with self._lock:
             unread = not self.finished and not self.expired
-        if unread:
+        if unread and (not drain or not self._admitted()):
+            self.expire()
+        elif unread:
             _watcher.disarm(self._handle)
             self._handle = _watcher.arm(time.monotonic() + DRAIN_SECONDS, self)
             with contextlib.suppress(Exception):
@@ -125,9 +137,24 @@ class DeadlineStream:
                 self.finished = True
                 _watcher.disarm(self._handle)
 
+    def admit_now(self) -> bool:
+        """Ask for admission before any read; False: the request must be refused."""
+        return self._admitted()
+
+    def _admitted(self) -> bool:
+        if not self.admitted and self.admit is not None:
+            self.admitted = self.admit()
+        return self.admitted
+
+    def _admit_or_refuse(self) -> None:
+        if not self._admitted():
+            self.expire()
+            raise ShareExceeded
+
     def read(self, size: int | None = -1) -> bytes:
         if self.expired:
             raise BodyReadTimeout
+        self._admit_or_refuse()
         try:
             data = self.stream.read() if size is None or size < 0 else self.stream.read(size)
         except OSError as exc:
@@ -139,6 +166,7 @@ class DeadlineStream:
     def readline(self, size: int | None = -1) -> bytes:
         if self.expired:
             raise BodyReadTimeout
+        self._admit_or_refuse()
         data = self.stream.readline() if size is None or size < 0 else self.stream.readline(size)
         return self._done(data, size if data.endswith(b"\n") else -1)
 
@@ -146,7 +174,7 @@ class DeadlineStream:
         return getattr(self.stream, name)
 
 
-def body_guard(request: Any) -> DeadlineStream | None:
+def body_guard(request: Any, *, admit: Callable[[], bool] | None = None) -> DeadlineStream | None:
     """Put the deadline on a request with a body served by gunicorn (the socket is known)."""
     sock = request.META.get("gunicorn.socket")
     try:
@@ -158,6 +186,6 @@ def body_guard(request: Any) -> DeadlineStream | None:
     deadline = (
         time.monotonic() + settings.BODY_READ_SECONDS + length / settings.BODY_READ_MIN_BYTES_PER_SECOND
     )
-    guard = DeadlineStream(request._stream, sock, deadline)
+    guard = DeadlineStream(request._stream, sock, deadline, admit)
     request._stream = guard
     return guard

@@ -15,6 +15,7 @@ from config.api import problem_response
 from config.bodyread import BodyReadTimeout, body_guard
 from config.ids import ulid
 from config.inputs import invalid, is_clean_text, query_problem
+from config.threadshare import CLOSE_CONNECTION, ShareExceeded, admit_wait, thread_share
 
 logger = logging.getLogger("trustcal.request")
 
@@ -33,8 +34,12 @@ class RequestContextMiddleware:
         is_api = request.path.startswith(API_PREFIX) or request.path == "/v1"
 
         response = (self._too_large(request) or self._unclean_input(request)) if is_api else None
-        guard = body_guard(request) if response is None else None
-        if response is None:
+        guard = body_guard(request, admit=lambda: admit_wait(request)) if response is None else None
+        if guard is not None and not is_api and not guard.admit_now():
+            # A console form is read before anyone signs in: its address's share, asked now.
+            response = self._problem_for(request, ShareExceeded())
+            guard.abandon(drain=False)
+        elif response is None:
             hits = ratelimit.request_hits_begin()
             succeeded = False
             try:
@@ -43,7 +48,8 @@ class RequestContextMiddleware:
             finally:
                 ratelimit.request_hits_end(hits, succeeded=succeeded)
                 if guard is not None:
-                    guard.abandon()
+                    guard.abandon(drain=not getattr(request, CLOSE_CONNECTION, False))
+                thread_share.give_back(request)
         if is_api:
             response = self._problem_for_plain_errors(request, response)
             state = getattr(request, "trustcal_ratelimit", None)
@@ -55,6 +61,17 @@ class RequestContextMiddleware:
             )
         response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
         return response
+
+    @staticmethod
+    def _problem_for(request: HttpRequest, exception: BodyReadTimeout | ShareExceeded) -> HttpResponse:
+        return problem_response(
+            request,
+            status=exception.status,
+            code=exception.code,
+            title=exception.title,
+            detail=exception.detail,
+            headers=exception.headers or None,
+        )
 
     @staticmethod
     def _too_large(request: HttpRequest) -> HttpResponse | None:
@@ -132,14 +149,8 @@ class RequestContextMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, BodyReadTimeout):  # the console's forms as well as the API
-            return problem_response(
-                request,
-                status=exception.status,
-                code=exception.code,
-                title=exception.title,
-                detail=exception.detail,
-            )
+        if isinstance(exception, BodyReadTimeout | ShareExceeded):  # the console's forms as well as the API
+            return self._problem_for(request, exception)
         if not request.path.startswith(API_PREFIX):
             return None
         from config.api import problem_exception_handler

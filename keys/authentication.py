@@ -9,6 +9,7 @@ from rest_framework import authentication, exceptions, permissions
 from config.clientaddr import client_address
 from config.exceptions import AdminRequired, RateLimited
 from config.ratelimit import TokenBucket
+from config.threadshare import CLOSE_CONNECTION, share_message, thread_share
 from keys.models import ApiKey, Customer
 from keys.selectors import api_key_for_value
 from keys.services import key_digest, key_usage_record
@@ -58,6 +59,9 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if key is None:
             auth_failures.fail(address)
             raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
+        if not thread_share.take(request._request, f"customer:{key.customer_id}"):
+            setattr(request._request, CLOSE_CONNECTION, True)
+            raise RateLimited(share_message("this customer"), retry_after=1)
         if settings.RATE_LIMITS_ENABLED:
             per_minute, burst = settings.TIER_LIMITS[key.tier]
             state = tier_bucket.consume(key.id, per_minute=per_minute, burst=burst)

@@ -196,6 +196,9 @@ LARGE_BODY_PATHS = {"/v1/log/batch"}
 # A body must arrive within BODY_READ_SECONDS plus its length at BODY_READ_MIN_BYTES_PER_SECOND,
 # else 408 (config/bodyread.py; docs/reference/limits.md, "Slow request bodies").
 BODY_READ_SECONDS = env.float("TRUSTCAL_BODY_READ_SECONDS", default=10.0)
+# The share of a web process's threads one customer (or, before authentication, one client
+# address) may hold at once; beyond it 429 at once (docs/reference/limits.md, "Web threads").
+THREAD_SHARE = env.float("TRUSTCAL_THREAD_SHARE", default=0.5)
 BODY_READ_MIN_BYTES_PER_SECOND = env.int("TRUSTCAL_BODY_READ_MIN_BYTES_PER_SECOND", default=256 * 1024)
 
 # --- REST framework ---------------------------------------------------------------------

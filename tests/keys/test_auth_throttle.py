@@ -2,9 +2,11 @@
 its own address, behind trusted proxies too (docs/reference/access.md, "Failed authentications"
 and "Client address")."""
 
+import datetime as dt
 import time
 
 import pytest
+import time_machine
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -15,6 +17,14 @@ from keys.throttle import RELOAD_SECONDS
 from tests.conftest import assert_problem, client_for, make_key
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def mid_minute():
+    """The failures are counted in clock minutes: a test must not cross into the next one."""
+    with time_machine.travel(dt.datetime(2026, 11, 26, 12, 0, 5, tzinfo=dt.UTC), tick=False):
+        yield
+
 
 GUESS = "tcal_" + "Q" * 39
 

@@ -76,7 +76,11 @@ def test_sliding_window_counts_only_accepted_hits_and_says_when_to_retry():
 @pytest.mark.xdist_group("processes")
 def test_rate_limit_holds_across_two_server_processes_sharing_redis(transactional_db):
     key = make_key("acme", "pilot").value
-    with processes.gunicorn(threads=8) as first, processes.gunicorn(threads=8) as second:
+    share_off = {"TRUSTCAL_THREAD_SHARE": "0"}  # 16 concurrent calls of one customer: the tier limit alone
+    with (
+        processes.gunicorn(threads=8, **share_off) as first,
+        processes.gunicorn(threads=8, **share_off) as second,
+    ):
 
         def call(i: int) -> tuple[int, str | None]:
             base = first if i % 2 else second

@@ -55,7 +55,7 @@ def test_trickled_bodies_answer_408_and_other_clients_are_served(transactional_d
     key = make_key("slowpoke", "enterprise").value
     other = make_key("patient", "enterprise").value
     answers: list[bytes] = []
-    with gunicorn(threads=2, TRUSTCAL_BODY_READ_SECONDS="3") as base:
+    with gunicorn(threads=2, TRUSTCAL_BODY_READ_SECONDS="3", TRUSTCAL_THREAD_SHARE="0") as base:
         tricklers = [threading.Thread(target=_trickle, args=(base, key, answers)) for _ in range(4)]
         for thread in tricklers:
             thread.start()
@@ -79,7 +79,7 @@ def test_a_body_answered_unread_keeps_a_fast_clients_connection(transactional_db
     import http.client
 
     key = make_key("fast", "enterprise").value
-    with gunicorn(threads=2) as base:
+    with gunicorn(threads=2, TRUSTCAL_THREAD_SHARE="0") as base:
         host, port = base.removeprefix("http://").split(":")
         conn = http.client.HTTPConnection(host, int(port), timeout=30)
         body = json.dumps(
