@@ -269,12 +269,12 @@ def hostile(port: int, key: str, stop: threading.Event, stats: dict, lock: threa
         elif kind == 3:
             items = [json.dumps(decision(rnd, 10**9 + n * 10 + i)) for i in range(3)]
             items[1] = items[1][:-1] + ', "metadata": {"x": -1e400}}'
-            body = ('{"decisions": [' + ", ".join(items) + "]}").encode()
-            op, status = "batch 1e400 item", _raw(port, key, "/log/batch", "application/json", body)
+            batch = ('{"decisions": [' + ", ".join(items) + "]}").encode()
+            op, status = "batch 1e400 item", _raw(port, key, "/log/batch", "application/json", batch)
         elif kind == 5:
-            body = decision(rnd, 10**9 + n)
-            body["ai_confidence"] = 0.5
-            raw = json.dumps(body).replace('"ai_confidence": 0.5', '"ai_confidence": -0.0')
+            confident = decision(rnd, 10**9 + n)
+            confident["ai_confidence"] = 0.5
+            raw = json.dumps(confident).replace('"ai_confidence": 0.5', '"ai_confidence": -0.0')
             op, status = "log -0.0", _raw(port, key, "/log", "application/json", raw.encode())
         elif kind == 6:
             raw = json.dumps(decision(rnd, 10**9 + n))
