@@ -178,9 +178,19 @@ class Cluster:
         self.procs[name] = proc
         return proc.start()
 
-    def stop_all(self) -> None:
-        for proc in reversed(list(self.procs.values())):
-            proc.stop()
+    def stop_all(self, wait: float = 10.0) -> None:
+        """SIGTERM to every group at once, then SIGKILL to whatever is left after `wait`."""
+        for proc in self.procs.values():
+            if proc.popen is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.popen.pid, signal.SIGTERM)
+        deadline = time.time() + wait
+        for proc in self.procs.values():
+            if proc.popen is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.popen.wait(timeout=max(0.1, deadline - time.time()))
+        for proc in self.procs.values():
+            proc.stop(signal.SIGKILL, wait=1.0)
 
 
 def web_argv(address: str, workers: int = 2) -> list[str]:
