@@ -19,6 +19,7 @@ Exit status 0 when every check passed; --junit writes each check as a test case.
 """
 
 import argparse
+import asyncio
 import base64
 import concurrent.futures
 import contextlib
@@ -102,8 +103,21 @@ def net_up() -> None:
         sh("ip", "-n", space, "link", "set", "lo", "up")
 
 
+def netem_available() -> bool:
+    """Whether this kernel has netem (sch_netem); the sandboxes this runs in may lack it."""
+    sh("ip", "link", "add", f"{PREFIX}-probe", "type", "dummy", check=False)
+    ok = (
+        sh(
+            "tc", "qdisc", "add", "dev", f"{PREFIX}-probe", "root", "netem", "delay", "1ms", check=False
+        ).returncode
+        == 0
+    )
+    sh("ip", "link", "del", f"{PREFIX}-probe", check=False)
+    return ok
+
+
 def delay(name: str, ms: float) -> None:
-    """netem delay on the host's own end (both directions of its database traffic pass it)."""
+    """netem delay on the host's own end (its database round trips pass it)."""
     sh(
         "ip",
         "netns",
@@ -119,6 +133,53 @@ def delay(name: str, ms: float) -> None:
         "delay",
         f"{ms}ms",
     )
+
+
+class DelayLine:
+    """The PostgreSQL forwarder of --latency: bridge address -> 127.0.0.1:5432, every chunk a
+    client sends held `delay` seconds before it goes on (a delay line: chunks in flight overlap,
+    order kept), so each round trip to the database takes that much longer, as netem on the web
+    hosts' links would. Used where the kernel has no netem; the delay is changed between rounds."""
+
+    def __init__(self, listen: tuple[str, int], target: tuple[str, int]) -> None:
+        self.delay = 0.0
+        self.listen, self.target = listen, target
+        self.ready = threading.Event()
+        threading.Thread(target=lambda: asyncio.run(self._serve()), daemon=True).start()
+        self.ready.wait(10)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delayed: bool) -> None:
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def send() -> None:
+            while True:
+                due, data = await queue.get()
+                if not data:
+                    break
+                wait = due - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                writer.write(data)
+                await writer.drain()
+            writer.close()
+
+        sender = asyncio.ensure_future(send())
+        with contextlib.suppress(ConnectionError):
+            while data := await reader.read(65536):
+                queue.put_nowait((time.monotonic() + (self.delay if delayed else 0.0), data))
+        queue.put_nowait((0.0, b""))
+        with contextlib.suppress(ConnectionError):
+            await sender
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(*self.target)
+        await asyncio.gather(self._pipe(reader, up_writer, True), self._pipe(up_reader, writer, False))
+
+    async def _serve(self) -> None:
+        server = await asyncio.start_server(self._handle, *self.listen, reuse_address=True)
+        self.ready.set()
+        async with server:
+            await server.serve_forever()
 
 
 # --- processes --------------------------------------------------------------------------------
@@ -557,7 +618,10 @@ def run(args: argparse.Namespace, checks: Checks) -> None:
         net_up()
         database_reset()
         # The forwarder: PostgreSQL and Redis stay on 127.0.0.1; the bridge address forwards to them.
-        for port in (5432, 6379):
+        delay_line = None
+        if args.latency and not args.netem:
+            delay_line = DelayLine((BRIDGE_ADDR, 5432), ("127.0.0.1", 5432))
+        for port in (6379,) if delay_line else (5432, 6379):
             cluster.add(
                 f"fwd-{port}",
                 ["socat", f"TCP-LISTEN:{port},bind={BRIDGE_ADDR},reuseaddr,fork", f"TCP:127.0.0.1:{port}"],
@@ -637,7 +701,7 @@ def run(args: argparse.Namespace, checks: Checks) -> None:
             return
 
         if args.latency:
-            latency(keys["mh-acme"], checks, args)
+            latency(keys["mh-acme"], checks, args, delay_line)
             return
         load = Load()
         seconds = args.seconds
@@ -836,7 +900,7 @@ def limit_insert(threads: int, seconds: float) -> float:
     return float(json.loads(out.strip().splitlines()[-1])["tx_per_s"])
 
 
-def latency(key: str, checks: Checks, args: argparse.Namespace) -> None:
+def latency(key: str, checks: Checks, args: argparse.Namespace, delay_line: DelayLine | None) -> None:
     """POST /log throughput of one customer: two web hosts with and without 1 ms added between
     the web hosts and PostgreSQL (netem on each web host's link), and one web host; each beside
     the plain chained insert under the same delay. Rounds alternate so drift hits both alike."""
@@ -850,7 +914,9 @@ def latency(key: str, checks: Checks, args: argparse.Namespace) -> None:
             ("two hosts, 1 ms", two, True),
             ("one host", one, False),
         ):
-            for host in ("web1", "web2"):
+            if delay_line is not None:
+                delay_line.delay = 0.001 if delayed else 0.0
+            for host in ("web1", "web2") if delay_line is None else ():
                 if delayed:
                     delay(host, 1.0)
                 else:
@@ -930,6 +996,17 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    args.netem = netem_available() if args.latency else False
+    if args.latency:
+        print(
+            "delay by "
+            + (
+                "netem on the web hosts' links"
+                if args.netem
+                else "a delay line in the PostgreSQL forwarder (no netem in this kernel)"
+            ),
+            flush=True,
+        )
     args.seconds = args.seconds or (20.0 if args.latency else 40.0 if args.short else 180.0)
     args.settle_timeout = 90.0 if args.short else 180.0
     args.start_timeout = 120.0 if args.break_ is None else 60.0
