@@ -125,6 +125,10 @@ def plan_items(
         if registry.contributes(change):
             for contributor, acc in plan.contributions:
                 plan.events.extend(contributor.add(acc, change))
+                for extra in contributor.trail(acc, change):
+                    entry = entry_for(change.decision, extra.type)
+                    for name, value in extra.fields.items():
+                        setattr(entry, name, value)
 
     for index, item in enumerate(items):
         if isinstance(item, DomainError):

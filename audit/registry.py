@@ -10,6 +10,8 @@ A contributor's life in one write of the pipeline (see docs/reference/decisions.
   start(customer, loaded)           pure: a fresh accumulator of deltas;
   add(acc, change) -> events        pure, once per change in plan order: fold the change's
                                     deltas, return the events it causes (type, data);
+  trail(acc, change) -> entries     pure, right after add(): the audit entries the change
+                                    causes besides its own (TrailEntry), appended after it;
   apply(customer_id, acc)           database, after the decision rows are written and before
                                     the chain head is locked: write the deltas set-wise.
 """
@@ -44,6 +46,15 @@ class Change:
     previous_category: str | None = None
 
 
+@dataclass(frozen=True)
+class TrailEntry:
+    """An entry a contributor's part of a change adds to the audit trail, right after the
+    change's own entry: its type, and the snapshot fields that differ from the decision's."""
+
+    type: str
+    fields: dict[str, Any]
+
+
 class Contributor:
     """The interface; subclass it in the app's `contributions` module and register() it."""
 
@@ -57,6 +68,9 @@ class Contributor:
 
     def add(self, acc: Any, change: Change) -> list[Event]:
         raise NotImplementedError
+
+    def trail(self, acc: Any, change: Change) -> list[TrailEntry]:
+        return []
 
     def apply(self, *, customer_id: str, acc: Any) -> None:
         raise NotImplementedError

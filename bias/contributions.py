@@ -15,8 +15,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from audit.registry import Change, Contributor, Event, register
-from bias.domain import subgroups_lenient
+from audit.registry import Change, Contributor, Event, TrailEntry, register
+from bias.domain import subgroups_lenient, subgroups_object
 from bias.models import SubgroupAttachment
 from bias.stats import Deltas, attachments_locked, counted_attributes, decision_state, upsert_stats
 
@@ -27,6 +27,9 @@ class SubgroupFold:
     deltas: Deltas = field(default_factory=Deltas)
     counted: dict[str, dict[str, str]] = field(default_factory=dict)  # decision_id -> its attributes
     touched: dict[str, SubgroupAttachment] = field(default_factory=dict)
+    adopted: dict[str, dict[str, str]] = field(
+        default_factory=dict
+    )  # decision_id -> waiting subgroups it took
 
 
 class BiasContributor(Contributor):
@@ -47,6 +50,8 @@ class BiasContributor(Contributor):
             # pending ones posted earlier through POST /detect-bias.
             attributes = subgroups_lenient(decision.subgroups)
             if attachment is not None:
+                if not attributes and attachment.attributes:
+                    acc.adopted[decision.decision_id] = attachment.attributes
                 attributes = attributes or attachment.attributes
                 attachment.attributes, attachment.counted = attributes, True
                 acc.touched[decision.decision_id] = attachment
@@ -62,6 +67,15 @@ class BiasContributor(Contributor):
             acc.deltas.add(old, attributes, -1)
             acc.deltas.add(state, attributes, +1)
         return []
+
+    def trail(self, acc: SubgroupFold, change: Change) -> list[TrailEntry]:
+        """A decision logged without subgroups of its own that takes the ones POST /detect-bias
+        left waiting: the trail records them, right after the decision's entry, as any later
+        attachment is recorded (docs/reference/bias.md, Subgroups)."""
+        adopted = acc.adopted.pop(change.decision.decision_id, None) if change.kind == "new" else None
+        if not adopted:
+            return []
+        return [TrailEntry("subgroups_attached", {"subgroups": subgroups_object(adopted)})]
 
     def apply(self, *, customer_id: str, acc: SubgroupFold) -> None:
         upsert_stats(customer_id, acc.deltas)

@@ -84,20 +84,45 @@ def test_an_attachment_appends_a_subgroups_attached_entry_and_the_chain_verifies
     verify = api.get("/v1/audit-trail/verify").json()
     assert verify["valid"] is True and verify["entries_checked"] == 2
 
-    # subgroups posted before the decision is logged wait: no entry until there is a decision
+    # subgroups posted before the decision is logged wait: no entry until there is a decision;
+    # a decision that arrives without subgroups of its own takes them, and the trail says so
     detect(api, "not-yet", {"gender": "female"})
     assert all_entries(api, decision_id="not-yet") == []
+    assert api.post("/v1/log", decision_body(decision_id="not-yet"), format="json").status_code == 201
+    entries = sorted(all_entries(api, decision_id="not-yet"), key=lambda e: e["sequence"])
+    assert [(e["type"], e["subgroups"]) for e in entries] == [
+        ("decision", {}),
+        ("subgroups_attached", {"gender": "female"}),
+    ]
+    assert entries[1]["sequence"] == entries[0]["sequence"] + 1
+    # one that carries its own subgroups replaces the waiting ones: its own entry says it all
+    detect(api, "own", {"gender": "female"})
+    assert (
+        api.post(
+            "/v1/log", decision_body(decision_id="own", subgroups={"gender": "male"}), format="json"
+        ).status_code
+        == 201
+    )
+    assert [e["type"] for e in all_entries(api, decision_id="own")] == ["decision"]
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True
 
 
 def test_subgroup_figures_are_reproducible_from_the_audit_trail_alone(api):
     rng = random.Random(30)
+    for i in range(0, 120, 7):  # posted before their decisions are logged (some carry none)
+        detect(api, f"trail-{i}", {"gender": rng.choice(["female", "male"]), "ethnicity": "a"})
     bodies = []
     for i in range(120):
         ai = rng.choice(["approve", "deny"])
         body = decision_body(
+            decision_id=f"trail-{i}",
             ai_recommendation=ai,
             user_decision=ai if rng.random() < 0.8 else rng.choice(["approve", "deny", "refer"]),
-            subgroups={"gender": rng.choice(["female", "male"]), "age_group": rng.choice(["18-34", "35+"])},
+            subgroups=(
+                {"gender": rng.choice(["female", "male"]), "age_group": rng.choice(["18-34", "35+"])}
+                if i % 2
+                else ...
+            ),
             outcome=rng.choice(["approve", "deny"]) if i % 3 == 0 else ...,
         )
         bodies.append(body)
@@ -112,7 +137,7 @@ def test_subgroup_figures_are_reproducible_from_the_audit_trail_alone(api):
     entries = all_entries(api)
     assert any(e["type"] == "subgroups_attached" for e in entries)
     report = api.get("/v1/bias/subgroups").json()
-    for attribute in ("gender", "age_group"):
+    for attribute in ("gender", "age_group", "ethnicity"):
         served = {
             g["group"]: {k: g[k] for k in ("decisions", "favorable_rate", "override_rate", "accuracy")}
             for g in report["attributes"][attribute]["groups"]
