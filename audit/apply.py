@@ -20,7 +20,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import F
 
-from audit.chain import canonical_template, entry_document
+from audit.chain import entries_seal
 from audit.checkpoints import chain_extended
 from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
@@ -57,6 +57,7 @@ def plan_apply(plan: Plan, *, customer: Customer) -> None:
     # wait, where a read inside the block would wait on a Flush and then on the exit's Sync.
     decision_keys()
     for entry in plan.entries:  # the new rows have their primary keys now
+        assert entry.decision is not None  # a plan's entries record decisions
         entry.decision_id = entry.decision.pk
     if plan.entries:
         entries_append(customer.pk, plan.entries, decisions=len(plan.new_decisions))
@@ -115,42 +116,49 @@ _ENTRY_INSERT_COLUMNS = [
     "decision_ref",
     "logged_at",
     *SNAPSHOT_FIELDS,
+    "format",
+    "salt",
+    "erased",
 ]
 
 _JSON_COLUMNS = ("subgroups", "probe")
 
 # The whole critical section in one statement: the UPDATE takes the head row lock (held to
-# commit; a concurrent writer waits, then re-reads the committed head), computes the new hash
-# in SQL from the entry's canonical JSON around its two link values, and the INSERT stores the
-# entry with the sequence and hashes the UPDATE returned. SET expressions see the old row.
-# The column names come from the fixed field list; every value is a bound parameter.
+# commit; a concurrent writer waits, then re-reads the committed head), splices the two link
+# values into the entry's canonical text (audit.chain.Template) and hashes it in SQL, and the
+# INSERT stores the entry, its canonical text and the sequence and hashes the UPDATE returned.
+# SET expressions see the old row. The column names come from the fixed field list; every
+# value is a bound parameter.
+_CANONICAL = "%s || {previous} || %s || {sequence}::text || %s"
 _APPEND_SQL = """
 WITH head AS (
     UPDATE audit_chainhead
     SET previous_head_hash = head_hash, sequence = sequence + 1, decisions = decisions + %s, updated_at = %s,
-        head_hash = encode(sha256(convert_to(
-            head_hash || %s || head_hash || %s || (sequence + 1)::text || %s, 'UTF8')), 'hex')
+        head_hash = encode(sha256(convert_to({hashed}, 'UTF8')), 'hex')
     WHERE customer_id = %s
     RETURNING sequence, head_hash, previous_head_hash
 )
-INSERT INTO audit_auditentry ({columns}, sequence, hash, previous_hash)
-SELECT {values}, head.sequence, head.head_hash, head.previous_head_hash
+INSERT INTO audit_auditentry ({columns}, sequence, hash, previous_hash, canonical)
+SELECT {values}, head.sequence, head.head_hash, head.previous_head_hash, {stored}
 FROM head
-RETURNING sequence, hash, previous_hash
+RETURNING sequence, hash, previous_hash, canonical
 """.format(  # noqa: S608
+    hashed=_CANONICAL.format(previous="head_hash", sequence="(sequence + 1)"),
+    stored=_CANONICAL.format(previous="head.previous_head_hash", sequence="head.sequence"),
     columns=", ".join(_ENTRY_INSERT_COLUMNS),
     values=", ".join("%s::jsonb" if column in _JSON_COLUMNS else "%s" for column in _ENTRY_INSERT_COLUMNS),
 )
 
 
 def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> None:
-    entry.sequence, entry.previous_hash, entry.hash = 0, "", ""
-    head_part, middle, tail = canonical_template(entry_document(entry))
-    params: list[Any] = [decisions, entry.logged_at, head_part, middle, tail, entry.customer_id]
+    template = entries_seal([entry])[0]  # sealed here unless its appender did
+    links = [template.head, template.middle, template.tail]
+    params: list[Any] = [decisions, entry.logged_at, *links, entry.customer_id]
     for column in _ENTRY_INSERT_COLUMNS:
         value = getattr(entry, column)
         is_json = column in _JSON_COLUMNS and value is not None  # a probe's None stays SQL NULL
         params.append(json.dumps(value, ensure_ascii=False) if is_json else value)
+    params += links
     with connection.cursor() as cursor:
         cursor.execute(_APPEND_SQL, params)
         row = cursor.fetchone()
@@ -158,6 +166,6 @@ def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> None:
             _ensure_head(entry.customer_id)
             cursor.execute(_APPEND_SQL, params)
             row = cursor.fetchone()
-    entry.sequence, entry.hash, entry.previous_hash = row
+    entry.sequence, entry.hash, entry.previous_hash, entry.canonical = row
     entry._state.adding = False
     entry._state.db = connection.alias

@@ -1,21 +1,42 @@
-"""The hash chain (docs/reference/decisions.md, The audit trail): an entry's document (exactly
-what GET /audit-trail shows), its canonical JSON and its hash (audit/hashing.py, which the
-offline verifier shares). Anyone holding an export can recompute the chain with these rules."""
+"""The hash chain (docs/reference/decisions.md, "The audit trail"; docs/reference/erasure.md,
+"Entry format 2"): an entry's document (exactly what GET /audit-trail shows), its canonical
+text and its hash (audit/hashing.py, which the offline verifier shares).
 
+Every entry appended now is format 2, sealed by the one function every appender calls,
+`entry_seal` (or `entries_seal` for many): it fixes the entry's clear fields and its salted
+commitment to the personal ones and renders its canonical text around the two link values
+(previous_hash and sequence), so that `link` (in Python) or the single-append statement (in
+SQL) only splices those in and hashes. Format-1 entries (older) are shown and verified from
+their columns as before."""
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from audit.fields import ENTRY_DOCUMENT_FIELDS, ENTRY_OPTIONAL_FIELDS
-from audit.hashing import canonical_json, entry_hash
+from audit.hashing import (
+    PERSONAL_FIELDS,
+    SALT_BYTES,
+    canonical_hash,
+    commitment,
+    jcs,
+)
 from config.timeutils import isoformat
 
-# AuditEntry columns, in ENTRY_DOCUMENT_FIELDS order (the decision id is stored as decision_ref).
-ENTRY_COLUMNS = [
+# AuditEntry columns, in ENTRY_DOCUMENT_FIELDS order (the decision id is stored as decision_ref),
+# then those of format 2.
+FORMAT1_COLUMNS = [
     {"entry_id": "id", "decision_id": "decision_ref"}.get(name, name) for name in ENTRY_DOCUMENT_FIELDS
 ]
+FORMAT2_COLUMNS = ["format", "canonical", "salt", "erased"]
+ENTRY_COLUMNS = [*FORMAT1_COLUMNS, *FORMAT2_COLUMNS]
+_WIDTH = len(FORMAT1_COLUMNS)
+_AT = {name: at for at, name in enumerate(ENTRY_DOCUMENT_FIELDS)}
 
 
-def document_from_values(values: tuple | list) -> dict[str, Any]:
-    """An entry's document from its columns (ENTRY_COLUMNS order)."""
+def _format1(values: Sequence[Any]) -> dict[str, Any]:
     doc = dict(zip(ENTRY_DOCUMENT_FIELDS, values, strict=True))
     for name in ENTRY_OPTIONAL_FIELDS:  # shown (and hashed) only when the decision has it
         if doc[name] is None:
@@ -27,25 +48,110 @@ def document_from_values(values: tuple | list) -> dict[str, Any]:
     return doc
 
 
+def document_from_values(values: tuple | list) -> dict[str, Any]:
+    """An entry's document (what GET /audit-trail and the export show) from its columns
+    (ENTRY_COLUMNS order). Format 2: the fields of its canonical text as written, its personal
+    fields and salt (null once erased), `canonical` itself and its hash; never a re-rendering."""
+    version, canonical, salt, erased = values[_WIDTH:]
+    if version != 2:
+        return _format1(values[:_WIDTH])
+    doc: dict[str, Any] = json.loads(canonical)
+    if "personal" in doc:  # a decision's entry: its personal fields beside the canonical ones
+        personal = None if erased else {name: values[_AT[name]] for name in PERSONAL_FIELDS}
+        if personal is not None:
+            personal["subgroups"] = personal["subgroups"] or {}
+        for name in PERSONAL_FIELDS:
+            doc[name] = None if personal is None else personal[name]
+        doc["personal_fields"] = personal
+        doc["salt"] = None if salt is None else bytes(salt).hex()
+        doc["erased"] = bool(erased)
+    doc["hash"] = values[_AT["hash"]]
+    doc["canonical"] = canonical
+    return doc
+
+
 def entry_document(entry: Any) -> dict[str, Any]:
     return document_from_values([getattr(entry, column) for column in ENTRY_COLUMNS])
+
+
+def personal_fields(entry: Any) -> dict[str, Any]:
+    """The personal fields of a decision's entry, as its commitment covers them."""
+    return {
+        "context": entry.context,
+        "subgroups": entry.subgroups or {},
+        "subject_id": entry.subject_id,
+        "user_id": entry.user_id,
+    }
+
+
+def clear_fields_from_values(values: Sequence[Any]) -> dict[str, Any]:
+    """The fields of a decision's (or outcome's) entry that are not personal, from its columns
+    (FORMAT1_COLUMNS first), as format 1 showed them (a field shown only when set is left out
+    when it is not)."""
+    doc = _format1(values[:_WIDTH])
+    for name in (*PERSONAL_FIELDS, "hash"):
+        doc.pop(name, None)
+    return doc
+
+
+def clear_fields(entry: Any) -> dict[str, Any]:
+    return clear_fields_from_values([getattr(entry, column) for column in FORMAT1_COLUMNS])
+
+
+@dataclass(frozen=True)
+class Template:
+    """An entry's canonical text around its two link values:
+    canonical = head + <previous_hash> + middle + <sequence> + tail."""
+
+    head: str
+    middle: str
+    tail: str
+
+    def link(self, previous_hash: str, sequence: int) -> tuple[str, str]:
+        """(canonical text, hash) of the entry at `sequence` after `previous_hash`."""
+        canonical = f"{self.head}{previous_hash}{self.middle}{sequence}{self.tail}"
+        return canonical, canonical_hash(canonical)
 
 
 _PREVIOUS = '"previous_hash":"'
 _SEQUENCE = '"sequence":'
 
 
-def canonical_template(doc: dict[str, Any]) -> tuple[str, str, str]:
-    """The canonical JSON of an entry around its two link values, for hashing in SQL:
-    canonical = head + <previous_hash> + middle + <sequence> + tail. Found by their first
-    occurrence: every key sorted before them holds a scalar (a key of the same name nested
-    in subgroups comes later), and inside a JSON string a quote is always escaped, so no
-    string value can hold `"previous_hash":"` or `"sequence":`."""
-    body = {k: v for k, v in doc.items() if k != "hash"}
-    text = canonical_json({**body, "previous_hash": "", "sequence": 0})
+def _template(text: str) -> Template:
+    """Split a canonical text rendered with previous_hash "" and sequence 0 at the two link
+    values, found by their first occurrence: every key sorted before them holds a scalar or the
+    commitment (a key of the same name nested in an object comes later or is escaped text), and
+    inside a JSON string a quote is always escaped, so no string value can hold
+    `"previous_hash":"` or `"sequence":`."""
     at = text.index(_PREVIOUS) + len(_PREVIOUS)
     seq = text.index(_SEQUENCE + "0", at) + len(_SEQUENCE)
-    return text[:at], text[at:seq], text[seq + 1 :]
+    return Template(text[:at], text[at:seq], text[seq + 1 :])
 
 
-__all__ = ["canonical_json", "entry_hash"]
+def entry_seal(entry: Any, clear: dict[str, Any] | None = None) -> Template:
+    """Make the (unsaved) entry a format-2 entry and return its template; the one way any
+    entry is appended (audit.plan.link and the single-append statement splice the links in).
+
+    A decision's or outcome's entry takes its clear fields from its columns and gets a new
+    random salt and the commitment to its personal fields. Any other entry (an erasure) passes
+    `clear`, the fields it shows, none of them personal: it has no `personal`."""
+    entry.format = 2
+    if clear is None:
+        entry.salt = os.urandom(SALT_BYTES)
+        doc = clear_fields(entry)
+        doc["personal"] = commitment(entry.salt, personal_fields(entry))
+    else:
+        entry.salt = None
+        doc = dict(clear)
+    doc.update(format=2, previous_hash="", sequence=0)
+    template = _template(jcs(doc))
+    entry._template = template  # read by link() and the single-append statement
+    return template
+
+
+def entries_seal(entries: Sequence[Any]) -> list[Template]:
+    """entry_seal over many decision or outcome entries (a batch, a set-wise append)."""
+    return [entry._template if getattr(entry, "_template", None) else entry_seal(entry) for entry in entries]
+
+
+__all__ = ["entries_seal", "entry_seal"]

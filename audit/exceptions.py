@@ -30,3 +30,19 @@ class CheckpointKeyError(DomainError):
     code = "SERVICE_UNAVAILABLE"
     status = 503
     title = "Checkpoints paused"
+
+
+class ErasureNotFound(NotFound):
+    pass
+
+
+class ErasureLegalHold(Conflict):
+    """The customer's retention policy holds the trail: nothing is erased; the refusal is
+    recorded as an erasure with status `refused` (docs/reference/erasure.md)."""
+
+    code = "ERASURE_LEGAL_HOLD"
+    title = "The audit trail is under legal hold"
+
+    def __init__(self, detail: str, *, erasure_id: str) -> None:
+        super().__init__(detail)
+        self.erasure_id = erasure_id

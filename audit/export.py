@@ -27,7 +27,16 @@ _CONFIDENCE = """(CASE
     WHEN ai_confidence = 0 AND ai_confidence::text LIKE '-%%' THEN '-0.0'
     WHEN ai_confidence = trunc(ai_confidence) THEN trunc(ai_confidence)::numeric::text || '.0'
     ELSE ai_confidence::text END)::json"""
-_LINE = f"""json_build_object(
+# A format-2 line: the canonical text's fields as written (jsonb keeps each number's digits), its
+# personal fields and salt (null once erased) when it has a commitment, `hash` and `canonical`.
+_PERSONAL = """jsonb_build_object('context', context, 'subgroups', COALESCE(subgroups, '{}'::jsonb),
+    'subject_id', subject_id, 'user_id', user_id)"""
+_FORMAT2 = f"""(canonical::jsonb || jsonb_build_object('hash', hash, 'canonical', canonical)
+    || CASE WHEN canonical::jsonb ? 'personal' THEN jsonb_build_object(
+        'context', context, 'subgroups', subgroups, 'subject_id', subject_id, 'user_id', user_id,
+        'personal_fields', CASE WHEN erased THEN NULL ELSE {_PERSONAL} END,
+        'salt', encode(salt, 'hex'), 'erased', erased) ELSE '{{}}'::jsonb END)::text"""
+_LINE_FORMAT1 = f"""json_build_object(
     'entry_id', id, 'sequence', sequence, 'type', type, 'decision_id', decision_ref,
     'timestamp', to_char("timestamp" AT TIME ZONE 'UTC', {_UTC_MS}),
     'logged_at', to_char(logged_at AT TIME ZONE 'UTC', {_UTC_MS}),
@@ -37,6 +46,7 @@ _LINE = f"""json_build_object(
     'calibration_category', calibration_category, 'outcome', outcome, 'context', context,
     'subgroups', COALESCE(subgroups, '{{}}'::jsonb), 'hash', hash, 'previous_hash', previous_hash
 )::text"""
+_LINE = f"CASE WHEN format = 2 THEN {_FORMAT2} ELSE {_LINE_FORMAT1} END"
 
 
 def entries_ndjson(customer_id: str, first: int, last: int | None) -> Iterator[bytes]:

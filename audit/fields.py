@@ -10,6 +10,7 @@ from config.bodies import Body, Field
 # 400 and never a database error.
 ID_MAX = 128
 USER_ID_MAX = 256
+SUBJECT_ID_MAX = 128
 MODEL_ID_MAX = 256
 MODEL_VERSION_MAX = 128
 VALUE_MAX = 1000
@@ -93,6 +94,9 @@ DECISION_INPUTS: tuple[DecisionField, ...] = (
         "decision_id", max_length=ID_MAX, pattern=DECISION_ID_PATTERN, pattern_help=DECISION_ID_HELP
     ),
     DecisionField("user_id", required=True, max_length=USER_ID_MAX, entry="always"),
+    # The person the decision is about (docs/reference/erasure.md): personal, what erasure
+    # requests name; in the replay fingerprint only when sent, so older decisions keep theirs.
+    DecisionField("subject_id", max_length=SUBJECT_ID_MAX, entry="when_set"),
     DecisionField("model_id", max_length=MODEL_ID_MAX, entry="always"),
     DecisionField("model_version", max_length=MODEL_VERSION_MAX, entry="always"),
     _value("ai_recommendation", required=True),
@@ -115,7 +119,7 @@ DECISION_INPUTS: tuple[DecisionField, ...] = (
 )
 
 # Fields counted in the replay fingerprint only when sent.
-FINGERPRINT_WHEN_SENT = ("review_started_at", "review_seconds", "probe")
+FINGERPRINT_WHEN_SENT = ("subject_id", "review_started_at", "review_seconds", "probe")
 
 # What a client sends for a decision, apart from its timestamp; the fingerprint covers
 # exactly these (the timestamp only when the client sent one).

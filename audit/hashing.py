@@ -1,11 +1,120 @@
-"""The hash rule of the audit chain, with no Django: the service and the offline verifier
+"""The hash rules of the audit chain, with no Django: the service and the offline verifier
 (audit/offline_verify.py) hash an entry with these functions and read exported lines with
-`strict_loads`."""
+`strict_loads` (docs/reference/erasure.md, "Entry format 2").
+
+Format 1 (older entries): hash = SHA-256 of previous_hash followed by the sorted-keys JSON of
+the entry's shown fields. Format 2: the entry's RFC 8785 (JCS) canonical JSON holds the fields
+that are not personal in clear and, instead of the personal ones, `personal`, the
+HMAC-SHA256 keyed by the entry's own random 32-byte salt over the JCS of its personal fields;
+hash = SHA-256 of the canonical text, which the service stores as written."""
 
 import hashlib
+import hmac
 import itertools
 import json
+import math
 from typing import Any
+
+# The personal fields of a decision (docs/reference/erasure.md, "What is personal").
+PERSONAL_FIELDS = ("context", "subgroups", "subject_id", "user_id")
+SALT_BYTES = 32
+_SAFE_INT = 2**53 - 1
+
+
+def _plain(value: Any) -> bool:
+    """Whether json.dumps(sort_keys) writes the value exactly as RFC 8785 does: strings,
+    booleans, null, integers within 2**53, floats written the same way by both (not integral,
+    from 1e-4 up to 1e16: Python's repr and ECMAScript's both give the shortest round-trip
+    digits there, without an exponent), and keys of the Basic Multilingual Plane (their UTF-16
+    order, which RFC 8785 sorts by, is then their code point order)."""
+    if value is None or isinstance(value, str | bool):
+        return True
+    if isinstance(value, int):
+        return -_SAFE_INT <= value <= _SAFE_INT
+    if isinstance(value, float):
+        magnitude = abs(value)
+        return math.isfinite(value) and 1e-4 <= magnitude < 1e16 and not value.is_integer()
+    if isinstance(value, dict):
+        return all(max(key, default="\0") < "\ud800" and _plain(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(_plain(item) for item in value)
+    return False
+
+
+def jcs(value: Any) -> str:
+    """The RFC 8785 canonical JSON of a value: the `rfc8785` package's, or json.dumps where it
+    writes the same text (_plain), which is most entries and several times faster."""
+    if _plain(value):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import rfc8785  # only for the values json.dumps would write otherwise
+
+    return rfc8785.dumps(value).decode("utf-8")
+
+
+def commitment(salt: bytes, personal: dict[str, Any]) -> str:
+    """`personal`: hex HMAC-SHA256 keyed by the salt over the JCS of the personal fields."""
+    return hmac.new(salt, jcs(personal).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def canonical_hash(canonical: str) -> str:
+    """A format-2 entry's hash: SHA-256 of its canonical text."""
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# A format-2 entry on the wire carries these beside its canonical fields (GET /audit-trail).
+WIRE_ONLY = frozenset({"hash", "canonical", "personal_fields", "salt", "erased", *PERSONAL_FIELDS})
+
+
+def format2_problem(doc: dict[str, Any]) -> str | None:
+    """What is wrong with a format-2 entry as shown (None when nothing): its hash is the SHA-256
+    of its `canonical`, every field it shows in clear is the canonical's, and its personal
+    fields (unless erased) match the commitment. Returns "erased" for an intact erased entry."""
+    canonical = doc.get("canonical")
+    if not isinstance(canonical, str) or canonical_hash(canonical) != doc.get("hash"):
+        return "its canonical text does not match its hash"
+    inner = strict_loads(canonical)
+    if not isinstance(inner, dict) or inner.get("format") != 2:
+        return "its canonical text is not a format-2 entry"
+    for key, value in doc.items():
+        if key in WIRE_ONLY:
+            continue
+        if key not in inner or not same_value(inner[key], value):
+            return f"its {key} is not the one its hash covers"
+    for key in inner:
+        if key != "personal" and key not in doc:
+            return f"it does not show {key}, which its hash covers"
+    if "personal" not in inner:
+        return None  # an entry with no personal part (an erasure entry)
+    personal, salt = doc.get("personal_fields"), doc.get("salt")
+    if doc.get("erased") is True:
+        if personal is not None or salt is not None:
+            return "it is marked erased but still carries personal fields"
+        shown = [doc.get(name) for name in PERSONAL_FIELDS if doc.get(name) is not None]
+        return "erased" if not shown else "it is marked erased but shows a personal field"
+    if (
+        not isinstance(personal, dict)
+        or sorted(personal) != sorted(PERSONAL_FIELDS)
+        or not isinstance(salt, str)
+    ):
+        return "its personal fields are missing"
+    try:
+        salt_bytes = bytes.fromhex(salt)
+    except ValueError:
+        return "its salt is not hex"
+    if not hmac.compare_digest(commitment(salt_bytes, personal), str(inner["personal"])):
+        return "its personal fields do not match their commitment (one was changed)"
+    for name in PERSONAL_FIELDS:
+        if name in doc and not same_value(doc[name], personal[name]):
+            return f"its {name} is not the one its commitment covers"
+    return None
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal JSON values: a number equals a number of the same value (JCS writes 1.0 as 1),
+    but a boolean is never a number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return a == b and (type(a) is type(b) or (isinstance(a, int | float) and isinstance(b, int | float)))
 
 
 def canonical_json(doc: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ from audit.fields import (  # the sizes are declared with the decision's fields
     ID_MAX,
     MODEL_ID_MAX,
     MODEL_VERSION_MAX,
+    SUBJECT_ID_MAX,
     USER_ID_MAX,
     VALUE_MAX,
 )
@@ -52,6 +53,8 @@ class Decision(models.Model):
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="decisions")
     decision_id = models.CharField(max_length=ID_MAX, default=_decision_id)
     user_id = models.CharField(max_length=USER_ID_MAX)
+    # The person the decision is about (docs/reference/erasure.md); erasure requests name it.
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX, null=True, blank=True)
     model_id = models.CharField(max_length=MODEL_ID_MAX, null=True, blank=True)
     model_version = models.CharField(max_length=MODEL_VERSION_MAX, null=True, blank=True)
     ai_recommendation = models.CharField(max_length=VALUE_MAX)
@@ -130,6 +133,11 @@ class Decision(models.Model):
             ),
             models.Index(fields=["customer", "user_id", "timestamp"], name="audit_dec_cust_user_ts"),
             models.Index(fields=["customer", "model_id", "timestamp"], name="audit_dec_cust_model_ts"),
+            models.Index(
+                fields=["customer", "subject_id"],
+                name="audit_dec_cust_subject",
+                condition=models.Q(subject_id__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -137,24 +145,34 @@ class Decision(models.Model):
 
 
 class AuditEntry(models.Model):
-    """One link of a customer's hash chain. Written once, never updated."""
+    """One link of a customer's hash chain. Its hashed content is written once and never
+    changes; an erasure deletes its personal fields and salt only (docs/reference/erasure.md).
+
+    Format 1 (older entries): the hash covers the columns as GET /audit-trail shows them.
+    Format 2: `canonical` holds the exact RFC 8785 text the hash covers (the fields that are
+    not personal, and the salted commitment to those that are), read back as written by
+    verify and the export; the personal fields and the salt are the columns beside it."""
 
     class Type(models.TextChoices):
         DECISION = "decision"
         OUTCOME = "outcome"
         # The decision with the subgroups POST /detect-bias attached to it (docs/reference/bias.md, Subgroups).
         SUBGROUPS_ATTACHED = "subgroups_attached"
+        ERASURE = "erasure"
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="audit_entries")
-    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries")
+    # Null for an entry that records no decision (an erasure).
+    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries", null=True)
     sequence = models.BigIntegerField()
     type = models.CharField(max_length=32, choices=Type.choices)
     # A snapshot of the decision as of this entry (what GET /audit-trail shows and hashes).
     decision_ref = models.CharField(max_length=ID_MAX, db_column="decision_ref")
     timestamp = models.DateTimeField()
     logged_at = models.DateTimeField()
-    user_id = models.CharField(max_length=USER_ID_MAX)
+    # Personal fields (null once erased).
+    user_id = models.CharField(max_length=USER_ID_MAX, null=True)
+    subject_id = models.CharField(max_length=SUBJECT_ID_MAX, null=True, blank=True)
     model_id = models.CharField(max_length=MODEL_ID_MAX, null=True, blank=True)
     model_version = models.CharField(max_length=MODEL_VERSION_MAX, null=True, blank=True)
     ai_recommendation = models.CharField(max_length=VALUE_MAX)
@@ -163,13 +181,18 @@ class AuditEntry(models.Model):
     followed_ai = models.BooleanField()
     calibration_category = models.CharField(max_length=16, choices=CalibrationCategory.choices)
     outcome = models.CharField(max_length=VALUE_MAX, null=True, blank=True)
-    context = models.TextField(blank=True, default="")
-    subgroups = models.JSONField(default=dict, blank=True)
+    context = models.TextField(blank=True, default="", null=True)
+    subgroups = models.JSONField(default=dict, blank=True, null=True)
     # Shown (and hashed) only when the decision has them, so older entries keep their hashes.
     review_seconds = models.FloatField(null=True, blank=True)
     probe = models.JSONField(null=True, blank=True, help_text='{"kind", "correct_decision"}')
     hash = models.CharField(max_length=64)
     previous_hash = models.CharField(max_length=64)
+    format = models.PositiveSmallIntegerField(default=1)
+    canonical = models.TextField(null=True, blank=True)
+    # The key of the personal commitment (32 random bytes); deleted by an erasure.
+    salt = models.BinaryField(null=True, blank=True)
+    erased = models.BooleanField(default=False)
 
     class Meta:
         verbose_name_plural = "audit entries"
@@ -191,6 +214,14 @@ class AuditEntry(models.Model):
                 name="audit_ent_probe_seq",
                 condition=models.Q(probe__isnull=False),
             ),
+            models.Index(
+                fields=["customer", "sequence"], name="audit_ent_erased_seq", condition=models.Q(erased=True)
+            ),
+            models.Index(
+                fields=["customer", "subject_id", "sequence"],
+                name="audit_ent_cust_subject_seq",
+                condition=models.Q(subject_id__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -210,6 +241,8 @@ class ChainHead(models.Model):
     # The head before the last append: lets one UPDATE ... RETURNING hand back both hashes.
     previous_head_hash = models.CharField(max_length=64, default=GENESIS_HASH)
     decisions = models.BigIntegerField(default=0)
+    # Entries whose personal part was erased (GET /audit-trail/verify's erased_entries).
+    erased = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
@@ -312,3 +345,21 @@ class SignedCheckpoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} @ {self.sequence} ({self.customer_id})"
+
+
+from audit.models_erasure import Erasure, RetentionPolicy  # noqa: E402  (registered with the app's models)
+
+__all__ = [
+    "GENESIS_HASH",
+    "AuditEntry",
+    "CalibrationCategory",
+    "ChainCheckpoint",
+    "ChainHead",
+    "Decision",
+    "Erasure",
+    "ProbeKind",
+    "RetentionPolicy",
+    "SignedCheckpoint",
+    "TreeNode",
+    "VerifyJob",
+]

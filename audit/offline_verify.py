@@ -26,10 +26,10 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from audit import merkle, note
-from audit.hashing import DuplicateKey, entry_hash_matches, strict_loads
+from audit.hashing import DuplicateKey, entry_hash_matches, format2_problem, strict_loads
 
 GENESIS = "0" * 64
 
@@ -52,24 +52,35 @@ class Signed:
 
 def read_key(value: str) -> note.Verifier:
     path = Path(value)
-    text = path.read_text(encoding="utf-8").strip() if path.is_file() else value.strip()
-    if text.startswith("{"):
-        text = json.loads(text).get("verifier_key", "")
     try:
+        text = path.read_text(encoding="utf-8").strip() if path.is_file() else value.strip()
+        if text.startswith("{"):
+            data = strict_loads(text)
+            text = data.get("verifier_key", "") if isinstance(data, dict) else ""
+        if not isinstance(text, str):
+            raise note.NoteError("verifier_key is not a string")
         return note.parse_verifier_key(text)
-    except note.NoteError as exc:
-        raise Unreadable(f"the verifier key is not valid ({exc})") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Unreadable(f"the verifier key file cannot be read ({exc})") from exc
+    except (ValueError, RecursionError, note.NoteError) as exc:
+        raise Unreadable(f"the verifier key is not valid ({_short(exc)})") from exc
+
+
+def _short(exc: BaseException) -> str:
+    """An error's message, cut to a line (a 200,000-deep document's error is not)."""
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _notes_in(text: str) -> list[str]:
     stripped = text.lstrip()
     if not stripped.startswith(("{", "[")):
         return [text]
-    data = json.loads(stripped)
+    data = strict_loads(stripped)
     if isinstance(data, dict) and "data" in data:
         data = data["data"]
     items = data if isinstance(data, list) else [data]
-    return [item["note"] for item in items if isinstance(item, dict) and "note" in item]
+    return [item["note"] for item in items if isinstance(item, dict) and isinstance(item.get("note"), str)]
 
 
 def read_checkpoints(paths: Iterable[str], verifier: note.Verifier) -> tuple[list[Signed], list[str]]:
@@ -80,8 +91,8 @@ def read_checkpoints(paths: Iterable[str], verifier: note.Verifier) -> tuple[lis
         try:
             text = Path(path).read_text(encoding="utf-8")
             notes = _notes_in(text)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise Unreadable(f"{path}: cannot read a checkpoint ({exc})") from exc
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise Unreadable(f"{path}: cannot read a checkpoint ({_short(exc)})") from exc
         if not notes:
             raise Unreadable(f"{path}: holds no checkpoint note")
         for number, signed in enumerate(notes, 1):
@@ -98,34 +109,54 @@ def read_checkpoints(paths: Iterable[str], verifier: note.Verifier) -> tuple[lis
 BATCH = 2000
 
 
-def _hashed(lines: list[tuple[int, str]]) -> list[tuple[int, Any, Any, Any, str | None]]:
+def _hashed(lines: list[tuple[int, bytes | str]]) -> list[tuple[int, Any, Any, Any, str | None]]:
     """Parse and hash a batch of lines (in a worker process when there are several):
     (line number, sequence, previous_hash, hash, None when the content matches its hash,
     else what is wrong)."""
     out: list[tuple[int, Any, Any, Any, str | None]] = []
     for number, line in lines:
         try:
-            doc = strict_loads(line)
+            doc = strict_loads(line.decode("utf-8") if isinstance(line, bytes) else line)
+        except UnicodeDecodeError as exc:
+            out.append((number, None, None, None, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
+            continue
         except DuplicateKey as exc:
             out.append((number, None, None, None, f"twice: {exc}"))
             continue
         except json.JSONDecodeError as exc:
             out.append((number, None, None, None, f"not JSON ({exc.msg})"))
             continue
+        except RecursionError:
+            out.append((number, None, None, None, "nested too deeply to read"))
+            continue
+        except ValueError as exc:  # an integer of more digits than Python converts
+            out.append((number, None, None, None, f"not readable JSON ({_short(exc)})"))
+            continue
         if not isinstance(doc, dict):
             out.append((number, None, None, None, "not a JSON object"))
             continue
-        try:
-            matches = entry_hash_matches(doc)
-        except (KeyError, TypeError, ValueError):
-            matches = False
-        problem = None if matches else "content"
+        problem = _content_problem(doc)
         out.append((number, doc.get("sequence"), doc.get("previous_hash"), doc.get("hash"), problem))
     return out
 
 
-def _batches(stream: TextIO) -> Iterable[list[tuple[int, str]]]:
-    batch: list[tuple[int, str]] = []
+def _content_problem(doc: dict[str, Any]) -> str | None:
+    """None when the entry's content matches its hash (format 1: its fields; format 2: its
+    canonical text, the fields it shows and the commitment to its personal fields); "erased"
+    for an intact format-2 entry whose personal part was erased; else "content: <why>"."""
+    try:
+        if doc.get("format") == 2:
+            problem = format2_problem(doc)
+            return None if problem is None else problem if problem == "erased" else f"content: {problem}"
+        return None if entry_hash_matches(doc) else "content: it was edited"
+    except DuplicateKey as exc:
+        return f"twice: {exc}"
+    except (KeyError, TypeError, ValueError, RecursionError, AttributeError) as exc:
+        return f"content: it cannot be read as an entry ({_short(exc)})"
+
+
+def _batches(stream: IO[Any]) -> Iterable[list[tuple[int, Any]]]:
+    batch: list[tuple[int, Any]] = []
     for number, line in enumerate(stream, 1):
         if line.strip():
             batch.append((number, line))
@@ -136,7 +167,7 @@ def _batches(stream: TextIO) -> Iterable[list[tuple[int, str]]]:
         yield batch
 
 
-def _entries(stream: TextIO, jobs: int) -> Iterable[tuple[int, Any, Any, Any, str | None]]:
+def _entries(stream: IO[Any], jobs: int) -> Iterable[tuple[int, Any, Any, Any, str | None]]:
     """Every line's result, in order; parsing and hashing spread over `jobs` processes."""
     if jobs <= 1:
         for batch in _batches(stream):
@@ -147,7 +178,7 @@ def _entries(stream: TextIO, jobs: int) -> Iterable[tuple[int, Any, Any, Any, st
             yield from results
 
 
-def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO, jobs: int = 1) -> bool:
+def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs: int = 1) -> bool:
     """Recompute the chain and the tree from line 1; check each checkpoint at its size."""
     origins = {signed.checkpoint.origin for signed in checkpoints}
     if len(origins) > 1:
@@ -158,6 +189,7 @@ def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO, jobs: 
         by_size.setdefault(signed.checkpoint.size, []).append(signed)
     edge = merkle.CompactRange()
     previous = GENESIS
+    erased = 0
     proved: list[str] = []
     for number, sequence, previous_hash, value, problem in _entries(stream, jobs):
         if problem is not None and problem.startswith("twice: "):
@@ -166,7 +198,7 @@ def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO, jobs: 
                 "so what the entry holds is not defined.\n"
             )
             return False
-        if problem is not None and problem != "content":
+        if problem is not None and not problem.startswith("content") and problem != "erased":
             raise Unreadable(f"line {number} of the export is {problem}")
         where = f"line {number} (sequence {sequence})"
         if sequence != edge.size + 1:
@@ -176,9 +208,10 @@ def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO, jobs: 
         if previous_hash != previous:
             out.write(f"FAILED at {where}: previous_hash is not the hash of the entry before it.\n")
             return False
-        if problem == "content":
-            out.write(f"FAILED at {where}: the entry's content does not match its hash (it was edited).\n")
+        if problem is not None and problem.startswith("content"):
+            out.write(f"FAILED at {where}: the entry's content does not match its hash ({problem[9:]}).\n")
             return False
+        erased += problem == "erased"
         edge.append(bytes.fromhex(value))
         previous = value
         for signed in by_size.pop(edge.size, []):
@@ -200,6 +233,11 @@ def verify_export(stream: TextIO, checkpoints: list[Signed], out: TextIO, jobs: 
         return False
     log = next(iter(origins), "")
     out.write(f"OK: {edge.size} entries of {log}; every hash and link recomputed from line 1.\n")
+    if erased:
+        out.write(
+            f"OK: {erased} entries had their personal fields erased; their hashes, links and commitments "
+            "still stand (docs/reference/erasure.md); every other entry's personal fields match their commitment.\n"
+        )
     for line in proved:
         out.write(f"OK: the tree of the export matches the {line}.\n")
     covered = max((signed.checkpoint.size for signed in checkpoints), default=0)
@@ -215,8 +253,11 @@ def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, o
     """One entry, one inclusion proof, one checkpoint."""
     checkpoint = signed.checkpoint
     sequence = entry.get("sequence")
-    if not entry_hash_matches(entry):
-        out.write(f"FAILED: entry {sequence}'s content does not match its hash (it was edited).\n")
+    problem = _content_problem(entry)
+    if problem is not None and problem != "erased":
+        out.write(
+            f"FAILED: entry {sequence}'s content does not match its hash ({problem.split(': ', 1)[-1]}).\n"
+        )
         return False
     leaf = merkle.leaf_hash(bytes.fromhex(entry["hash"]))
     try:
@@ -242,8 +283,8 @@ def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, o
 def _json_file(path: str) -> dict[str, Any]:
     try:
         data = strict_loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise Unreadable(f"{path}: not a JSON file ({exc})") from exc
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise Unreadable(f"{path}: not a JSON file ({_short(exc)})") from exc
     if not isinstance(data, dict):
         raise Unreadable(f"{path}: not a JSON object")
     return data
@@ -274,8 +315,10 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
                 raise Unreadable("give exactly one checkpoint with --entry")
             ok = verify_entry(_json_file(args.entry), _json_file(args.proof), checkpoints[0], out)
         else:
-            # Lines end at \n only: U+2028 may stand unescaped inside a JSON string.
-            with open(args.export, encoding="utf-8", newline="\n") as stream:
+            # Read as bytes, lines end at \n only (U+2028 may stand unescaped inside a JSON
+            # string); each line is decoded where it is parsed, so a line that is not UTF-8 is
+            # named by its number.
+            with open(args.export, "rb") as stream:
                 ok = verify_export(stream, checkpoints, out, jobs=max(1, args.jobs))
     except (Unreadable, OSError) as exc:
         out.write(f"CANNOT VERIFY: {exc}\n")

@@ -69,12 +69,12 @@ def stored_load(
         for entry in AuditEntry.objects.filter(decision_id__in=chunk, type=AuditEntry.Type.DECISION).order_by(
             "-sequence"
         ):
-            stored.decision_entries[by_pk[entry.decision_id]] = entry  # the lowest sequence wins
+            stored.decision_entries[by_pk[entry.decision_id or 0]] = entry  # the lowest sequence wins
     for chunk in _chunks(sorted(set(repeated))):
         for entry in AuditEntry.objects.filter(decision_id__in=chunk, type=AuditEntry.Type.OUTCOME).order_by(
             "sequence"
         ):
-            stored.last_outcomes[by_pk[entry.decision_id]] = entry  # the highest sequence wins
+            stored.last_outcomes[by_pk[entry.decision_id or 0]] = entry  # the highest sequence wins
     return stored
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from audit import registry
-from audit.chain import entry_document, entry_hash
+from audit.chain import entries_seal
 from audit.exceptions import DecisionNotFound
 from audit.fields import SNAPSHOT_FIELDS
 from audit.inputs import Item
@@ -192,10 +192,12 @@ def plan_items(
 
 
 def link(entries: Sequence[AuditEntry], *, sequence: int, head_hash: str) -> tuple[int, str]:
-    """Give the entries, in order, the sequences after `sequence` and their hashes;
-    returns the new head (sequence, hash)."""
-    for entry in entries:
+    """Give the entries, in order, the sequences after `sequence`, their canonical texts and
+    hashes (sealed first, audit.chain.entry_seal, unless they were); returns the new head
+    (sequence, hash)."""
+    for entry, template in zip(entries, entries_seal(entries), strict=True):
         sequence += 1
         entry.sequence, entry.previous_hash = sequence, head_hash
-        entry.hash = head_hash = entry_hash(entry_document(entry))
+        entry.canonical, entry.hash = template.link(head_hash, sequence)
+        head_hash = entry.hash
     return sequence, head_hash

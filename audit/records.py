@@ -7,9 +7,9 @@ import hashlib
 from typing import Any
 
 from audit import categories as rules
-from audit.chain import canonical_json
 from audit.exceptions import DecisionConflict
 from audit.fields import DECISION_FIELDS, FINGERPRINT_WHEN_SENT, REVIEW_SECONDS_MAX
+from audit.hashing import canonical_json
 from audit.models import Decision
 from config.bulk import unsaved
 from config.timeutils import isoformat

@@ -112,3 +112,34 @@ def contributes(change: Change) -> bool:
     or subgroup statistic counts them, and they never fire trust.miscalibrated
     (docs/reference/oversight.md, What a probe is left out of)."""
     return change.decision.probe_kind is None
+
+
+@dataclass(frozen=True)
+class Erased:
+    """What an erasure reached (docs/reference/erasure.md), handed to every registered eraser:
+    the customer, the erased user_id and its pseudonym (both None when a subject was erased:
+    the reviewer is not the person erased then), and the time span of the decisions whose
+    entries lost their personal part."""
+
+    customer_id: str
+    user_id: str | None
+    pseudonym: str | None
+    first_timestamp: Any
+    last_timestamp: Any
+
+
+_erasers: list[Any] = []
+
+
+def register_eraser(fn: Any) -> Any:
+    """Register `fn(erased: Erased) -> None`, run inside the erasure's transaction: it re-keys
+    (or deletes) whatever the app keeps that names the erased person. Called at import of the
+    app's `contributions` module."""
+    if fn not in _erasers:
+        _erasers.append(fn)
+    return fn
+
+
+def erasers() -> list[Any]:
+    _discovered()
+    return list(_erasers)

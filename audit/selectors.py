@@ -9,9 +9,9 @@ from django.db import connection
 from django.db.models import CharField, F, Func, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from audit.chain import ENTRY_COLUMNS, document_from_values
+from audit.chain import ENTRY_COLUMNS, clear_fields_from_values, document_from_values
 from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
-from audit.hashing import entry_hash_matches
+from audit.hashing import PERSONAL_FIELDS, entry_hash_matches, format2_problem, same_value
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
 from audit.oversight import (  # the oversight figures' grouped reads, re-exported
     ModelReviewTimes as ModelReviewTimes,
@@ -55,6 +55,8 @@ class Verification:
     # Signed checkpoints checked against the chain (docs/reference/checkpoints.md).
     checkpoints_checked: int = 0
     first_invalid_checkpoint: int | None = None
+    # Entries whose personal part was erased (docs/reference/erasure.md), from the chain head.
+    erased_entries: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +66,7 @@ class Verification:
             "first_invalid_sequence": self.first_invalid_sequence,
             "checkpoints_checked": self.checkpoints_checked,
             "first_invalid_checkpoint": self.first_invalid_checkpoint,
+            "erased_entries": self.erased_entries,
         }
 
 
@@ -97,8 +100,8 @@ def chain_verify(
         "decision__decision_id",
         "decision__timestamp",
     ]
-    head = ChainHead.objects.filter(customer=customer).values_list("sequence", "head_hash").first()
-    head_sequence, head_hash = head if head is not None else (0, GENESIS_HASH)
+    head = ChainHead.objects.filter(customer=customer).values_list("sequence", "head_hash", "erased").first()
+    head_sequence, head_hash, erased = head if head is not None else (0, GENESIS_HASH, 0)
     rows = (
         AuditEntry.objects.filter(customer=customer, sequence__gt=after_sequence, sequence__lte=head_sequence)
         .order_by("sequence")
@@ -111,14 +114,16 @@ def chain_verify(
     first_invalid: int | None = None
     checked = 0
     for row in rows:
-        doc = document_from_values(row[:width])
-        sequence = doc["sequence"]
+        doc, intact = _entry_checked(row[:width])
+        sequence = doc.get("sequence")
         ok = (
-            sequence == expected_sequence
+            intact
+            and sequence == expected_sequence
             and doc["previous_hash"] == previous_hash
-            and entry_hash_matches(doc)
             and _decision_matches(doc, row[width:])
         )
+        if not isinstance(sequence, int):
+            sequence = expected_sequence
         if not ok and first_invalid is None:
             first_invalid = min(sequence, expected_sequence)
         if on_entry is not None:
@@ -136,7 +141,31 @@ def chain_verify(
         entries_checked=checked,
         head_hash=previous_hash,
         first_invalid_sequence=first_invalid,
+        erased_entries=erased,
     )
+
+
+def _entry_checked(values: tuple) -> tuple[dict[str, Any], bool]:
+    """An entry's document and whether its content matches its hash: format 1 by its columns
+    (audit.hashing.entry_hash_matches), format 2 by its stored canonical text and the
+    commitment to its personal fields, which an erased entry no longer has
+    (audit.hashing.format2_problem)."""
+    try:
+        doc = document_from_values(values)
+    except ValueError:  # a canonical text that is not JSON
+        return {"previous_hash": None, "hash": values[ENTRY_COLUMNS.index("hash")]}, False
+    if doc.get("format") == 2:
+        return doc, format2_problem(doc) in (None, "erased") and _columns_match(doc, values)
+    return doc, entry_hash_matches(doc)
+
+
+def _columns_match(doc: dict[str, Any], values: tuple) -> bool:
+    """A decision's or outcome's format-2 entry: the columns the lists filter on and the reports
+    read hold what its canonical text says (an edited column is caught like an edited entry)."""
+    if "personal" not in doc:  # not a decision's snapshot (an erasure entry)
+        return True
+    columns = clear_fields_from_values(values)
+    return all(same_value(doc.get(name), value) for name, value in columns.items())
 
 
 def _beyond_head(customer: Customer) -> int | None:
@@ -152,15 +181,21 @@ def _beyond_head(customer: Customer) -> int | None:
 
 
 def _decision_matches(doc: dict[str, Any], decision_values: tuple) -> bool:
-    if doc["type"] != AuditEntry.Type.DECISION:
+    if doc.get("type") != AuditEntry.Type.DECISION:
         return True
     *immutable, decision_id, timestamp = decision_values
     if decision_id != doc["decision_id"]:
         return False
     if isoformat(timestamp) != doc["timestamp"]:
         return False
-    # doc.get: a field shown only when set is absent from the document when the row holds None
-    return all(value == doc.get(name) for name, value in zip(IMMUTABLE_FIELDS, immutable, strict=True))
+    # doc.get: a field shown only when set is absent from the document when the row holds None.
+    # An erased entry no longer holds the personal fields, so only the others are compared.
+    erased = doc.get("erased") is True
+    return all(
+        value == doc.get(name)
+        for name, value in zip(IMMUTABLE_FIELDS, immutable, strict=True)
+        if not (erased and name in PERSONAL_FIELDS)
+    )
 
 
 # --- reports (compliance exports read decisions only through these) ---------------------------

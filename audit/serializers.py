@@ -17,6 +17,9 @@ class ProbeOutput(serializers.Serializer):
 class DecisionOutput(serializers.Serializer):
     decision_id = serializers.CharField()
     user_id = serializers.CharField()
+    subject_id = serializers.CharField(
+        allow_null=True, help_text="The person the decision is about (docs/reference/erasure.md)"
+    )
     model_id = serializers.CharField(allow_null=True)
     model_version = serializers.CharField(allow_null=True)
     ai_recommendation = serializers.CharField()
@@ -65,6 +68,9 @@ class AuditEntryOutput(serializers.Serializer):
     subgroups = serializers.DictField()
     hash = serializers.CharField()
     previous_hash = serializers.CharField()
+    subject_id = serializers.CharField(
+        required=False, allow_null=True, help_text="The person the decision is about (personal; format 2)"
+    )
     review_seconds = serializers.FloatField(
         required=False, help_text="Only on the entries of decisions that carry it (then hashed)"
     )
@@ -72,6 +78,23 @@ class AuditEntryOutput(serializers.Serializer):
 
 
 assert list(AuditEntryOutput().fields) == ENTRY_DOCUMENT_FIELDS
+
+
+class AuditEntryFormat2Output(AuditEntryOutput):
+    """A format-2 entry (docs/reference/erasure.md, "Entry format 2"): the fields above (the
+    personal ones null once erased; an `erasure` entry shows its own fields instead of a
+    decision's) and these."""
+
+    format = serializers.IntegerField(help_text="2")
+    canonical = serializers.CharField(help_text="The exact RFC 8785 text `hash` covers (its SHA-256)")
+    personal = serializers.CharField(
+        required=False, help_text="hex HMAC-SHA256(salt, JCS of personal_fields), inside `canonical`"
+    )
+    personal_fields = serializers.DictField(
+        allow_null=True, help_text="context, subgroups, subject_id, user_id; null once erased"
+    )
+    salt = serializers.CharField(allow_null=True, help_text="hex, 32 bytes; null once erased")
+    erased = serializers.BooleanField()
 
 
 class VerifyOutput(serializers.Serializer):
@@ -86,6 +109,9 @@ class VerifyOutput(serializers.Serializer):
     )
     first_invalid_checkpoint = serializers.IntegerField(
         allow_null=True, help_text="The size (sequence) of the first checkpoint the chain does not match"
+    )
+    erased_entries = serializers.IntegerField(
+        help_text="Entries whose personal part was erased (docs/reference/erasure.md)"
     )
 
 

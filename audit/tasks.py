@@ -33,3 +33,12 @@ def verify_jobs_recover() -> int:
 def verify_full_due() -> int:
     """Beat, daily: a full check of every chain."""
     return verify.verify_full_due()
+
+
+@shared_task(name="audit.tasks.erasures_run_due", ignore_result=True)
+def erasures_run_due() -> int:
+    """Beat, hourly: scheduled erasures that came due, and each customer's retention run
+    (personal data older than its max_days; docs/reference/erasure.md)."""
+    from audit import erasure
+
+    return erasure.erasures_run_due()

@@ -6,6 +6,7 @@ from audit.checkpoint_views import (
     ExportView,
     InclusionProofView,
 )
+from audit.erasure_views import ErasureDetailView, ErasureListView, RetentionPolicyView
 from audit.views import AuditTrailViewSet, LogBatchView, LogView
 from config.api import paths, router
 
@@ -21,4 +22,7 @@ urlpatterns = [
     *paths("audit-trail/proofs/inclusion", InclusionProofView.as_view(), "audit-proof-inclusion"),
     *paths("audit-trail/proofs/consistency", ConsistencyProofView.as_view(), "audit-proof-consistency"),
     *paths("audit-trail/export", ExportView.as_view(), "audit-export"),
+    *paths("erasures", ErasureListView.as_view(), "erasures"),
+    *paths("erasures/<str:erasure_id>", ErasureDetailView.as_view(), "erasure-detail"),
+    *paths("retention-policy", RetentionPolicyView.as_view(), "retention-policy"),
 ]

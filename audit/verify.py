@@ -92,6 +92,7 @@ def _check_from(customer: Customer, point: Point) -> tuple[Verification, Point |
         first_invalid_sequence=chain.first_invalid_sequence,
         checkpoints_checked=point.checkpoints + check.checked,
         first_invalid_checkpoint=check.first_invalid,
+        erased_entries=chain.erased_entries,
     )
     if not answer.valid or walk.through != reached:
         return answer, None

@@ -4,8 +4,9 @@ never imports this app)."""
 
 from typing import Any
 
-from audit.registry import Change, Contributor, Event, register
+from audit.registry import Change, Contributor, Erased, Event, register, register_eraser
 from calibration import rules
+from calibration.models import RiskUserState, UserDailyAggregate
 from calibration.services import AggregateFold, aggregates_fold_apply, decision_day, miscalibrated_event
 
 
@@ -40,3 +41,15 @@ class CalibrationContributor(Contributor):
 
 
 register(CalibrationContributor())
+
+
+@register_eraser
+def rekey_erased_user(erased: Erased) -> None:
+    """An erased reviewer's daily aggregates and risk state keep their figures under the
+    erasure's pseudonym (docs/reference/erasure.md)."""
+    if erased.user_id is None:
+        return
+    for model in (UserDailyAggregate, RiskUserState):
+        model.objects.filter(customer_id=erased.customer_id, user_id=erased.user_id).update(
+            user_id=erased.pseudonym
+        )

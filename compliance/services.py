@@ -371,8 +371,9 @@ def exports_recover() -> int:
     return len(ids)
 
 
-def _files_delete(jobs: list[tuple[str, str]]) -> None:
-    """Delete the rows, then (after commit) their files; a file already gone is fine."""
+def exports_delete(jobs: list[tuple[str, str]]) -> None:
+    """Delete the export jobs (pk, file name), then (after commit) their files; a file already
+    gone is fine."""
     ExportJob.objects.filter(pk__in=[pk for pk, _ in jobs]).delete()
     names = [name for _, name in jobs if name]
 
@@ -412,7 +413,7 @@ def _quota_enforce(customer_id: str) -> None:
             doomed.append((pk, name))
     if doomed:
         logger.info("customer %s: %d exports deleted over the storage quota", customer_id, len(doomed))
-        _files_delete(doomed)
+        exports_delete(doomed)
 
 
 def exports_expire() -> int:
@@ -430,5 +431,5 @@ def exports_expire() -> int:
             .values_list("pk", "file_name")[:500]
         )
         if jobs:
-            _files_delete(jobs)
+            exports_delete(jobs)
     return len(jobs)

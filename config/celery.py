@@ -38,6 +38,8 @@ app.conf.beat_schedule = {
         "task": "audit.tasks.verify_full_due",
         "schedule": settings.VERIFY_FULL_EVERY_SECONDS,
     },
+    # Erasures that came due and each customer's retention run (docs/reference/erasure.md).
+    "audit-erasures-run-due": {"task": "audit.tasks.erasures_run_due", "schedule": 3600.0},
     # Staff-defined thresholds (threshold.breached) and risk users.
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
     # Signed checkpoints: every chain that grew gets one when its newest is an hour old.

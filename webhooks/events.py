@@ -10,6 +10,7 @@ EVENT_REGULATIONS: dict[str, str | None] = {
     "model.bias.ingested": None,
     "bias.amplification": None,
     "audit.checkpoint": None,
+    "erasure.completed": "GDPR Art. 17",
     "oversight.rubber_stamp": "EU AI Act Art. 14(4)(b), 26(2)",
     "oversight.probe_missed": "EU AI Act Art. 14(4)(b)",
 }

@@ -75,6 +75,17 @@ def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]])
     return rows
 
 
+def events_rekey_user(*, customer: Customer, user_id: str, pseudonym: str) -> int:
+    """An erased reviewer (docs/reference/erasure.md): the stored events naming them, and so the
+    payloads still awaiting delivery, name the erasure's pseudonym instead."""
+    changed = 0
+    for event in Event.objects.filter(customer=customer, data__user_id=user_id).iterator():
+        event.data = {**event.data, "user_id": pseudonym}
+        event.save(update_fields=["data"])
+        changed += 1
+    return changed
+
+
 def _deliveries_fan_out(customer_id: str, events: list[Event]) -> dict[str, str]:
     """The events' delivery rows; returns {delivery id: webhook id} of the pending ones."""
     hooks = list(Webhook.objects.filter(customer_id=customer_id).only("id", "status", "events"))

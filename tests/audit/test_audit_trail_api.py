@@ -42,7 +42,9 @@ def log(api, **overrides):
 def test_entries_show_exactly_the_c5_fields(api):
     log(api)
     entry = api.get("/v1/audit-trail").json()["data"][0]
-    assert set(entry) == ENTRY_KEYS
+    # format 2 (docs/reference/erasure.md): the same fields, subject_id, and what the hash covers
+    format2 = {"subject_id", "format", "canonical", "personal", "personal_fields", "salt", "erased"}
+    assert set(entry) == ENTRY_KEYS | format2
 
 
 def test_sequence_is_gapless_from_1_and_each_hash_recomputes_from_the_shown_entry(api):
@@ -65,6 +67,7 @@ def test_sequence_is_gapless_from_1_and_each_hash_recomputes_from_the_shown_entr
     verify = api.get("/v1/audit-trail/verify").json()
     assert verify == {
         "valid": True,
+        "erased_entries": 0,
         "entries_checked": 4,
         "head_hash": previous,
         "first_invalid_sequence": None,
@@ -158,6 +161,7 @@ def test_customers_have_separate_chains_and_see_only_their_entries(api, other_ap
 def test_verify_of_an_empty_trail_is_valid(api):
     assert api.get("/v1/audit-trail/verify").json() == {
         "valid": True,
+        "erased_entries": 0,
         "entries_checked": 0,
         "head_hash": "0" * 64,
         "first_invalid_sequence": None,

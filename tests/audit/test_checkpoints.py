@@ -162,7 +162,7 @@ def test_the_export_is_every_entry_in_order_and_recomputes_from_line_1(api):
 
 
 def test_exported_lines_parse_to_the_hashed_entries_whatever_their_values(api):
-    """Confidences that are whole numbers (1.0, 0.0) stay floats, strings keep quotes, newlines
+    """Confidences that are whole numbers (1.0, 0.0; RFC 8785 writes them 1 and 0), strings keep quotes, newlines
     and non-ASCII, subgroups nest: every line parses to the entry and recomputes its hash."""
     odd = [
         decision_body(
@@ -184,7 +184,7 @@ def test_exported_lines_parse_to_the_hashed_entries_whatever_their_values(api):
     assert parsed == all_entries(api)
     for entry in parsed:
         assert recompute_hash(entry) == entry["hash"]
-    assert isinstance(parsed[0]["ai_confidence"], float) and isinstance(parsed[1]["ai_confidence"], float)
+    assert parsed[0]["ai_confidence"] == 1.0 and parsed[1]["ai_confidence"] == 0.0  # RFC 8785 writes 1 and 0
 
 
 def test_the_embedded_key_is_generated_on_first_use_owner_only(settings, key_path, anon_api):

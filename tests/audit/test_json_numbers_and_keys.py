@@ -114,8 +114,9 @@ def _hashed_with_negative_zero(customer_id: str, sequence: int) -> None:
     from audit.models import ChainHead
 
     entries = list(AuditEntry.objects.filter(customer_id=customer_id).order_by("sequence"))
-    previous = entries[sequence - 1].previous_hash
-    for entry in entries[sequence - 1 :]:
+    previous = entries[0].previous_hash
+    for entry in entries:  # format-1 entries, as every entry was then
+        entry.format, entry.canonical, entry.salt = 1, None, None
         doc = entry_document(entry)
         doc["previous_hash"] = entry.previous_hash = previous
         if entry.sequence == sequence:

@@ -25,6 +25,7 @@ DECISION_KEYS = {
     "logged_at",
     "followed_ai",
     "calibration_category",
+    "subject_id",
     "review_started_at",
     "review_seconds",
     "probe",

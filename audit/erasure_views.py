@@ -1,0 +1,114 @@
+"""POST/GET /erasures, GET /erasures/:id, PUT/GET /retention-policy (docs/reference/erasure.md)."""
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from audit import erasure as erasures
+from audit.erasure_inputs import ERASURE_REQUEST, RETENTION_POLICY
+from audit.exceptions import ErasureLegalHold
+from audit.models_erasure import Erasure, RetentionPolicy
+from config.api import PagePagination, TenantAPIView
+from config.bodies import parse, serializer
+from config.timeutils import isoformat
+
+
+class ErasureOutput(serializers.Serializer):
+    erasure_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=["completed", "scheduled", "refused"])
+    target = serializers.ChoiceField(choices=["subject_id", "user_id", "retention"])
+    entries = serializers.IntegerField(help_text="Entries whose personal part it erased (or will)")
+    sequences = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+    legal_basis = serializers.CharField()
+    reason = serializers.CharField()
+    pseudonym = serializers.CharField(allow_null=True, help_text="erased:<8 hex>, for an erased user_id")
+    entry_sequence = serializers.IntegerField(allow_null=True, help_text="Its `erasure` entry")
+    execute_after = serializers.CharField(allow_null=True)
+    created_at = serializers.CharField()
+    completed_at = serializers.CharField(allow_null=True)
+    repeated = serializers.BooleanField(help_text="The same request again: nothing more was erased")
+
+
+def erasure_payload(erasure: Erasure, *, repeated: bool = False) -> dict[str, Any]:
+    return {
+        "erasure_id": erasure.pk,
+        "status": erasure.status,
+        "target": erasure.target,
+        "entries": erasure.entries,
+        "sequences": erasure.sequences,
+        "legal_basis": erasure.legal_basis,
+        "reason": erasure.reason,
+        "pseudonym": erasure.pseudonym,
+        "entry_sequence": erasure.entry_sequence,
+        "execute_after": isoformat(erasure.execute_after) if erasure.execute_after else None,
+        "created_at": isoformat(erasure.created_at),
+        "completed_at": isoformat(erasure.completed_at) if erasure.completed_at else None,
+        "repeated": repeated,
+    }
+
+
+class ErasureListView(TenantAPIView):
+    pagination_class = PagePagination
+
+    @extend_schema(responses=ErasureOutput(many=True))
+    def get(self, request):
+        """The customer's erasures, newest first (refused ones included)."""
+        paginator = PagePagination()
+        page = paginator.paginate_queryset(erasures.erasures_list(customer=self.customer), request, self)
+        return paginator.get_paginated_response([erasure_payload(e) for e in page or []])
+
+    @extend_schema(
+        request=serializer(ERASURE_REQUEST),
+        responses={202: ErasureOutput, 200: ErasureOutput},
+        description=(
+            "Erase the personal part of every entry of a subject_id or user_id (202, completed or "
+            "scheduled); the same request again erases nothing more (200, repeated). Under legal "
+            "hold: 409 ERASURE_LEGAL_HOLD, recorded as refused."
+        ),
+    )
+    def post(self, request):
+        data = parse(ERASURE_REQUEST, request.data)
+        target = "subject_id" if data.get("subject_id") is not None else "user_id"
+        result = erasures.erasure_request(
+            customer=self.customer,
+            target=target,
+            value=data[target],
+            reason=data["reason"],
+            legal_basis=data["legal_basis"],
+            override_minimum=data["override_minimum"],
+            requested_by=f"api key {getattr(request.auth, 'pk', '')}".strip(),
+        )
+        code = status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK
+        return Response(erasure_payload(result.erasure, repeated=not result.created), status=code)
+
+
+class ErasureDetailView(TenantAPIView):
+    @extend_schema(responses=ErasureOutput)
+    def get(self, request, erasure_id: str):
+        return Response(erasure_payload(erasures.erasure_get(customer=self.customer, erasure_id=erasure_id)))
+
+
+class RetentionPolicyOutput(serializers.Serializer):
+    min_days = serializers.IntegerField()
+    max_days = serializers.IntegerField(allow_null=True)
+    legal_hold = serializers.BooleanField()
+
+
+def _policy(policy: RetentionPolicy) -> dict[str, Any]:
+    return {"min_days": policy.min_days, "max_days": policy.max_days, "legal_hold": policy.legal_hold}
+
+
+class RetentionPolicyView(TenantAPIView):
+    @extend_schema(responses=RetentionPolicyOutput)
+    def get(self, request):
+        return Response(_policy(erasures.retention_policy_get(customer=self.customer)))
+
+    @extend_schema(request=serializer(RETENTION_POLICY), responses=RetentionPolicyOutput)
+    def put(self, request):
+        data = parse(RETENTION_POLICY, request.data)
+        return Response(_policy(erasures.retention_policy_set(customer=self.customer, data=data)))
+
+
+__all__ = ["ErasureDetailView", "ErasureLegalHold", "ErasureListView", "RetentionPolicyView"]
