@@ -47,25 +47,33 @@ assert list(DecisionOutput().fields) == DECISION_OUTPUT_FIELDS
 
 
 class AuditEntryOutput(serializers.Serializer):
-    """An entry of GET /audit-trail: the document that is hashed (docs/reference/decisions.md)."""
+    """An entry of GET /audit-trail: the document that is hashed (docs/reference/decisions.md).
+    A format-2 entry (docs/reference/erasure.md) also carries the fields of
+    AuditEntryFormat2Output; once erased its personal fields are null, and an `erasure` entry
+    shows its own fields instead of a decision's."""
+
+    _DECISION = "Absent on an `erasure` entry"
+    _PERSONAL = "Personal: null once erased (docs/reference/erasure.md)"
 
     entry_id = serializers.CharField()
     sequence = serializers.IntegerField()
     type = serializers.ChoiceField(choices=AuditEntry.Type.choices)
-    decision_id = serializers.CharField()
-    timestamp = serializers.CharField()
+    decision_id = serializers.CharField(required=False, help_text=_DECISION)
+    timestamp = serializers.CharField(required=False, help_text=_DECISION)
     logged_at = serializers.CharField()
-    user_id = serializers.CharField()
-    model_id = serializers.CharField(allow_null=True)
-    model_version = serializers.CharField(allow_null=True)
-    ai_recommendation = serializers.CharField()
-    ai_confidence = serializers.FloatField(allow_null=True)
-    user_decision = serializers.CharField()
-    followed_ai = serializers.BooleanField()
-    calibration_category = serializers.ChoiceField(choices=RECORD_CATEGORIES)
-    outcome = serializers.CharField(allow_null=True)
-    context = serializers.CharField(allow_blank=True)  # type: ignore[assignment]
-    subgroups = serializers.DictField()
+    user_id = serializers.CharField(required=False, allow_null=True, help_text=_PERSONAL)
+    model_id = serializers.CharField(required=False, allow_null=True)
+    model_version = serializers.CharField(required=False, allow_null=True)
+    ai_recommendation = serializers.CharField(required=False, help_text=_DECISION)
+    ai_confidence = serializers.FloatField(required=False, allow_null=True)
+    user_decision = serializers.CharField(required=False, help_text=_DECISION)
+    followed_ai = serializers.BooleanField(required=False, help_text=_DECISION)
+    calibration_category = serializers.ChoiceField(
+        choices=RECORD_CATEGORIES, required=False, help_text=_DECISION
+    )
+    outcome = serializers.CharField(required=False, allow_null=True)
+    context = serializers.CharField(required=False, allow_blank=True, allow_null=True, help_text=_PERSONAL)  # type: ignore[assignment]
+    subgroups = serializers.DictField(required=False, allow_null=True, help_text=_PERSONAL)
     hash = serializers.CharField()
     previous_hash = serializers.CharField()
     subject_id = serializers.CharField(
