@@ -31,11 +31,13 @@ class ProbeKind(models.TextChoices):
 
 
 class CalibrationCategory(models.TextChoices):
-    """Per-record categories (docs/reference/calibration.md; INSUFFICIENT_DATA exists only for users)."""
+    """Per-record categories (docs/reference/calibration.md; INSUFFICIENT_DATA and NON_DISCRIMINATING
+    exist only for users and organisations)."""
 
     CALIBRATED = "CALIBRATED"
     OVERTRUSTING = "OVERTRUSTING"
     UNDERTRUSTING = "UNDERTRUSTING"
+    UNSCORED = "UNSCORED"
 
 
 def _decision_id() -> str:

@@ -2,6 +2,7 @@
 
     python3 -m audit.offline_verify --key KEY --checkpoint NOTE [--checkpoint NOTE ...] EXPORT.ndjson
     python3 -m audit.offline_verify --key KEY --checkpoint NOTE --entry ENTRY.json --proof PROOF.json
+    python3 -m audit.offline_verify --report REPORT.json EXPORT.ndjson     (audit/offline_report.py)
 
 KEY is the verifier key (`name+keyid+base64`, from GET /audit-trail/checkpoint-key), given
 as the text itself or as a file holding it or that endpoint's JSON. NOTE is a file holding
@@ -291,6 +292,11 @@ def _json_file(path: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["--report"]:  # a report's figures re-derived from the export: audit/offline_report.py
+        from audit import offline_report
+
+        return offline_report.main(given[1:], out)
     parser = argparse.ArgumentParser(
         prog="python3 -m audit.offline_verify", description=__doc__.split("\n\n")[2].strip()
     )

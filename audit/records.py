@@ -51,6 +51,7 @@ def new_decision(*, customer: Customer, data: dict[str, Any], fingerprint: str, 
         user_decision=values["user_decision"],
         confidence=values["ai_confidence"],
         outcome=values["outcome"],
+        probe=bool(values.get("probe")),
     )
     values["payload_fingerprint"] = fingerprint
     decision: Decision = unsaved(Decision, values, related={"customer": customer})
@@ -102,6 +103,7 @@ def outcome_apply(decision: Decision, outcome: str) -> tuple[str | None, str]:
         user_decision=decision.user_decision,
         confidence=decision.ai_confidence,
         outcome=outcome,
+        probe=decision.probe_kind is not None,
     )
     return previous
 

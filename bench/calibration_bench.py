@@ -4,7 +4,7 @@
 Run:  .venv/bin/python bench/calibration_bench.py            (PostgreSQL + Redis on localhost, wrk installed)
       .venv/bin/python bench/calibration_bench.py --duration 30 --rate 200 --big 1000000
 
-What it does, against a fresh database `tc_audit_bench` (Redis DB 4), with gunicorn
+What it does, against a fresh database (`--db`, default `tc_audit_bench`; Redis DB `--redis-db`, default 4), with gunicorn
 (gthread, --workers/--threads below) on PostgreSQL + Redis:
 1. seeds 10,000 decisions for customer `bench` with bulk SQL (generate_series: decisions,
    audit entries, chain head, daily aggregates; the seeded entries carry placeholder
@@ -22,7 +22,6 @@ All requests go to ONE customer, the worst case for the per-customer chain-head 
 
 import argparse
 import json
-import re
 import shutil
 import subprocess
 import sys
@@ -31,13 +30,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+import calibration_load
 from benchenv import fresh_stack, make_keys
 from calibration_load import PORT, open_loop, wrk, wrk_script
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-DB = "tc_audit_bench"
-REDIS_DB = "4"
+DB = "tc_audit_bench"  # --db
+REDIS_DB = "4"  # --redis-db
 CUSTOMER = "bench"
 USERS = 1000
 
@@ -76,45 +76,46 @@ SUMS = [
     "undertrust",
     "conf_n",
     "conf_sum",
-    "outcome_n",
-    "ai_right_n",
-    "ar_num",
-    "followed_wrong",
-    "overrode_right",
     "gap_sum",
-    *[f"b{b}_{p}" for b in range(5) for p in ("n", "followed", "conf")],
-    "sw_den",
-    "sw_num",
-    "rair_den",
-    "rair_num",
-    "rsr_den",
-    "rsr_num",
-]
+    "scored_n",
+    "scored_followed",
+    "p_sum",
+    "q_sum",
+    "a_conf_sum",
+    "wo_sum",
+    "wo_sq",
+    "fwo_sum",
+    "wu_sum",
+    "wu_sq",
+    "uwu_sum",
+]  # the other columns of docs/architecture.md, Calibration aggregates, are 0 without outcomes
+
+_WO = "greatest(0, 1 - 2 * ai_confidence)"
+_WU = "greatest(0, 2 * ai_confidence - 1)"
 
 
 def _sum_expr(name: str) -> str:
-    """The aggregate column from decisions without outcomes (what the seed produces)."""
-    fixed = {
+    """The aggregate column from decisions with a confidence and no outcome (what the seed produces)."""
+    return {
         "n": "count(*)",
         "followed": "sum(followed_ai::int)",
         "overtrust": "sum((calibration_category = 'OVERTRUSTING')::int)",
         "undertrust": "sum((calibration_category = 'UNDERTRUSTING')::int)",
         "conf_n": "count(ai_confidence)",
-        "conf_sum": "coalesce(sum(ai_confidence), 0)",
-        "gap_sum": "coalesce(sum(followed_ai::int - ai_confidence), 0)",
-    }
-    if name in fixed:
-        return fixed[name]
-    match = re.match(r"b(\d)_(n|followed|conf)$", name)
-    if match:
-        b, part = int(match.group(1)), match.group(2)
-        in_bin = f"least(4, floor(ai_confidence * 5)::int) = {b}"
-        return {
-            "n": f"sum(({in_bin})::int)",
-            "followed": f"sum(({in_bin} and followed_ai)::int)",
-            "conf": f"coalesce(sum(case when {in_bin} then ai_confidence else 0 end), 0)",
-        }[part]
-    return "0"
+        "conf_sum": "sum(ai_confidence)",
+        "gap_sum": "sum(followed_ai::int - ai_confidence)",
+        "scored_n": "count(ai_confidence)",
+        "scored_followed": "sum(followed_ai::int)",
+        "p_sum": "sum(ai_confidence)",
+        "q_sum": "sum(CASE WHEN followed_ai THEN ai_confidence ELSE 1 - ai_confidence END)",
+        "a_conf_sum": "sum(greatest(ai_confidence, 1 - ai_confidence))",
+        "wo_sum": f"sum({_WO})",
+        "wo_sq": f"sum({_WO} * {_WO})",
+        "fwo_sum": f"sum(CASE WHEN followed_ai THEN {_WO} ELSE 0 END)",
+        "wu_sum": f"sum({_WU})",
+        "wu_sq": f"sum({_WU} * {_WU})",
+        "uwu_sum": f"sum(CASE WHEN followed_ai THEN 0 ELSE {_WU} END)",
+    }[name]
 
 
 def seed(first: int, last: int) -> None:
@@ -126,7 +127,7 @@ def seed(first: int, last: int) -> None:
         SELECT '{CUSTOMER}', 'seed-' || g, 'user-' || (g % {USERS}), 'model-' || (g % 5), '1', ai, c, ud, NULL, NULL,
             'seeded', '{{}}', '{{}}', now() - ((g % 89) || ' days')::interval - ((g % 3600) || ' seconds')::interval,
             now(), ai = ud,
-            CASE WHEN ai = ud AND c < 0.5 THEN 'OVERTRUSTING' WHEN ai <> ud AND c >= 0.8 THEN 'UNDERTRUSTING'
+            CASE WHEN ai = ud AND c < 0.5 THEN 'OVERTRUSTING' WHEN ai <> ud AND c > 0.5 THEN 'UNDERTRUSTING'
                  ELSE 'CALIBRATED' END, ''
         FROM (SELECT g, CASE WHEN g % 3 = 0 THEN 'deny' ELSE 'approve' END AS ai,
                      CASE WHEN g % 4 = 0 THEN 'deny' ELSE 'approve' END AS ud,
@@ -177,6 +178,14 @@ settings.RATE_LIMITS_ENABLED = False
 client = APIClient()
 client.credentials(HTTP_AUTHORIZATION="Bearer " + KEY)
 out = {}
+samples = []
+for i in range(TRUST_N):  # the organisation's figures, risk users and confidence check over the whole history
+    started = time.perf_counter()
+    assert client.post("/v1/trust-score", {}, format="json").status_code == 200
+    samples.append((time.perf_counter() - started) * 1000)
+samples.sort()
+out["/v1/trust-score (organisation)"] = {"rps": 1000 / (sum(samples) / TRUST_N), "p50": samples[TRUST_N // 2],
+                                        "p99": samples[-1 - TRUST_N // 100], "errors": 0}
 for path in ("/v1/calibrate", "/v1/log"):
     samples = []
     for i in range(N):
@@ -191,9 +200,9 @@ print("RESULT" + json.dumps(out))
 """
 
 
-def inprocess(env: dict, key: str, n: int = 300) -> dict:
+def inprocess(env: dict, key: str, n: int = 300, trust_n: int = 100) -> dict:
     """One client, in-process (no HTTP, no queueing): the service time of one request."""
-    code = f"KEY = {key!r}\nN = {n}\n" + INPROCESS
+    code = f"KEY = {key!r}\nN = {n}\nTRUST_N = {trust_n}\n" + INPROCESS
     out = sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c", code, env=env).stdout
     return json.loads(out.split("RESULT", 1)[1])
 
@@ -211,12 +220,17 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=1_000_000)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--db", default=DB, help="the database to drop, create and load")
+    parser.add_argument("--redis-db", default=REDIS_DB)
+    parser.add_argument("--port", type=int, default=PORT)
     args = parser.parse_args()
+    calibration_load.PORT = args.port
     if not shutil.which("wrk"):
         sys.exit("wrk is needed: apt-get install -y wrk")
 
     data_dir = Path(tempfile.mkdtemp(prefix="tc-audit-bench-"))
-    env = fresh_stack(db=DB, redis_db=REDIS_DB, data_dir=data_dir)
+    env = fresh_stack(db=args.db, redis_db=args.redis_db, data_dir=data_dir)
+    globals()["DB"] = args.db  # psql() reads it
     keys = make_keys(env, customer=CUSTOMER, count=48)
 
     started = time.perf_counter()
@@ -232,7 +246,7 @@ def main() -> None:
             str(BIN / "gunicorn"),
             "config.wsgi:application",
             "--bind",
-            f"127.0.0.1:{PORT}",
+            f"127.0.0.1:{args.port}",
             "--workers",
             str(args.workers),
             "--threads",
@@ -250,7 +264,7 @@ def main() -> None:
     try:
         for _ in range(100):
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{PORT}/v1/health", timeout=1)
+                urllib.request.urlopen(f"http://127.0.0.1:{args.port}/v1/health", timeout=1)
                 break
             except OSError:
                 time.sleep(0.1)

@@ -18,13 +18,13 @@ class CalibrationContributor(Contributor):
 
     def add(self, acc: AggregateFold, change: Change) -> list[Event]:
         decision = change.decision
-        new = rules.contribution(rules.Record.of(decision))
+        new = rules.contribution(rules.record_of(decision))
         if change.kind == "new":
             delta = new
             fires = decision.calibration_category in rules.MISCALIBRATED
         else:
             old = rules.contribution(
-                rules.Record.of(decision, outcome=change.previous_outcome, category=change.previous_category)
+                rules.record_of(decision, outcome=change.previous_outcome, category=change.previous_category)
             )
             delta = rules.delta(new, old)
             fires = (

@@ -1,6 +1,7 @@
 """The `calibration` engine of /engines/status (docs/reference/system.md, Engine status): cheap reads of
 the chain heads (one row per customer) and the thresholds table."""
 
+import dataclasses
 from typing import Any
 
 from django.conf import settings
@@ -22,10 +23,7 @@ def engines() -> list[dict[str, Any]]:
             "active_thresholds": Threshold.objects.filter(is_active=True).count(),
             "breached_thresholds": Threshold.objects.filter(is_active=True, breached=True).count(),
             "settings": {
-                "low_confidence": rules.low_confidence(),
-                "high_confidence": rules.high_confidence(),
-                "gap_threshold": rules.gap_threshold(),
-                "min_decisions": rules.min_decisions(),
+                **dataclasses.asdict(rules.thresholds()),
                 "window_days": rules.window_days(),
             },
         }

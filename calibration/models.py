@@ -1,10 +1,10 @@
-"""Per-user daily aggregates (every figure of docs/reference/calibration.md is computed from their sums),
+"""Per-user daily aggregates (every figure of docs/reference/calibration.md is computed from their sums;
+the columns are docs/architecture.md, Calibration aggregates),
 the risk-user notification state, and staff-defined thresholds."""
 
 from django.db import models
 from django.utils import timezone
 
-from calibration.rules import BIN_COUNT
 from keys.models import Customer
 
 ALL_MODELS = "*"
@@ -30,25 +30,23 @@ class UserDailyAggregate(models.Model):
     conf_sum = models.FloatField(default=0)
     outcome_n = models.BigIntegerField(default=0)
     ai_right_n = models.BigIntegerField(default=0)
-    ar_num = models.BigIntegerField(default=0)
     followed_wrong = models.BigIntegerField(default=0)
     overrode_right = models.BigIntegerField(default=0)
     gap_sum = models.FloatField(default=0)
-    b0_n = models.BigIntegerField(default=0)
-    b0_followed = models.BigIntegerField(default=0)
-    b0_conf = models.FloatField(default=0)
-    b1_n = models.BigIntegerField(default=0)
-    b1_followed = models.BigIntegerField(default=0)
-    b1_conf = models.FloatField(default=0)
-    b2_n = models.BigIntegerField(default=0)
-    b2_followed = models.BigIntegerField(default=0)
-    b2_conf = models.FloatField(default=0)
-    b3_n = models.BigIntegerField(default=0)
-    b3_followed = models.BigIntegerField(default=0)
-    b3_conf = models.FloatField(default=0)
-    b4_n = models.BigIntegerField(default=0)
-    b4_followed = models.BigIntegerField(default=0)
-    b4_conf = models.FloatField(default=0)
+    scored_n = models.BigIntegerField(default=0)
+    scored_followed = models.BigIntegerField(default=0)
+    p_sum = models.FloatField(default=0)
+    q_sum = models.FloatField(default=0)
+    a_conf_sum = models.FloatField(default=0)
+    oo_n = models.BigIntegerField(default=0)
+    wo_sum = models.FloatField(default=0)
+    wo_sq = models.FloatField(default=0)
+    fwo_sum = models.FloatField(default=0)
+    wu_sum = models.FloatField(default=0)
+    wu_sq = models.FloatField(default=0)
+    uwu_sum = models.FloatField(default=0)
+    cy_n = models.BigIntegerField(default=0)
+    brier_sum = models.FloatField(default=0)
     sw_den = models.BigIntegerField(default=0)
     sw_num = models.BigIntegerField(default=0)
     rair_den = models.BigIntegerField(default=0)
@@ -71,12 +69,10 @@ class UserDailyAggregate(models.Model):
         return f"{self.customer_id}/{self.user_id}/{self.model_key}/{self.day}"
 
 
-assert BIN_COUNT == 5  # the b0..b4 columns above
-
-
 class RiskUserState(models.Model):
     """Whether a user is currently at risk, and when risk_user.identified last fired
-    (at most once per user per 24 hours, and only on entering high risk)."""
+    (at most once per user per 24 hours, and only on becoming a risk user:
+    docs/reference/calibration.md, Risk users)."""
 
     customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="risk_user_states")
     user_id = models.CharField(max_length=256)

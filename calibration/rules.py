@@ -1,40 +1,59 @@
-"""The arithmetic of the calibration figures (docs/reference/calibration.md), free of the
-database: each record's contribution to the daily aggregates and every per-user figure
-computed from the sums. The per-record category is part of the decision record
-(`audit.categories`); its names are re-exported here.
+"""The calibration rules (docs/reference/calibration.md) as the service applies them: the
+settings, each decision's contribution to the daily aggregates and every figure computed from the
+sums. The arithmetic itself is `audit.measures` (free of Django, shared with the offline report
+check); the per-record category is part of the decision record (`audit.categories`). Names are
+re-exported here for the calibration app and the apps above it.
 
-A user's figures are sums over decisions, so they can be added across days, users and
-models and subtracted when a late outcome moves a decision; nothing here needs the rows.
+A user's figures are sums over decisions, so they can be added across days, users and models
+and subtracted when a late outcome moves a decision; nothing here needs the rows.
 """
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from audit import measures
 from audit.categories import (
     CALIBRATED,
     MISCALIBRATED,
     OVERTRUSTING,
     RECORD_CATEGORIES,
     UNDERTRUSTING,
+    UNSCORED,
     followed,
-    high_confidence,
-    low_confidence,
     norm,
     record_category,
     same,
     setting,
 )
+from audit.measures import (
+    FLAGGED_CATEGORIES,
+    FLOAT_FIELDS,
+    INSUFFICIENT_DATA,
+    NON_DISCRIMINATING,
+    SUM_FIELDS,
+    Clusters,
+    Record,
+    add_sums,
+    contribution,
+)
 
 __all__ = [
     "CALIBRATED",
+    "FLAGGED_CATEGORIES",
+    "FLOAT_FIELDS",
+    "INSUFFICIENT_DATA",
     "MISCALIBRATED",
+    "NON_DISCRIMINATING",
     "OVERTRUSTING",
     "RECORD_CATEGORIES",
+    "SUM_FIELDS",
     "UNDERTRUSTING",
+    "UNSCORED",
+    "Clusters",
+    "Record",
+    "add_sums",
+    "contribution",
     "followed",
-    "high_confidence",
-    "low_confidence",
     "norm",
     "record_category",
     "same",
@@ -43,150 +62,44 @@ __all__ = [
 if TYPE_CHECKING:
     from audit.models import Decision
 
-INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
-USER_CATEGORIES = [CALIBRATED, OVERTRUSTING, UNDERTRUSTING, INSUFFICIENT_DATA]
-RISK_LEVELS = ["low", "medium", "high"]
-
-BIN_COUNT = 5  # [0, 0.2), [0.2, 0.4), [0.4, 0.6), [0.6, 0.8), [0.8, 1.0]
+USER_CATEGORIES = [CALIBRATED, OVERTRUSTING, UNDERTRUSTING, NON_DISCRIMINATING, INSUFFICIENT_DATA]
+RISK_LEVELS = ["low", "medium", "high", "insufficient_data"]
 
 
-def gap_threshold() -> float:
-    return setting("CALIBRATION_GAP_THRESHOLD", 0.15)
+def thresholds() -> measures.Thresholds:
+    """The settings of docs/reference/calibration.md, Settings."""
+    return measures.Thresholds(
+        overtrust=setting("CALIBRATION_OVERTRUST_THRESHOLD", 0.50),
+        undertrust=setting("CALIBRATION_UNDERTRUST_THRESHOLD", 0.25),
+        min_scored=setting("CALIBRATION_MIN_DECISIONS", 10),
+        risk_min_scored=setting("CALIBRATION_RISK_MIN_DECISIONS", 30),
+        risk_high_gap=setting("CALIBRATION_RISK_HIGH_GAP", 0.10),
+        risk_medium_gap=setting("CALIBRATION_RISK_MEDIUM_GAP", 0.05),
+    )
 
 
 def min_decisions() -> int:
-    return setting("CALIBRATION_MIN_DECISIONS", 10)
+    return thresholds().min_scored
 
 
-def risk_high_below() -> float:
-    return setting("CALIBRATION_RISK_HIGH_BELOW", 0.6)
-
-
-def risk_medium_below() -> float:
-    return setting("CALIBRATION_RISK_MEDIUM_BELOW", 0.8)
-
-
-def risk_user_min_decisions() -> int:
-    return setting("CALIBRATION_RISK_USER_MIN_DECISIONS", 20)
-
-
-def is_risk_user(figures: Mapping[str, Any]) -> bool:
-    """A risk user (docs/reference/calibration.md, Risk users): at least risk_user_min_decisions decisions
-    and a trust score under the high-risk bound."""
-    score = figures.get("trust_score")
-    return (
-        score is not None
-        and int(figures.get("decisions") or 0) >= risk_user_min_decisions()
-        and score < risk_high_below()
-    )
+def risk_min_decisions() -> int:
+    return thresholds().risk_min_scored
 
 
 def window_days() -> int:
     return setting("CALIBRATION_WINDOW_DAYS", 90)
 
 
-def confidence_bin(confidence: float) -> int:
-    """Five bins by confidence; 1.0 belongs to the last, [0.8, 1.0]."""
-    return min(BIN_COUNT - 1, max(0, int(confidence * BIN_COUNT)))
-
-
-# Every column of the daily aggregate. Integers unless named in FLOAT_FIELDS.
-BIN_FIELDS = [f"b{b}_{part}" for b in range(BIN_COUNT) for part in ("n", "followed", "conf")]
-SUM_FIELDS = [
-    "n",  # decisions
-    "followed",  # followed_ai
-    "overtrust",  # records categorised OVERTRUSTING
-    "undertrust",  # records categorised UNDERTRUSTING
-    "conf_n",  # decisions with a confidence
-    "conf_sum",  # their confidence sum (mean_ai_confidence)
-    "outcome_n",  # |O|: decisions with a known outcome
-    "ai_right_n",  # of O: the AI was right
-    "ar_num",  # of O: followed == AI right (appropriate reliance)
-    "followed_wrong",  # of O: followed and the AI was wrong (over-reliance numerator)
-    "overrode_right",  # of O: overrode and the AI was right (under-reliance numerator)
-    "gap_sum",  # sum(followed - expected) over O and C
-    *BIN_FIELDS,  # C (no outcome, a confidence): per bin n_b, followed, confidence sum
-    "sw_den",  # initial and outcome known, initial != AI
-    "sw_num",  # ... and the final decision is the AI's
-    "rair_den",  # initial wrong and AI right
-    "rair_num",  # ... and the final decision is the AI's
-    "rsr_den",  # initial right and AI wrong
-    "rsr_num",  # ... and the final decision kept the initial one
-]
-FLOAT_FIELDS = {"conf_sum", "gap_sum", *(f"b{b}_conf" for b in range(BIN_COUNT))}
-
-
-@dataclass(frozen=True)
-class Record:
-    ai_recommendation: str
-    user_decision: str
-    confidence: float | None
-    outcome: str | None
-    initial_decision: str | None
-    category: str
-
-    @classmethod
-    def of(cls, decision: "Decision", *, outcome: Any = ..., category: str | None = None) -> "Record":
-        """A record from a Decision (optionally as it was before a late outcome)."""
-        return cls(
-            ai_recommendation=decision.ai_recommendation,
-            user_decision=decision.user_decision,
-            confidence=decision.ai_confidence,
-            outcome=decision.outcome if outcome is ... else outcome,
-            initial_decision=decision.initial_decision,
-            category=category or decision.calibration_category,
-        )
-
-
-def contribution(record: Record) -> dict[str, float]:
-    """What one decision adds to its day's aggregate row (only the non-zero columns)."""
-    did_follow = followed(record.ai_recommendation, record.user_decision)
-    c: dict[str, float] = {"n": 1}
-    if did_follow:
-        c["followed"] = 1
-    if record.category == OVERTRUSTING:
-        c["overtrust"] = 1
-    elif record.category == UNDERTRUSTING:
-        c["undertrust"] = 1
-    if record.confidence is not None:
-        c["conf_n"] = 1
-        c["conf_sum"] = record.confidence
-    if record.outcome is not None:
-        ai_right = same(record.outcome, record.ai_recommendation)
-        c["outcome_n"] = 1
-        c["gap_sum"] = int(did_follow) - int(ai_right)
-        if ai_right:
-            c["ai_right_n"] = 1
-        if did_follow == ai_right:
-            c["ar_num"] = 1
-        if did_follow and not ai_right:
-            c["followed_wrong"] = 1
-        if not did_follow and ai_right:
-            c["overrode_right"] = 1
-        if record.initial_decision is not None:
-            initial_is_ai = same(record.initial_decision, record.ai_recommendation)
-            initial_right = same(record.initial_decision, record.outcome)
-            final_is_ai = did_follow
-            if not initial_is_ai:
-                c["sw_den"] = 1
-                if final_is_ai:
-                    c["sw_num"] = 1
-            if not initial_right and ai_right:
-                c["rair_den"] = 1
-                if final_is_ai:
-                    c["rair_num"] = 1
-            if initial_right and not ai_right:
-                c["rsr_den"] = 1
-                if same(record.user_decision, record.initial_decision):
-                    c["rsr_num"] = 1
-    elif record.confidence is not None:
-        b = confidence_bin(record.confidence)
-        c[f"b{b}_n"] = 1
-        c[f"b{b}_conf"] = record.confidence
-        c["gap_sum"] = int(did_follow) - record.confidence
-        if did_follow:
-            c[f"b{b}_followed"] = 1
-    return c
+def record_of(decision: "Decision", *, outcome: Any = ..., category: str | None = None) -> Record:
+    """A record from a Decision (optionally as it was before a late outcome)."""
+    return Record(
+        ai_recommendation=decision.ai_recommendation,
+        user_decision=decision.user_decision,
+        confidence=decision.ai_confidence,
+        outcome=decision.outcome if outcome is ... else outcome,
+        initial_decision=decision.initial_decision,
+        category=category or decision.calibration_category,
+    )
 
 
 def delta(new: Mapping[str, float], old: Mapping[str, float]) -> dict[str, float]:
@@ -195,84 +108,21 @@ def delta(new: Mapping[str, float], old: Mapping[str, float]) -> dict[str, float
     return {k: v for k, v in out.items() if v != 0}
 
 
-def add_sums(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    totals: dict[str, float] = dict.fromkeys(SUM_FIELDS, 0)
-    for row in rows:
-        for name in SUM_FIELDS:
-            totals[name] += row.get(name) or 0
-    return totals
+def figures(
+    sums: Mapping[str, float],
+    *,
+    pi: Any = measures.OWN,
+    over: Clusters | None = None,
+    under: Clusters | None = None,
+    skill: bool = True,
+) -> dict[str, Any]:
+    """Every figure of a user, an organisation or a period (docs/reference/calibration.md) from its
+    summed aggregate columns; `pi` is the window's AI accuracy when the sums are a part of it."""
+    return measures.figures(sums, thresholds(), pi=pi, over_clusters=over, under_clusters=under, skill=skill)
 
 
-def _ratio(num: float, den: float) -> float | None:
-    return None if not den else num / den
-
-
-def scored(sums: Mapping[str, float]) -> int:
-    """|O| + |C|: decisions with an outcome or a confidence."""
-    return int(sums["outcome_n"] + sum(sums[f"b{b}_n"] for b in range(BIN_COUNT)))
-
-
-def trust_numerator(sums: Mapping[str, float]) -> float:
-    """|O| * AR + |C| * (1 - RCE) = ar_num + |C| - sum_b |followed_b - conf_sum_b|."""
-    c_total = sum(sums[f"b{b}_n"] for b in range(BIN_COUNT))
-    error = sum(abs(sums[f"b{b}_followed"] - sums[f"b{b}_conf"]) for b in range(BIN_COUNT))
-    return sums["ar_num"] + c_total - error
-
-
-def trust_score(sums: Mapping[str, float]) -> float | None:
-    n = scored(sums)
-    return None if not n else min(1.0, max(0.0, trust_numerator(sums) / n))
-
-
-def user_category(decisions: int, gap: float | None) -> str:
-    if decisions < min_decisions():
-        return INSUFFICIENT_DATA
-    if gap is not None and gap > gap_threshold():
-        return OVERTRUSTING
-    if gap is not None and gap < -gap_threshold():
-        return UNDERTRUSTING
-    return CALIBRATED
-
-
-def risk_level(score: float | None) -> str:
-    if score is None:
-        return "low"
-    if score < risk_high_below():
-        return "high"
-    if score < risk_medium_below():
-        return "medium"
-    return "low"
-
-
-def r6(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
-def figures(sums: Mapping[str, float]) -> dict[str, Any]:
-    """Every per-user figure (docs/reference/calibration.md) from the summed aggregate columns."""
-    n = int(sums["n"])
-    gap = _ratio(sums["gap_sum"], scored(sums))
-    score = trust_score(sums)
-    wrong = sums["outcome_n"] - sums["ai_right_n"]
-    return {
-        "decisions": n,
-        "agreement_rate": r6(_ratio(sums["followed"], n)),
-        "override_rate": r6(_ratio(n - sums["followed"], n)),
-        "mean_ai_confidence": r6(_ratio(sums["conf_sum"], sums["conf_n"])),
-        "overtrust_rate": r6(_ratio(sums["overtrust"], n)),
-        "undertrust_rate": r6(_ratio(sums["undertrust"], n)),
-        "calibration_gap": r6(gap),
-        "trust_score": r6(score),
-        "category": user_category(n, gap),
-        "risk_level": risk_level(score),
-        "scored_decisions": scored(sums),
-        "outcomes_known": int(sums["outcome_n"]),
-        "overreliance_rate": r6(_ratio(sums["followed_wrong"], wrong)),
-        "underreliance_rate": r6(_ratio(sums["overrode_right"], sums["ai_right_n"])),
-        "switch_rate": r6(_ratio(sums["sw_num"], sums["sw_den"])),
-        "rair": r6(_ratio(sums["rair_num"], sums["rair_den"])),
-        "rsr": r6(_ratio(sums["rsr_num"], sums["rsr_den"])),
-    }
+def is_risk_user(figures: Mapping[str, Any]) -> bool:
+    return measures.is_risk_user(figures, thresholds())
 
 
 def least_squares_slope(values: list[tuple[int, float]]) -> float:

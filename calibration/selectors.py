@@ -3,16 +3,16 @@ a user's profile sums at most `window_days` rows; the organization scope, risk u
 trend points group those rows in SQL."""
 
 import datetime as dt
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Expression, F, FloatField, Q, QuerySet, Sum
-from django.db.models.functions import Abs, Cast, NullIf, TruncMonth, TruncWeek
+from django.db.models import F, QuerySet, Sum
+from django.db.models.functions import TruncMonth, TruncWeek
 from django.utils import timezone
 
+from audit.measures import accuracy
 from calibration import rules
 from calibration.models import ALL_MODELS, UserDailyAggregate
 from keys.models import Customer
@@ -51,40 +51,45 @@ def _unprefix(row: Mapping[str, Any]) -> dict[str, float]:
     return {name: row.get(f"s_{name}") or 0 for name in rules.SUM_FIELDS}
 
 
-def _scored_expr() -> Expression:
-    expr: Any = F("s_outcome_n")
-    for b in range(rules.BIN_COUNT):
-        expr = expr + F(f"s_b{b}_n")
-    return expr
+def _typed(names: list[str], row: Any) -> dict[str, float]:
+    return {
+        name: (float(value) if name in rules.FLOAT_FIELDS else int(value)) if value is not None else 0
+        for name, value in zip(names, row, strict=False)
+    }
 
 
-def _trust_numerator_expr() -> Expression:
-    """|O| * AR + |C| * (1 - RCE) of one group, in SQL (see rules.trust_numerator)."""
-    expr: Any = Cast(F("s_ar_num"), FloatField())
-    for b in range(rules.BIN_COUNT):
-        expr = expr + F(f"s_b{b}_n") - Abs(F(f"s_b{b}_followed") - F(f"s_b{b}_conf"))
-    return expr
+_TABLE = UserDailyAggregate._meta.db_table
+_WHERE = "customer_id = %s AND model_key = %s AND day >= %s AND day <= %s"
+_Q = connection.ops.quote_name
 
-
-def _per_user(qs: QuerySet, *group: str) -> QuerySet:
-    """One row per user (and per extra group keys) with the summed columns, the scored
-    decisions and the trust-score numerator."""
-    return (
-        qs.order_by()
-        .values(*group, "user_id")
-        .annotate(**_sum_annotations())
-        .annotate(scored=_scored_expr(), ts_num=_trust_numerator_expr())
-    )
-
-
-# The hot path (every POST /calibrate): one precompiled statement instead of building 35
+# The hot path (every POST /calibrate): one precompiled statement instead of building 31
 # Sum() expressions through the ORM each time (which cost more than the query itself).
 _USER_SUMS_SQL = (
     "SELECT "  # noqa: S608 (fixed column and table names; every value is a parameter)
-    + ", ".join(f"SUM({connection.ops.quote_name(name)})" for name in rules.SUM_FIELDS)
-    + f" FROM {UserDailyAggregate._meta.db_table}"
-    " WHERE customer_id = %s AND user_id = %s AND model_key = %s AND day >= %s AND day <= %s"
+    + ", ".join(f"SUM({_Q(name)})" for name in rules.SUM_FIELDS)
+    + f" FROM {_TABLE} WHERE {_WHERE} AND user_id = %s"
 )
+
+# The organisation: the window's sums and, per rate, the reviewers-as-clusters sums
+# (k, sum N_j^2, sum N_j D_j, sum D_j^2) of docs/reference/calibration.md, Rates, in one statement
+# over the per-user sums.
+_CLUSTER_PARTS = [("fwo_sum", "wo_sum"), ("uwu_sum", "wu_sum")]
+_ORG_SQL = (
+    "SELECT "  # noqa: S608 (fixed column and table names; every value is a parameter)
+    + ", ".join(f"SUM({_Q(name)})" for name in rules.SUM_FIELDS)
+    + ", "
+    + ", ".join(
+        f"SUM(CASE WHEN {d} > 0 THEN 1 ELSE 0 END), SUM({n} * {n}), SUM({n} * {d}), SUM({d} * {d})"
+        for n, d in _CLUSTER_PARTS
+    )
+    + " FROM (SELECT user_id, "
+    + ", ".join(f"SUM({_Q(name)}) AS {_Q(name)}" for name in rules.SUM_FIELDS)
+    + f" FROM {_TABLE} WHERE {_WHERE} GROUP BY user_id) per_user"
+)
+
+
+def _window(customer: Customer, days: DayRange, model_id: str | None) -> list[Any]:
+    return [customer.pk, model_id or ALL_MODELS, days.start, days.end]
 
 
 def user_sums(
@@ -92,12 +97,9 @@ def user_sums(
 ) -> dict[str, float]:
     """The user's summed columns over `days`: at most one row per day (index range scan)."""
     with connection.cursor() as cursor:
-        cursor.execute(_USER_SUMS_SQL, [customer.pk, user_id, model_id or ALL_MODELS, days.start, days.end])
+        cursor.execute(_USER_SUMS_SQL, [*_window(customer, days, model_id), user_id])
         row = cursor.fetchone() or ()
-    return {
-        name: (float(value) if name in rules.FLOAT_FIELDS else int(value)) if value is not None else 0
-        for name, value in zip(rules.SUM_FIELDS, row, strict=False)
-    }
+    return _typed(rules.SUM_FIELDS, row)
 
 
 def user_profile(
@@ -111,54 +113,65 @@ def user_profile(
     }
 
 
-def weighted_user_means(sums: Mapping[str, float], ts_num: float, scored_total: float) -> dict[str, Any]:
-    """Organization figures: rates over all decisions; trust_score and calibration_gap are
-    the users' figures weighted by their scored decisions (sum of numerators over the sum
-    of scored decisions, so one user's over-trust never cancels another's under-trust)."""
-    figures = rules.figures(sums)
-    score = None if not scored_total else min(1.0, max(0.0, ts_num / scored_total))
-    gap = None if not scored_total else sums["gap_sum"] / scored_total
-    figures["trust_score"] = rules.r6(score)
-    figures["calibration_gap"] = rules.r6(gap)
-    figures["category"] = rules.user_category(figures["decisions"], gap)
-    figures["risk_level"] = rules.risk_level(score)
-    return figures
+def organization_sums(
+    customer: Customer, *, days: DayRange, model_id: str | None = None
+) -> tuple[dict[str, float], rules.Clusters, rules.Clusters]:
+    """The window's summed columns and the over- and under-trust rates' reviewer clusters."""
+    with connection.cursor() as cursor:
+        cursor.execute(_ORG_SQL, _window(customer, days, model_id))
+        row = list(cursor.fetchone() or ())
+    width = len(rules.SUM_FIELDS)
+    sums = _typed(rules.SUM_FIELDS, row[:width])
+    extra = [value or 0 for value in row[width:]]
+    over = rules.Clusters(int(extra[0]), float(extra[1]), float(extra[2]), float(extra[3]))
+    under = rules.Clusters(int(extra[4]), float(extra[5]), float(extra[6]), float(extra[7]))
+    return sums, over, under
 
 
 def organization_figures(
     customer: Customer, *, days: DayRange, model_id: str | None = None
 ) -> dict[str, Any]:
-    qs = aggregate_rows(customer, days=days, model_id=model_id)
-    sums = _unprefix(qs.aggregate(**_sum_annotations()))
-    # The per-user numerators are grouped in SQL; adding one number per user happens here.
-    weighted = sum(row["ts_num"] or 0.0 for row in _per_user(qs))
-    return weighted_user_means(sums, weighted, rules.scored(sums))
+    """An organisation's figures: every scored decision of the window weighs the same, the rates'
+    effective n with reviewers as clusters (docs/reference/calibration.md, Organisation figures)."""
+    sums, over, under = organization_sums(customer, days=days, model_id=model_id)
+    return rules.figures(sums, over=over, under=under)
+
+
+def _per_user(qs: QuerySet) -> QuerySet:
+    """One row per user with the summed columns, grouped in SQL."""
+    return qs.order_by().values("user_id").annotate(**_sum_annotations())
 
 
 def risk_users(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 100
 ) -> list[dict[str, Any]]:
-    """Users with at least 20 decisions and trust_score < 0.6, worst first (computed in SQL)."""
-    qs = (
-        _per_user(aggregate_rows(customer, days=days, model_id=model_id))
-        .annotate(ts=F("ts_num") / Cast(NullIf(F("scored"), 0), FloatField()))
-        .filter(Q(s_n__gte=rules.risk_user_min_decisions()) & Q(ts__lt=rules.risk_high_below()))
-        .order_by("ts", "user_id")[:limit]
+    """Users with enough scored decisions whose risk level is high or whose category is flagged,
+    largest reliance gap first (docs/reference/calibration.md, Risk users). The users with enough
+    scored decisions are grouped in SQL; each one's figures are computed from its sums."""
+    qs = _per_user(aggregate_rows(customer, days=days, model_id=model_id)).filter(
+        s_scored_n__gte=rules.risk_min_decisions()
     )
     out = []
     for row in qs:
         figures = rules.figures(_unprefix(row))
-        out.append(
-            {
-                "user_id": row["user_id"],
-                "trust_score": figures["trust_score"],
-                "decisions": figures["decisions"],
-                "category": figures["category"],
-                "overtrust_rate": figures["overtrust_rate"],
-                "undertrust_rate": figures["undertrust_rate"],
-            }
-        )
-    return out
+        if rules.is_risk_user(figures):
+            out.append({"user_id": row["user_id"], **{key: figures[key] for key in RISK_USER_KEYS}})
+    out.sort(key=lambda u: (-(u["reliance_gap"] or 0.0), u["user_id"]))
+    return out[:limit]
+
+
+RISK_USER_KEYS = (
+    "trust_score",
+    "reliance_gap",
+    "risk_level",
+    "decisions",
+    "scored_decisions",
+    "category",
+    "overtrust_rate",
+    "overtrust_rate_ci",
+    "undertrust_rate",
+    "undertrust_rate_ci",
+)
 
 
 INTERVALS = ["day", "week", "month"]
@@ -201,6 +214,29 @@ def _as_date(value: Any) -> dt.date:
     return value.date() if isinstance(value, dt.datetime) else value
 
 
+def trend_point(start: dt.date, sums: Mapping[str, float] | None, pi: float | None) -> dict[str, Any]:
+    """A trend point: the period's figures with the window's AI accuracy `pi`, so that the points'
+    scores are parts of the window's (docs/reference/calibration.md, GET /trust-score/trend)."""
+    figures = rules.figures(sums or dict.fromkeys(rules.SUM_FIELDS, 0), pi=pi, skill=False)
+    return {
+        "period_start": start.isoformat(),
+        "decisions": figures["decisions"],
+        "scored_decisions": figures["scored_decisions"],
+        "trust_score": figures["trust_score"],
+        "attainable_score": figures["attainable_score"],
+        "reliance_gap": figures["reliance_gap"],
+        "agreement_rate": figures["agreement_rate"],
+        "overtrust_count": int(sums["overtrust"]) if sums else 0,
+        "undertrust_count": int(sums["undertrust"]) if sums else 0,
+    }
+
+
+def trend_summary(points: list[dict[str, Any]]) -> dict[str, Any]:
+    series = [(i, p["trust_score"]) for i, p in enumerate(points) if p["trust_score"] is not None]
+    slope = rules.least_squares_slope(series)
+    return {"direction": rules.trend_direction(slope), "slope": slope}
+
+
 def trend(
     customer: Customer,
     *,
@@ -210,59 +246,29 @@ def trend(
     model_id: str | None = None,
 ) -> dict[str, Any]:
     """Zero-filled points per period (docs/reference/calibration.md, GET /trust-score/trend), with a
-    least-squares slope of the trust score."""
+    least-squares slope of the trust score. One GROUP BY period in SQL."""
     qs = aggregate_rows(customer, days=days, user_id=user_id, model_id=model_id).annotate(
         period=_period_expr(interval)
     )
-    sums_by_period: dict[dt.date, list[dict[str, float]]] = defaultdict(list)
-    weighted: dict[dt.date, float] = defaultdict(float)
-    for row in _per_user(qs, "period"):
-        key = _as_date(row["period"])
-        sums_by_period[key].append(_unprefix(row))
-        weighted[key] += row["ts_num"] or 0.0
-    points: list[dict[str, Any]] = []
-    for start in periods(days, interval):
-        rows = sums_by_period.get(start)
-        if not rows:
-            points.append(
-                {
-                    "period_start": start.isoformat(),
-                    "decisions": 0,
-                    "trust_score": None,
-                    "agreement_rate": None,
-                    "overtrust_count": 0,
-                    "undertrust_count": 0,
-                }
-            )
-            continue
-        sums = rules.add_sums(rows)
-        figures = weighted_user_means(sums, weighted[start], rules.scored(sums))
-        points.append(
-            {
-                "period_start": start.isoformat(),
-                "decisions": figures["decisions"],
-                "trust_score": figures["trust_score"],
-                "agreement_rate": figures["agreement_rate"],
-                "overtrust_count": int(sums["overtrust"]),
-                "undertrust_count": int(sums["undertrust"]),
-            }
-        )
-    series = [(i, p["trust_score"]) for i, p in enumerate(points) if p["trust_score"] is not None]
-    slope = rules.least_squares_slope(series)
-    return {"points": points, "trend": {"direction": rules.trend_direction(slope), "slope": round(slope, 6)}}
+    by_period = {
+        _as_date(row["period"]): _unprefix(row)
+        for row in qs.order_by().values("period").annotate(**_sum_annotations())
+    }
+    pi = accuracy(rules.add_sums(by_period.values()))
+    points = [trend_point(start, by_period.get(start), pi) for start in periods(days, interval)]
+    return {"points": points, "trend": trend_summary(points)}
 
 
 def user_calibration_list(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 500
 ) -> list[dict[str, Any]]:
-    """Every user's calibration figures over `days`, risk users first (at least the risk minimum of decisions
-    and a trust score under the high-risk bound), then by trust score, lowest first; users without a
-    score last."""
+    """Every user's calibration figures over `days`, risk users first (docs/reference/calibration.md, Risk
+    users), then by reliance gap, largest first; users without a score last."""
     out = []
     for row in _per_user(aggregate_rows(customer, days=days, model_id=model_id)):
         figures = rules.figures(_unprefix(row))
         out.append({"user_id": row["user_id"], "at_risk": rules.is_risk_user(figures), **figures})
     out.sort(
-        key=lambda u: (not u["at_risk"], u["trust_score"] is None, u["trust_score"] or 0.0, u["user_id"])
+        key=lambda u: (not u["at_risk"], u["reliance_gap"] is None, -(u["reliance_gap"] or 0.0), u["user_id"])
     )
     return out[:limit]

@@ -13,25 +13,57 @@ def rate() -> serializers.FloatField:
     return serializers.FloatField(allow_null=True, min_value=0, max_value=1)
 
 
+def interval() -> serializers.ListField:
+    """A 95 % interval [low, high] in 0..1."""
+    return serializers.ListField(
+        child=serializers.FloatField(min_value=0, max_value=1), min_length=2, max_length=2
+    )
+
+
+def figure_fields() -> dict[str, serializers.Field]:
+    """The figures of a user or an organisation (docs/reference/calibration.md), served unrounded."""
+    return {
+        "scored_decisions": serializers.IntegerField(),
+        "unscored_decisions": serializers.IntegerField(),
+        "coverage": rate(),
+        "agreement_rate": rate(),
+        "override_rate": rate(),
+        "mean_ai_confidence": rate(),
+        "calibration_gap": serializers.FloatField(allow_null=True, min_value=-1, max_value=1),
+        "trust_score": rate(),
+        "attainable_score": rate(),
+        "reliance_gap": serializers.FloatField(allow_null=True, min_value=-1, max_value=1),
+        "reliance_skill": serializers.FloatField(allow_null=True),
+        "overtrust_rate": rate(),
+        "overtrust_effective_n": serializers.FloatField(min_value=0),
+        "overtrust_rate_ci": interval(),
+        "undertrust_rate": rate(),
+        "undertrust_effective_n": serializers.FloatField(min_value=0),
+        "undertrust_rate_ci": interval(),
+        "category": serializers.ChoiceField(choices=rules.USER_CATEGORIES),
+        "risk_level": serializers.ChoiceField(choices=rules.RISK_LEVELS),
+        "outcomes_known": serializers.IntegerField(),
+        "ai_accuracy": rate(),
+        "overreliance_rate": rate(),
+        "underreliance_rate": rate(),
+        "switch_rate": rate(),
+        "rair": rate(),
+        "rsr": rate(),
+        "automation_bias_incidents": serializers.IntegerField(),
+        "automation_bias_rate": rate(),
+    }
+
+
+FIGURE_KEYS = list(figure_fields())
+
+
 class ProfileOutput(serializers.Serializer):
     user_id = serializers.CharField()
     decisions = serializers.IntegerField()
-    agreement_rate = rate()
-    override_rate = rate()
-    mean_ai_confidence = rate()
-    overtrust_rate = rate()
-    undertrust_rate = rate()
-    calibration_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
-    trust_score = rate()
-    category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
-    risk_level = serializers.ChoiceField(choices=rules.RISK_LEVELS)
-    scored_decisions = serializers.IntegerField()
-    outcomes_known = serializers.IntegerField()
-    overreliance_rate = rate()
-    underreliance_rate = rate()
-    switch_rate = rate()
-    rair = rate()
-    rsr = rate()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields.update(figure_fields())
 
 
 class CalibrateOutput(serializers.Serializer):
@@ -50,36 +82,42 @@ class CalibrateOutput(serializers.Serializer):
 class RiskUserOutput(serializers.Serializer):
     user_id = serializers.CharField()
     trust_score = rate()
+    reliance_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
+    risk_level = serializers.ChoiceField(choices=rules.RISK_LEVELS)
     decisions = serializers.IntegerField()
+    scored_decisions = serializers.IntegerField()
     category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
     overtrust_rate = rate()
+    overtrust_rate_ci = interval()
     undertrust_rate = rate()
+    undertrust_rate_ci = interval()
+
+
+class ConfidenceCheckOutput(serializers.Serializer):
+    decisions = serializers.IntegerField(
+        help_text="decisions with a confidence and an outcome the check read"
+    )
+    limit = serializers.IntegerField(help_text="the most recent decisions with both it reads at most")
+    intercept = serializers.FloatField(allow_null=True)
+    intercept_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    slope = serializers.FloatField(allow_null=True)
+    slope_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    brier_score = rate()
+    verdict = serializers.ChoiceField(choices=["consistent", "miscalibrated", "not_checked"])
 
 
 class TrustScoreOutput(serializers.Serializer):
     scope = serializers.ChoiceField(choices=["user", "organization"])
     user_id = serializers.CharField(allow_null=True)
     model_id = serializers.CharField(allow_null=True)
-    trust_score = rate()
-    category = serializers.ChoiceField(choices=rules.USER_CATEGORIES)
-    risk_level = serializers.ChoiceField(choices=rules.RISK_LEVELS)
     decisions_analyzed = serializers.IntegerField()
-    agreement_rate = rate()
-    override_rate = rate()
-    overtrust_rate = rate()
-    undertrust_rate = rate()
-    mean_ai_confidence = rate()
-    calibration_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
-    overreliance_rate = rate()
-    underreliance_rate = rate()
-    switch_rate = rate()
-    rair = rate()
-    rsr = rate()
     risk_users = RiskUserOutput(many=True)
+    confidence_check = ConfidenceCheckOutput(required=False, help_text="organisation scope only")
     computed_at = serializers.CharField()
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.fields.update(figure_fields())
         # A date; the exact instant (ISO 8601, `to` exclusive) when a bound was a timestamp inside a day.
         self.fields["from"] = serializers.CharField()
         self.fields["to"] = serializers.CharField()
@@ -88,7 +126,10 @@ class TrustScoreOutput(serializers.Serializer):
 class TrendPointOutput(serializers.Serializer):
     period_start = serializers.DateField()
     decisions = serializers.IntegerField()
+    scored_decisions = serializers.IntegerField()
     trust_score = rate()
+    attainable_score = rate()
+    reliance_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
     agreement_rate = rate()
     overtrust_count = serializers.IntegerField()
     undertrust_count = serializers.IntegerField()

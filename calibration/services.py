@@ -109,21 +109,12 @@ def decision_calibrate(*, customer: Customer, data: dict[str, Any]) -> Calibrate
 # --- risk users ----------------------------------------------------------------------------
 
 
-def is_at_risk(figures: Mapping[str, Any]) -> bool:
-    score = figures.get("trust_score")
-    return (
-        figures.get("decisions", 0) >= rules.risk_user_min_decisions()
-        and score is not None
-        and score < rules.risk_high_below()
-    )
-
-
 def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str, Any]) -> bool:
-    """Record whether the user is at risk; fire risk_user.identified when they newly enter
-    high risk, at most once per user per 24 hours. Returns whether the event fired.
-    A user already flagged costs one indexed read and no write."""
-    if not is_at_risk(figures):
-        if figures.get("decisions", 0) >= rules.risk_user_min_decisions():
+    """Record whether the user is at risk (docs/reference/calibration.md, Risk users); fire
+    risk_user.identified when they newly become so, at most once per user per 24 hours. Returns
+    whether the event fired. A user already flagged costs one indexed read and no write."""
+    if not rules.is_risk_user(figures):
+        if int(figures.get("scored_decisions") or 0) >= rules.risk_min_decisions():
             RiskUserState.objects.filter(customer=customer, user_id=user_id, at_risk=True).update(
                 at_risk=False, trust_score=figures.get("trust_score"), updated_at=timezone.now()
             )
@@ -150,9 +141,11 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str
                 data={
                     "user_id": user_id,
                     "trust_score": figures.get("trust_score"),
-                    "risk_level": "high",
+                    "reliance_gap": figures.get("reliance_gap"),
+                    "risk_level": figures.get("risk_level"),
                     "category": figures.get("category"),
                     "decisions": figures.get("decisions"),
+                    "scored_decisions": figures.get("scored_decisions"),
                     "overtrust_rate": figures.get("overtrust_rate"),
                     "undertrust_rate": figures.get("undertrust_rate"),
                     "window_days": rules.window_days(),

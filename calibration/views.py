@@ -13,7 +13,7 @@ from audit.inputs import DECISION, decision_validated
 from calibration import explain, reporting, selectors, services
 from calibration.inputs import MAX_RANGE_DAYS, TRUST_SCORE
 from calibration.selectors import INTERVALS, DayRange
-from calibration.serializers import CalibrateOutput, TrendOutput, TrustScoreOutput
+from calibration.serializers import FIGURE_KEYS, CalibrateOutput, TrendOutput, TrustScoreOutput
 from config.api import TenantAPIView, choice_param, text_param
 from config.bodies import parse, serializer
 from config.inputs import query_day_window
@@ -75,24 +75,16 @@ class TrustScoreView(TenantAPIView):
             "user_id": user_id or None,
             "model_id": model_id or None,
             **window,
-            "trust_score": figures["trust_score"],
-            "category": figures["category"],
-            "risk_level": figures["risk_level"],
             "decisions_analyzed": figures["decisions"],
-            "agreement_rate": figures["agreement_rate"],
-            "override_rate": figures["override_rate"],
-            "overtrust_rate": figures["overtrust_rate"],
-            "undertrust_rate": figures["undertrust_rate"],
-            "mean_ai_confidence": figures["mean_ai_confidence"],
-            "calibration_gap": figures["calibration_gap"],
-            "overreliance_rate": figures["overreliance_rate"],
-            "underreliance_rate": figures["underreliance_rate"],
-            "switch_rate": figures["switch_rate"],
-            "rair": figures["rair"],
-            "rsr": figures["rsr"],
+            **{key: figures[key] for key in FIGURE_KEYS},
             "risk_users": at_risk,
             "computed_at": isoformat(timezone.now()),
         }
+        if not user_id:
+            span = exact or _day_bounds(days)
+            body["confidence_check"] = reporting.decisions_confidence_check(
+                _decisions(customer, span, user_id=None, model_id=model_id)
+            )
         return Response(body)
 
 
@@ -148,3 +140,9 @@ def _decisions(
         user_ids=[user_id] if user_id else None,
         model_ids=[model_id] if model_id else None,
     )
+
+
+def _day_bounds(days: DayRange) -> tuple[dt.datetime, dt.datetime]:
+    """The instants [start of the first day, start of the day after the last) in UTC."""
+    start = dt.datetime.combine(days.start, dt.time.min, tzinfo=dt.UTC)
+    return start, start + dt.timedelta(days=(days.end - days.start).days + 1)

@@ -11,23 +11,71 @@ from compliance.evidence import SERIOUS, UNRESOLVED
 COMPLIANT = "COMPLIANT"
 NEEDS_REVIEW = "NEEDS_REVIEW"
 NON_COMPLIANT = "NON_COMPLIANT"
+INSUFFICIENT_EVIDENCE = "INSUFFICIENT_EVIDENCE"
+MIN_SCORED = 100  # scored decisions the COMPLIANT status needs
+MIN_COVERAGE = 0.80  # share of decisions with a confidence or an outcome it needs
+MIN_OVERTRUST_N = 10  # effective n of the organisation's over-trust rate it needs
+_OVER_FLAGGED = (rules.OVERTRUSTING, rules.NON_DISCRIMINATING)
 
 
-def compliance_status(*, incidents: int, total: int, open_serious: list[str]) -> tuple[str, str]:
-    """the reports reference's rule, in integers so 5 % and 15 % are exact: COMPLIANT under 5 % automation-bias
-    incidents with no open high or critical alert; NON_COMPLIANT at 15 % or more, or with an
-    open critical alert; else NEEDS_REVIEW. With no decision there is no evidence: NEEDS_REVIEW."""
+def _pct(value: float) -> str:
+    return f"{value * 100:.1f} %"
+
+
+def compliance_status(
+    *, org: dict[str, Any], users: list[dict[str, Any]], open_serious: list[str], rubber_stampers: int
+) -> tuple[str, str]:
+    """The compliance status and its reason (docs/reference/reports.md, Compliance status): NON_COMPLIANT
+    with an open critical alert or the organisation's over-trust flagged; else NEEDS_REVIEW with an
+    open high alert, an over-trusting or non-discriminating reviewer or a flagged rubber-stamper;
+    else INSUFFICIENT_EVIDENCE when the evidence cannot show calibrated reliance; else COMPLIANT."""
+    th = rules.thresholds()
+    over_ci = org["overtrust_rate_ci"]
     if "critical" in open_serious:
         return NON_COMPLIANT, "An open critical alert."
-    if total == 0:
-        return NEEDS_REVIEW, "No decision in the period and filters: no evidence of oversight."
-    if incidents * 100 >= 15 * total:
-        return NON_COMPLIANT, "Automation-bias incidents are 15 % of decisions or more."
-    if incidents * 100 < 5 * total and not open_serious:
-        return COMPLIANT, "Automation-bias incidents under 5 % and no open high or critical alert."
-    if open_serious:
+    if org["scored_decisions"] >= th.min_scored and over_ci[0] > th.overtrust:
+        return NON_COMPLIANT, (
+            f"The organisation's over-trust rate is {_pct(org['overtrust_rate'])} (95 % interval "
+            f"{_pct(over_ci[0])} to {_pct(over_ci[1])}), above {_pct(th.overtrust)}."
+        )
+    if "high" in open_serious:
         return NEEDS_REVIEW, "An open high-severity alert."
-    return NEEDS_REVIEW, "Automation-bias incidents between 5 % and 15 % of decisions."
+    flagged = sorted(u["user_id"] for u in users if u["category"] in _OVER_FLAGGED)
+    if flagged:
+        return NEEDS_REVIEW, (
+            f"{len(flagged)} reviewer(s) over-trust the AI or follow it regardless of its confidence "
+            f"(OVERTRUSTING or NON_DISCRIMINATING): {', '.join(flagged[:10])}{' and others' if len(flagged) > 10 else ''}."
+        )
+    if rubber_stampers:
+        return (
+            NEEDS_REVIEW,
+            f"{rubber_stampers} reviewer(s) flagged for quick agreement with the AI (rubber-stamping).",
+        )
+    if org["scored_decisions"] < MIN_SCORED:
+        return INSUFFICIENT_EVIDENCE, (
+            f"Only {org['scored_decisions']} decision(s) carry a confidence or an outcome; at least {MIN_SCORED} "
+            "are needed to show calibrated reliance."
+        )
+    if (org["coverage"] or 0.0) < MIN_COVERAGE:
+        return INSUFFICIENT_EVIDENCE, (
+            f"Only {_pct(org['coverage'])} of the decisions carry a confidence or an outcome; at least "
+            f"{_pct(MIN_COVERAGE)} are needed."
+        )
+    if org["overtrust_effective_n"] < MIN_OVERTRUST_N:
+        return INSUFFICIENT_EVIDENCE, (
+            f"The over-trust rate rests on an effective {org['overtrust_effective_n']:.1f} decisions where the AI "
+            f"was more likely wrong; at least {MIN_OVERTRUST_N} are needed."
+        )
+    if over_ci[1] >= th.overtrust:
+        return INSUFFICIENT_EVIDENCE, (
+            f"The over-trust rate's 95 % interval reaches {_pct(over_ci[1])}: the evidence cannot rule out a rate "
+            f"of {_pct(th.overtrust)} or more."
+        )
+    return COMPLIANT, (
+        f"Over-trust {_pct(org['overtrust_rate'] or 0.0)} (95 % interval up to {_pct(over_ci[1])}) over "
+        f"{org['scored_decisions']} scored decisions ({_pct(org['coverage'])} coverage), no reviewer flagged and "
+        "no open high or critical alert."
+    )
 
 
 def _open_serious(evidence: dict[str, Any]) -> list[str]:
@@ -40,11 +88,13 @@ def _open_serious(evidence: dict[str, Any]) -> list[str]:
     return severities
 
 
-def status_of(*, counts: dict[str, int], alerts: dict[str, Any]) -> str:
-    """The compliance status alone, from the category counts and the alerts (the CSV format,
-    which holds only the decision log, is judged by the same rule)."""
+def status_of(
+    *, org: dict[str, Any], users: list[dict[str, Any]], alerts: dict[str, Any], rubber_stampers: int
+) -> str:
+    """The compliance status alone (the CSV format, which holds only the decision log, is judged by
+    the same rule)."""
     return compliance_status(
-        incidents=counts["OVERTRUSTING"], total=counts["total"], open_serious=_open_serious(alerts)
+        org=org, users=users, open_serious=_open_serious(alerts), rubber_stampers=rubber_stampers
     )[0]
 
 
@@ -57,17 +107,33 @@ def executive_summary(evidence: dict[str, Any]) -> dict[str, Any]:
     counts = org["counts"]
     total = org["decisions"]
     serious = _open_serious(evidence)
-    status, reason = compliance_status(incidents=counts["overtrust"], total=total, open_serious=serious)
+    status, reason = compliance_status(
+        org=org,
+        users=evidence["users"],
+        open_serious=serious,
+        rubber_stampers=evidence["review_effort"]["team"]["flagged_reviewers"],
+    )
     return {
         "total_decisions": total,
+        "scored_decisions": org["scored_decisions"],
+        "unscored_decisions": org["unscored_decisions"],
+        "coverage": org["coverage"],
         "automation_bias_incidents": counts["overtrust"],
-        "automation_bias_rate": _ratio(counts["overtrust"], total),
+        "automation_bias_rate": org["automation_bias_rate"],
         "human_override_rate": org["override_rate"],
         "compliance_status": status,
         "compliance_status_reason": reason,
         "algorithm_aversion_incidents": counts["undertrust"],
         "reviewers": len(evidence["users"]),
         "trust_score": org["trust_score"],
+        "attainable_score": org["attainable_score"],
+        "reliance_gap": org["reliance_gap"],
+        "reliance_skill": org["reliance_skill"],
+        "overtrust_rate": org["overtrust_rate"],
+        "overtrust_rate_ci": org["overtrust_rate_ci"],
+        "overtrust_effective_n": org["overtrust_effective_n"],
+        "category": org["category"],
+        "confidence_check_verdict": evidence["confidence_check"]["verdict"],
         "open_high_or_critical_alerts": len(serious),
     }
 
@@ -146,11 +212,13 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
     return {
         "executive_summary": summary,
         "trust_calibration_analysis": {
+            "window": evidence["window"],  # the exact instants [from, to) the figures cover
             "organisation": org,
+            "confidence_check": evidence["confidence_check"],
             "confidence_bands": evidence["confidence_bands"],
             "trend": evidence["trend"],
             "users": evidence["users"],
-            "risk_users": [u for u in evidence["users"] if rules.is_risk_user(u)],
+            "risk_users": [u for u in evidence["users"] if u["at_risk"]],
             "review_effort": evidence["review_effort"],
             "vigilance": evidence["vigilance"],
         },

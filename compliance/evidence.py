@@ -172,11 +172,15 @@ VIGILANCE_POINT = (
 )
 
 
+def _narrow(scope: Scope) -> dict[str, Any]:
+    return {"model_id": scope.filters.get("model_ids"), "user_id": scope.filters.get("user_ids")}
+
+
 def _oversight(scope: Scope) -> dict[str, Any]:
     """Review effort and vigilance over the report's period and its reviewer and model filters
     (the calibration filter does not apply). Review effort leaves probes out; vigilance is the
     probes alone."""
-    narrow = {"model_id": scope.filters.get("model_ids"), "user_id": scope.filters.get("user_ids")}
+    narrow = _narrow(scope)
     effort = oversight_selectors.review_effort(scope.customer, since=scope.start, until=scope.end, **narrow)
     vigilance = oversight_selectors.vigilance(scope.customer, since=scope.start, until=scope.end, **narrow)
     return {
@@ -192,6 +196,14 @@ def _oversight(scope: Scope) -> dict[str, Any]:
             "reviewers": vigilance.users,
         },
     }
+
+
+def rubber_stampers(scope: Scope) -> int:
+    """Reviewers flagged for quick agreement over the report's period and filters."""
+    narrow = _narrow(scope)
+    return oversight_selectors.review_effort(
+        scope.customer, since=scope.start, until=scope.end, **narrow
+    ).flagged
 
 
 def alerts(scope: Scope) -> dict[str, Any]:
@@ -211,10 +223,13 @@ def previous_period(scope: Scope) -> dict[str, Any] | None:
         "from": isoformat(before.start),
         "to": isoformat(before.end),
         "total_decisions": organisation["decisions"],
+        "scored_decisions": organisation["scored_decisions"],
         "automation_bias_incidents": organisation["counts"]["overtrust"],
-        "automation_bias_rate": round(organisation["counts"]["overtrust"] / organisation["decisions"], 6),
+        "automation_bias_rate": organisation["automation_bias_rate"],
         "human_override_rate": organisation["override_rate"],
         "trust_score": organisation["trust_score"],
+        "attainable_score": organisation["attainable_score"],
+        "reliance_gap": organisation["reliance_gap"],
     }
 
 
@@ -227,9 +242,11 @@ def gather(scope: Scope) -> dict[str, Any]:
     chain = audit_verify.chain_verify_covered(scope.customer)  # with the range it covers
     now = dt.datetime.now(dt.UTC)
     return {
+        "window": {"from": isoformat(scope.start), "to": isoformat(scope.end)},
         "organisation": organisation,
         "users": users,
         "confidence_bands": reporting.confidence_bands(decisions),
+        "confidence_check": reporting.decisions_confidence_check(decisions),
         "trend": reporting.trust_trend(decisions, start=scope.first_day, end=scope.last_day),
         "models": reporting.models_seen(decisions),
         "subgroups": _subgroups(scope),

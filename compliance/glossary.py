@@ -21,62 +21,100 @@ GLOSSARY: list[Term] = [
         "source": SERVICE,
     },
     {
+        "term": "Scored and unscored decisions, coverage",
+        "definition": "A decision is scored when it carries the AI's confidence or a known outcome; the "
+        "others are UNSCORED and enter no score, rate or interval. Coverage is scored decisions divided "
+        "by all decisions.",
+        "source": SERVICE,
+    },
+    {
         "term": "Automation-bias incident (over-trust)",
-        "definition": "A decision classified OVERTRUSTING: with a known outcome, the reviewer followed the "
-        "AI and the AI was wrong; without one, the reviewer followed an AI confidence under 50 %.",
+        "definition": "A decision classified OVERTRUSTING: with an AI confidence, the reviewer followed a "
+        "confidence under 0.5 (the AI itself rated its advice more likely wrong), whatever the outcome; "
+        "without one, the reviewer followed the AI and the known outcome shows it was wrong.",
         "source": SERVICE,
     },
     {
         "term": "Algorithm-aversion incident (under-trust)",
-        "definition": "A decision classified UNDERTRUSTING: with a known outcome, the reviewer overrode the "
-        "AI and the AI was right; without one, the reviewer overrode an AI confidence of 80 % or more.",
+        "definition": "A decision classified UNDERTRUSTING: with an AI confidence, the reviewer overrode a "
+        "confidence over 0.5; without one, the reviewer overrode the AI and the known outcome shows it was "
+        "right.",
         "source": SERVICE,
     },
     {
         "term": "Automation-bias rate",
-        "definition": "Automation-bias incidents divided by the decisions analysed.",
+        "definition": "Automation-bias incidents divided by the scored decisions.",
         "source": SERVICE,
     },
     {
         "term": "Override rate",
-        "definition": "The share of decisions whose final decision differs from the AI's recommendation.",
+        "definition": "The share of all decisions whose final decision differs from the AI's recommendation.",
         "source": SERVICE,
     },
     {
         "term": "Agreement rate",
-        "definition": "The share of decisions that followed the AI (1 minus the override rate).",
+        "definition": "The share of all decisions that followed the AI (1 minus the override rate).",
         "source": SERVICE,
     },
     {
         "term": "Calibration gap",
-        "definition": "The mean of (followed - expected reliance) over decisions with an outcome or a "
-        "confidence, where expected reliance is 1 when the AI was right, 0 when it was wrong and the "
-        "AI's confidence when the outcome is unknown. Over +15 points a reviewer is OVERTRUSTING, "
-        "under -15 points UNDERTRUSTING (with at least 10 decisions).",
+        "definition": "The mean of (followed - expected reliance) over the scored decisions, where expected "
+        "reliance is 1 when the AI was right, 0 when it was wrong and the AI's confidence when the outcome "
+        "is unknown. A description only: categories come from the over- and under-trust rates.",
         "source": SERVICE,
     },
     {
         "term": "Trust score",
-        "definition": "From 0 to 1, higher is better: (|O| x AR + |C| x (1 - RCE)) / (|O| + |C|), where O "
-        "are the decisions with a known outcome and AR the share of them where following the AI matched "
-        "the AI being right, C the others with a confidence and RCE their reliance calibration error "
-        "(over five confidence bands, the decision-weighted gap between how often reviewers followed "
-        "and the AI's mean confidence). An organisation's trust score is its reviewers' scores weighted "
-        "by their scored decisions.",
+        "definition": "From 0 to 1, the mean over scored decisions of appropriate reliance q: 1 when the "
+        "reviewer followed exactly when the AI proved right (known outcome), else the chance the act was "
+        "right by the AI's confidence p (followed: p; overrode: 1 - p). Every window's score is a "
+        "decision-weighted mean of its days'.",
+        "source": "Schemmer et al., IUI 2023 (appropriate reliance); Lee & See 2004",
+    },
+    {
+        "term": "Attainable score, reliance gap, reliance skill",
+        "definition": "Attainable score: the mean of max(p, 1 - p), what following exactly when the AI is "
+        "more likely right would score (for outcome-only decisions max(pi, 1 - pi), pi the AI's accuracy). "
+        "Reliance gap: attainable minus trust score. Reliance skill: (T - T_rand) / (A - T_rand), where "
+        "T_rand is the score of following at the same rate at random; 1 is perfect discrimination, 0 is "
+        "random following.",
+        "source": "Murphy 1973 (resolution); Lee & See 2004",
+    },
+    {
+        "term": "Over-trust and under-trust rates",
+        "definition": "Over-trust: the stake-weighted share of decisions followed where the AI was more "
+        "likely wrong, with weight max(0, 1 - 2p); under-trust: the share overridden where it was more "
+        "likely right, weight max(0, 2p - 1). Each has a 95 % Wilson interval at its effective number of "
+        "decisions (Kish; for an organisation at most what its reviewers as clusters support).",
+        "source": "Kish 1965 (effective n); Wilson 1927 (score interval)",
+    },
+    {
+        "term": "Calibration category",
+        "definition": "With at least 10 scored decisions: OVERTRUSTING when the over-trust interval lies "
+        "wholly above 0.50, UNDERTRUSTING when the under-trust interval lies wholly above 0.25, both: "
+        "NON_DISCRIMINATING (relies regardless of the AI's confidence); CALIBRATED when both intervals lie "
+        "wholly below their thresholds; otherwise INSUFFICIENT_DATA (the evidence does not decide).",
         "source": SERVICE,
     },
     {
         "term": "Risk level",
-        "definition": "From the trust score: high under 0.60, medium under 0.80, else low. It grades how "
-        "well reliance matches the AI's record; the calibration category says in which direction it "
-        "misses (a CALIBRATED gap with a high risk level means reviewers err both ways and the errors "
-        "cancel in the gap).",
+        "definition": "Under 30 scored decisions insufficient_data; a reliance gap of 0.10 or more high; of "
+        "0.05 or more, or a category of OVERTRUSTING, UNDERTRUSTING or NON_DISCRIMINATING, medium; else low.",
         "source": SERVICE,
     },
     {
         "term": "Risk user",
-        "definition": "A reviewer with at least 20 decisions and a trust score under 0.60.",
+        "definition": "A reviewer with at least 30 scored decisions whose risk level is high or whose "
+        "category is OVERTRUSTING, UNDERTRUSTING or NON_DISCRIMINATING.",
         "source": SERVICE,
+    },
+    {
+        "term": "Confidence check",
+        "definition": "Whether the AI's confidence is itself calibrated, over at least 100 decisions with "
+        "a confidence and an outcome: the calibration intercept a and slope b of logit P(right) = a + b "
+        "logit(confidence) with 95 % intervals, and the Brier score; consistent when a's interval holds 0 "
+        "and b's holds 1. Every confidence-based figure assumes a calibrated confidence.",
+        "source": "Cox 1958 (calibration intercept and slope); Brier 1950",
     },
     {
         "term": "Over-reliance",
@@ -151,9 +189,12 @@ GLOSSARY: list[Term] = [
     },
     {
         "term": "Compliance status (EU AI Act report only)",
-        "definition": "COMPLIANT when automation-bias incidents are under 5 % of decisions and no high or "
-        "critical alert is open; NON_COMPLIANT at 15 % or more, or with an open critical alert; else "
-        "NEEDS_REVIEW (also when the period holds no decision).",
+        "definition": "NON_COMPLIANT with an open critical alert or when the organisation's over-trust "
+        "interval lies wholly above 0.50; else NEEDS_REVIEW with an open high alert, a reviewer who is "
+        "OVERTRUSTING or NON_DISCRIMINATING, or a reviewer flagged for rubber-stamping; else "
+        "INSUFFICIENT_EVIDENCE with fewer than 100 scored decisions, a coverage under 80 %, an over-trust "
+        "effective n under 10 or an over-trust interval reaching 0.50; else COMPLIANT. The report states "
+        "the reason.",
         "source": SERVICE,
     },
     {

@@ -38,7 +38,7 @@ class ExportJob(models.Model):
     file_name = models.CharField(max_length=255, blank=True, default="")
     size_bytes = models.BigIntegerField(null=True, blank=True)
     sha256 = models.CharField(max_length=64, blank=True, default="")
-    compliance_status = models.CharField(max_length=16, blank=True, default="")
+    compliance_status = models.CharField(max_length=32, blank=True, default="")
     requested_by = models.CharField(max_length=255, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -38,29 +38,19 @@ def summary(report: Report) -> list[str]:
             "oversight: every rate below is not measured for that reason."
         )
     else:
-        over = counts["overtrust"] / total
         paragraphs.append(
             f"{printing.count(total)} AI-assisted decisions by {printing.count(len(sections_users(report)))} "
-            f"reviewer(s) were analysed. In {printing.count(counts['overtrust'])} of them "
-            f"({printing.pct(over)}) the reviewer followed the AI when it was wrong, or unsure where the "
-            f"outcome is not yet known (automation bias); in {printing.count(counts['undertrust'])} "
-            f"({printing.pct(counts['undertrust'] / total)}) the reviewer overrode the AI when it was right "
-            f"or confident (algorithm aversion). Reviewers overrode the AI in "
+            f"reviewer(s) were analysed; {printing.count(org['scored_decisions'])} "
+            f"({printing.pct(org['coverage'], 'coverage')}) carry the AI's confidence or a known outcome and are "
+            "scored, the others enter no score or rate. In "
+            f"{printing.count(counts['overtrust'])} scored decisions "
+            f"({printing.pct(org['automation_bias_rate'], 'automation_bias_rate')}) the reviewer followed the AI "
+            "where its own confidence was under 0.5, or, without a confidence, where it was wrong (automation "
+            f"bias); in {printing.count(counts['undertrust'])} the reviewer overrode it where it was more likely "
+            f"right (algorithm aversion). Reviewers overrode the AI in "
             f"{printing.pct(org['override_rate'], 'override_rate')} of decisions."
         )
-        paragraphs.append(
-            f"The organisation's trust score is {printing.score(org['trust_score'], 'trust_score')} of 1 "
-            f"(risk level {org['risk_level']}), its calibration gap "
-            f"{printing.points(org['calibration_gap'], 'calibration_gap')} (category {org['category']}). "
-            + (
-                "The category reads the gap, in which over-trust and under-trust cancel out; the trust "
-                "score counts both, so a CALIBRATED category with a high risk level means reviewers err "
-                "in both directions."
-                if org["category"] == "CALIBRATED" and org["risk_level"] != "low"
-                else "The risk level grades the trust score; the category says in which direction "
-                "reliance misses the AI's record (Appendix B)."
-            )
-        )
+        paragraphs.append(calibration_sentence(org))
     alerts = alert_sentence(report, SERIOUS)
     if alerts:
         paragraphs.append(alerts)
@@ -72,6 +62,23 @@ def summary(report: Report) -> list[str]:
     )
     paragraphs.append(change_sentence(report, total, counts, org))
     return paragraphs
+
+
+def calibration_sentence(org: dict[str, Any]) -> str:
+    """The trust score against what was attainable, the over-trust rate with its interval, the
+    category (docs/reference/calibration.md)."""
+    ci = org["overtrust_rate_ci"]
+    return (
+        f"The organisation's trust score is {printing.score(org['trust_score'], 'trust_score')} of an attainable "
+        f"{printing.score(org['attainable_score'], 'attainable_score')} (reliance gap "
+        f"{printing.score(org['reliance_gap'], 'reliance_gap')}, reliance skill "
+        f"{printing.score(org['reliance_skill'], 'reliance_skill')}; risk level {org['risk_level']}). Reviewers "
+        f"followed the AI in {printing.pct(org['overtrust_rate'], 'overtrust_rate')} of the stake where it was "
+        f"more likely wrong (95 % interval {printing.pct(ci[0])} to {printing.pct(ci[1])}, effective "
+        f"{org['overtrust_effective_n']:.1f} decisions) and overrode it in "
+        f"{printing.pct(org['undertrust_rate'], 'undertrust_rate')} of the stake where it was more likely right: "
+        f"category {org['category']} (Appendix B)."
+    )
 
 
 def sections_users(report: Report) -> list[dict[str, Any]]:
@@ -115,21 +122,25 @@ def change_sentence(report: Report, total: int, counts: dict[str, int], org: dic
             "The period of the same length before this one holds no decision, so no change since a "
             "previous period is reported."
         )
-    now_rate = counts["overtrust"] / total if total else None
+    now_rate = org["automation_bias_rate"]
     parts = [
         f"In the previous period of the same length ({printing.when(previous['from'])[:10]} to "
         f"{day_before(previous['to'])}), "
         f"{printing.count(previous['total_decisions'])} decisions were analysed with an automation-bias "
-        f"rate of {printing.pct(previous['automation_bias_rate'])}"
+        f"rate of {printing.pct(previous['automation_bias_rate'], 'automation_bias_rate')}"
     ]
-    if now_rate is not None:
+    if now_rate is not None and previous["automation_bias_rate"] is not None:
         parts.append(f" ({printing.points(now_rate - previous['automation_bias_rate'])} since)")
     parts.append(
         f", an override rate of {printing.pct(previous['human_override_rate'], 'override_rate')} and a "
         f"trust score of {printing.score(previous['trust_score'], 'trust_score')}"
     )
     if org["trust_score"] is not None and previous["trust_score"] is not None:
-        parts.append(f" ({org['trust_score'] - previous['trust_score']:+.2f} since)")
+        parts.append(
+            f" ({org['trust_score'] - previous['trust_score']:+.2f} since, against an attainable score of "
+            f"{printing.score(previous['attainable_score'], 'attainable_score')} then and "
+            f"{printing.score(org['attainable_score'], 'attainable_score')} now)"
+        )
     return "".join(parts) + "."
 
 

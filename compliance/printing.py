@@ -17,6 +17,13 @@ REASONS = {
     "overreliance_rate": "no decision with a known outcome where the AI was wrong",
     "underreliance_rate": "no decision with a known outcome where the AI was right",
     "trust_score": "no decision with an outcome or an AI confidence",
+    "attainable_score": "no decision with an outcome or an AI confidence",
+    "reliance_gap": "no decision with an outcome or an AI confidence",
+    "reliance_skill": "following at random would score within 0.02 of the attainable score",
+    "overtrust_rate": "no scored decision where the AI was more likely wrong",
+    "undertrust_rate": "no scored decision where the AI was more likely right",
+    "coverage": "no decision in the period",
+    "automation_bias_rate": "no decision with an outcome or an AI confidence",
     "calibration_gap": "no decision with an outcome or an AI confidence",
     "mean_ai_confidence": "no decision carries an AI confidence",
     "ai_confidence": "the decision carries no AI confidence",
@@ -44,10 +51,22 @@ ABSENT_WORDS = {
     "head_hash": "no entry yet",
     "chain_head_hash": "no entry yet",
 }
-RATE_KEYS = {"rair", "rsr", "accuracy", "ai_accuracy", "mean_ai_confidence", "ai_confidence"}
+RATE_KEYS = {
+    "coverage",
+    "automation_bias_rate",
+    "rair",
+    "rsr",
+    "accuracy",
+    "ai_accuracy",
+    "mean_ai_confidence",
+    "ai_confidence",
+}
 POINT_KEYS = {"calibration_gap", "model_disparity_observed", "human_disparity"}
 SCORE_KEYS = {
     "trust_score",
+    "attainable_score",
+    "reliance_gap",
+    "reliance_skill",
     "amplification_score",
     "disparate_impact_ratio",
     "impact_ratio",

@@ -7,8 +7,6 @@ from calibration import rules
 from compliance import printing
 
 # Thresholds of the report (docs/reference/calibration.md and reports.md use the same numbers where they name one).
-AUTOMATION_BIAS_REVIEW = 0.05
-AUTOMATION_BIAS_NON_COMPLIANT = 0.15
 CONFIDENCE_SHOWN_MIN = 0.9
 OUTCOMES_KNOWN_MIN = 0.2
 RELIANCE_MIN = 0.5
@@ -70,20 +68,34 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
             )
         )
         return recs
-    rate = summary["automation_bias_rate"]
-    if rate is not None and rate >= AUTOMATION_BIAS_REVIEW:
-        priority = "critical" if rate >= AUTOMATION_BIAS_NON_COMPLIANT else "high"
+    org = evidence["organisation"]
+    over, ci = org["overtrust_rate"], org["overtrust_rate_ci"]
+    if (
+        summary["compliance_status"] == "NON_COMPLIANT"
+        and over is not None
+        and ci[0] > rules.thresholds().overtrust
+    ):
         recs.append(
             _rec(
-                priority,
-                "automation_bias_rate",
-                rate,
-                AUTOMATION_BIAS_REVIEW,
-                f"Automation-bias incidents are {_pct(rate)} of decisions ({printing.count(counts['overtrust'])} of "
-                f"{printing.count(n)}), "
-                f"above the {_pct(AUTOMATION_BIAS_REVIEW)} limit: review the OVERTRUSTING decisions "
-                "with the reviewers concerned and require a written reason before a low-confidence "
-                "AI recommendation is accepted.",
+                "critical",
+                "overtrust_rate",
+                over,
+                rules.thresholds().overtrust,
+                f"Reviewers followed the AI in {_pct(over)} of the stake where it was more likely wrong (95 % "
+                f"interval from {_pct(ci[0])}): review the OVERTRUSTING decisions ({printing.count(counts['overtrust'])}) "
+                "with the reviewers concerned and require a written reason before a low-confidence AI "
+                "recommendation is accepted.",
+            )
+        )
+    if summary["compliance_status"] == "INSUFFICIENT_EVIDENCE":
+        recs.append(
+            _rec(
+                "high",
+                "coverage",
+                org["coverage"],
+                0.8,
+                f"The evidence cannot show calibrated reliance: {summary['compliance_status_reason']} Log the AI's "
+                "confidence with every decision and the outcomes as they become known.",
             )
         )
     for alert in evidence["amplification"]["unresolved_high_or_critical"]:
@@ -97,30 +109,32 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
                 "and record the cure action in its status history.",
             )
         )
-    risky = [u for u in evidence["users"] if rules.is_risk_user(u)]
+    risky = [u for u in evidence["users"] if u["at_risk"]]
     if risky:
         names = ", ".join(u["user_id"] for u in risky)
         recs.append(
             _rec(
                 "high",
-                "users.trust_score",
-                min(u["trust_score"] for u in risky),
-                rules.risk_high_below(),
-                f"{len(risky)} reviewer(s) have a trust score under {rules.risk_high_below()} with at least "
-                f"{rules.risk_user_min_decisions()} decisions ({names}): give them calibration training and a second review of their "
-                "recent decisions.",
+                "users.reliance_gap",
+                max(u["reliance_gap"] or 0.0 for u in risky),
+                rules.thresholds().risk_high_gap,
+                f"{len(risky)} reviewer(s) are at risk (a reliance gap of {rules.thresholds().risk_high_gap:.2f} or more, "
+                f"or a flagged category, over at least {rules.risk_min_decisions()} scored decisions: {names}): give "
+                "them calibration training and a second review of their recent decisions.",
             )
         )
-    over = [u for u in evidence["users"] if u["category"] == "OVERTRUSTING"]
-    if over:
+    over_users = [
+        u for u in evidence["users"] if u["category"] in (rules.OVERTRUSTING, rules.NON_DISCRIMINATING)
+    ]
+    if over_users:
         recs.append(
             _rec(
                 "medium",
                 "users.category",
-                len(over),
+                len(over_users),
                 0,
-                f"{len(over)} reviewer(s) follow the AI more than its record warrants (calibration gap "
-                "over 0.15): show them the AI's confidence and its error rate in their queue.",
+                f"{len(over_users)} reviewer(s) follow the AI where it is more likely wrong (OVERTRUSTING or "
+                "NON_DISCRIMINATING): show them the AI's confidence and its error rate in their queue.",
             )
         )
     under = [u for u in evidence["users"] if u["category"] == "UNDERTRUSTING"]
@@ -192,11 +206,11 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
         recs.append(
             _rec(
                 "low",
-                "automation_bias_rate",
-                rate,
-                AUTOMATION_BIAS_REVIEW,
-                f"No figure crossed its threshold (automation-bias rate {_pct(rate)}): keep the "
-                "current oversight and re-run this report next period.",
+                "overtrust_rate",
+                over,
+                rules.thresholds().overtrust,
+                f"No figure crossed its threshold (over-trust rate {_pct(over)}, 95 % interval up to "
+                f"{_pct(ci[1])}): keep the current oversight and re-run this report next period.",
             )
         )
     return sorted(recs, key=lambda r: PRIORITY_ORDER[r["priority"]])

@@ -14,6 +14,7 @@ from calibration import reporting
 from compliance import eu_ai_act, texas_traiga
 from compliance.evidence import Scope, gather
 from compliance.evidence import alerts as evidence_alerts
+from compliance.evidence import rubber_stampers as evidence_rubber_stampers
 from config import csvcells
 from config.timeutils import isoformat
 
@@ -52,11 +53,17 @@ class Report:
 
 def log_report_build(*, scope: Scope, template: str) -> Report:
     """For the csv format, which is the decision log alone: no figures and no chain
-    verification, only the compliance status (a few grouped counts and the alerts)."""
-    counts = reporting.category_counts(scope.decisions())
-    summary: dict[str, Any] = {"total_decisions": counts["total"]}
+    verification, only the compliance status (the calibration figures, the alerts and the
+    rubber-stamp flags it rests on)."""
+    org, users = reporting.user_figures(scope.decisions())
+    summary: dict[str, Any] = {"total_decisions": org["decisions"]}
     if template == "eu_ai_act":
-        summary["compliance_status"] = eu_ai_act.status_of(counts=counts, alerts=evidence_alerts(scope))
+        summary["compliance_status"] = eu_ai_act.status_of(
+            org=org,
+            users=users,
+            alerts=evidence_alerts(scope),
+            rubber_stampers=evidence_rubber_stampers(scope),
+        )
     data = {
         "template": template,
         "time_period": scope.time_period,

@@ -22,11 +22,12 @@ SEED = 2026
 GENDERS = (("male", 0.5), ("female", 0.5))
 AGE_GROUPS = (("18-34", 0.35), ("35-54", 0.4), ("55+", 0.25))
 ETHNICITIES = (("white", 0.6), ("black", 0.2), ("hispanic", 0.2))
-# Reviewer profiles: how often they follow the AI when it is confident (>= 0.6) and when it is not.
+# Reviewer profiles: how often they follow the AI when it rates its advice more likely right
+# (confidence over 0.5) and when it rates it more likely wrong (docs/reference/calibration.md, Rates).
 PROFILES = {
     "over-trusting": (0.98, 0.95),  # follows whatever the AI says (automation bias)
-    "under-trusting": (0.45, 0.40),  # overrides even a confident AI (algorithm aversion)
-    "calibrated": (0.93, 0.45),
+    "under-trusting": (0.45, 0.10),  # overrides even a confident AI (algorithm aversion)
+    "calibrated": (0.93, 0.10),  # follows the AI where it is more likely right, rarely where it is not
 }
 REVIEWERS = [("over-trusting", 8), ("under-trusting", 6), ("calibrated", 22)]
 # The reviewers' own lean per group, applied for each of an applicant's groups in turn: a negative
@@ -39,9 +40,9 @@ HUMAN_LEAN = {
     # (medium) and a little on young ones (low): gaps of tens of points, as real desks show.
     "2.2": {
         ("ethnicity", "white"): 0.2,
-        ("ethnicity", "black"): -0.74,
+        ("ethnicity", "black"): -0.82,
         ("age_group", "35-54"): 0.3,
-        ("age_group", "55+"): -0.84,
+        ("age_group", "55+"): -0.93,
         ("age_group", "18-34"): -0.16,
     },
 }
@@ -119,10 +120,11 @@ def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
             confidence = round(min(max(confidence, 0.05), 0.99), 2)
             reviewer = rng.choice(staff)
             confident, unsure = PROFILES[reviewer.profile]
-            follow = rng.random() < (confident if confidence >= 0.6 else unsure)
-            human = _lean(
-                rng, ai if follow else ("deny" if ai == "approve" else "approve"), subgroups, version
-            )
+            follow = rng.random() < (confident if confidence > 0.5 else unsure)
+            own = ai if follow else ("deny" if ai == "approve" else "approve")
+            human = _lean(rng, own, subgroups, version)
+            if reviewer.profile == "over-trusting" and confidence <= 0.5:
+                human = own  # who follows whatever the AI says adds no lean of their own where it is unsure
             body = {
                 "decision_id": f"demo-{version}-{DAYS - day:02d}-{i:03d}",
                 "user_id": reviewer.user_id,

@@ -76,12 +76,7 @@ def trust_trend(request: HttpRequest) -> dict[str, Any] | None:
     result = calibration_selectors.trend(customer, days=days, interval="day")
     points = [Point(p["period_start"], p["trust_score"]) for p in result["points"]]
     figures = calibration_selectors.organization_figures(customer, days=days)
-    risk_below = rules.risk_high_below()
-    chart = line_chart_svg(
-        points,
-        title=f"Daily trust score of {customer.pk}, last {TREND_DAYS} days",
-        reference=(risk_below, f"at-risk line ({risk_below})"),
-    )
+    chart = line_chart_svg(points, title=f"Daily trust score of {customer.pk}, last {TREND_DAYS} days")
     window = calibration_selectors.DayRange.last_days(rules.window_days())
     return {
         "customer": customer,
@@ -89,11 +84,14 @@ def trust_trend(request: HttpRequest) -> dict[str, Any] | None:
         "chart": mark_safe(chart),  # noqa: S308 (built from numbers and escaped labels)
         "direction": result["trend"]["direction"],
         "decisions": figures["decisions"],
-        "trust_score": _pct(figures["trust_score"]),
+        "coverage": _pct(figures["coverage"]),
+        "category": figures["category"],
+        "trust_score": _num(figures["trust_score"]),
+        "attainable_score": _num(figures["attainable_score"]),
+        "reliance_skill": _num(figures["reliance_skill"]),
         "overtrust": _pct(figures["overtrust_rate"]),
         "undertrust": _pct(figures["undertrust_rate"]),
         "days": TREND_DAYS,
-        "risk_below": risk_below,
         "window_days": rules.window_days(),
         "risk_users": len(calibration_selectors.risk_users(customer, days=window)),
     }
@@ -101,6 +99,10 @@ def trust_trend(request: HttpRequest) -> dict[str, Any] | None:
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def _num(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.2f}"
 
 
 @console_panel(order=30, template="console/panels/exports.html")

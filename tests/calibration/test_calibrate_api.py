@@ -24,22 +24,34 @@ CALIBRATE_KEYS = {
 PROFILE_KEYS = {
     "user_id",
     "decisions",
+    "scored_decisions",
+    "unscored_decisions",
+    "coverage",
     "agreement_rate",
     "override_rate",
     "mean_ai_confidence",
-    "overtrust_rate",
-    "undertrust_rate",
     "calibration_gap",
     "trust_score",
+    "attainable_score",
+    "reliance_gap",
+    "reliance_skill",
+    "overtrust_rate",
+    "overtrust_effective_n",
+    "overtrust_rate_ci",
+    "undertrust_rate",
+    "undertrust_effective_n",
+    "undertrust_rate_ci",
     "category",
     "risk_level",
-    "scored_decisions",
     "outcomes_known",
+    "ai_accuracy",
     "overreliance_rate",
     "underreliance_rate",
     "switch_rate",
     "rair",
     "rsr",
+    "automation_bias_incidents",
+    "automation_bias_rate",
 }
 
 
@@ -77,58 +89,50 @@ def test_outcome_known_overrode_and_ai_wrong_is_calibrated(api):
     assert category(api, ai="approve", user="deny", outcome="deny") == "CALIBRATED"
 
 
-def test_no_outcome_followed_below_0_5_confidence_is_overtrusting(api):
+def test_followed_below_0_5_confidence_is_overtrusting(api):
     assert category(api, user="approve", confidence=0.49) == "OVERTRUSTING"
 
 
-def test_no_outcome_followed_at_0_5_confidence_is_calibrated(api):
+def test_followed_or_overrode_at_0_5_confidence_is_calibrated(api):
     assert category(api, user="approve", confidence=0.5) == "CALIBRATED"
+    assert category(api, user="deny", confidence=0.5) == "CALIBRATED"
 
 
-def test_no_outcome_overrode_at_0_8_confidence_is_undertrusting(api):
-    assert category(api, user="deny", confidence=0.8) == "UNDERTRUSTING"
+def test_overrode_above_0_5_confidence_is_undertrusting(api):
+    assert category(api, user="deny", confidence=0.51) == "UNDERTRUSTING"
 
 
-def test_no_outcome_overrode_below_0_8_confidence_is_calibrated(api):
-    assert category(api, user="deny", confidence=0.79) == "CALIBRATED"
-
-
-def test_no_outcome_followed_at_high_confidence_is_calibrated(api):
+def test_followed_at_high_confidence_and_overrode_at_low_confidence_are_calibrated(api):
     assert category(api, user="approve", confidence=0.95) == "CALIBRATED"
-
-
-def test_no_outcome_overrode_at_low_confidence_is_calibrated(api):
     assert category(api, user="deny", confidence=0.1) == "CALIBRATED"
 
 
 @pytest.mark.parametrize("user", ["approve", "deny"])
-def test_no_confidence_and_no_outcome_is_calibrated(api, user):
-    assert category(api, user=user) == "CALIBRATED"
+def test_no_confidence_and_no_outcome_is_unscored_and_fires_nothing(api, user):
+    assert category(api, user=user) == "UNSCORED"
+    assert not Event.objects.filter(type="trust.miscalibrated").exists()
 
 
-def test_outcome_takes_precedence_over_a_low_confidence(api):
-    # Followed at 0.2 would be OVERTRUSTING by confidence, but the AI was right.
-    assert category(api, user="approve", confidence=0.2, outcome="approve") == "CALIBRATED"
+def test_the_confidence_judges_the_act_even_where_the_outcome_is_known(api):
+    # Followed at 0.2: the AI itself called its advice more likely wrong, whatever happened after.
+    assert category(api, user="approve", confidence=0.2, outcome="approve") == "OVERTRUSTING"
+    # Overrode at 0.95: whatever happened after.
+    assert category(api, user="deny", confidence=0.95, outcome="deny") == "UNDERTRUSTING"
+    assert category(api, user="approve", confidence=0.95, outcome="deny") == "CALIBRATED"
 
 
-def test_outcome_takes_precedence_over_a_high_confidence(api):
-    # Overrode at 0.95 would be UNDERTRUSTING by confidence, but the AI was wrong.
-    assert category(api, user="deny", confidence=0.95, outcome="deny") == "CALIBRATED"
-    # Followed at 0.95 is fine by confidence, but the AI was wrong.
-    assert category(api, user="approve", confidence=0.95, outcome="deny") == "OVERTRUSTING"
+def test_a_late_outcome_decides_an_unscored_record(api):
+    assert category(api, user="approve", decision_id="late-1") == "UNSCORED"
+    r = api.post("/v1/log", {"decision_id": "late-1", "outcome": "deny"}, format="json")
+    assert r.status_code == 201, r.content
+    entries = api.get("/v1/audit-trail", {"decision_id": "late-1"}).json()["data"]
+    assert sorted(e["calibration_category"] for e in entries) == ["OVERTRUSTING", "UNSCORED"]
 
 
 def test_comparisons_trim_and_case_fold(api):
     body = calibrate(api, ai="Approve", user=" APPROVE ", confidence=0.3, outcome=" deny")
     assert body["followed_ai"] is True
     assert body["calibration_category"] == "OVERTRUSTING"
-
-
-def test_confidence_thresholds_are_settings(api, settings):
-    settings.CALIBRATION_LOW_CONFIDENCE = 0.6
-    settings.CALIBRATION_HIGH_CONFIDENCE = 0.9
-    assert category(api, user="approve", confidence=0.55) == "OVERTRUSTING"
-    assert category(api, user="deny", confidence=0.85) == "CALIBRATED"
 
 
 # --- the response ----------------------------------------------------------------------------
@@ -208,69 +212,106 @@ def test_calibrate_fires_trust_miscalibrated_per_miscalibrated_record(api):
 
 # --- per-user figures -----------------------------------------------------------------------
 
+HAND_CONFIDENCES = [0.9, 0.9, 0.9, 0.9, 0.8, 0.8, 0.7, 0.6, 0.3, 0.2]
+HAND_FOLLOWED = [1, 1, 1, 1, 1, 0, 1, 1, 1, 0]
 
-def test_fewer_than_10_decisions_is_insufficient_data(api):
+
+def test_the_hand_case_of_the_reference(api):
+    """docs/reference/calibration.md, Worked example."""
+    for c, f in zip(HAND_CONFIDENCES, HAND_FOLLOWED, strict=True):
+        p = calibrate(api, user="approve" if f else "deny", confidence=c)["user_profile"]
+    assert p["trust_score"] == pytest.approx(0.70)
+    assert p["attainable_score"] == pytest.approx(0.80)
+    assert p["reliance_gap"] == pytest.approx(0.10)
+    assert p["reliance_skill"] == pytest.approx(0.08 / 0.18)
+    assert round(p["reliance_skill"], 4) == 0.4444
+    assert p["overtrust_rate"] == pytest.approx(0.40)
+    assert round(p["overtrust_effective_n"], 4) == 1.9231
+    assert p["undertrust_rate"] == pytest.approx(0.6 / 5.0)  # w_u: 0.8 x4, 0.6 x2, 0.4, 0.2; overrode one 0.6
+    assert p["category"] == "INSUFFICIENT_DATA"  # 10 scored, but the over-trust interval straddles 0.50
+    assert p["risk_level"] == "insufficient_data"  # under 30 scored decisions
+    assert p["scored_decisions"] == 10 and p["unscored_decisions"] == 0 and p["coverage"] == 1.0
+    assert p["calibration_gap"] == pytest.approx((8 - 7.0) / 10)
+
+
+def test_unscored_decisions_enter_no_figure_but_the_counts_of_all(api):
+    for c, f in zip(HAND_CONFIDENCES, HAND_FOLLOWED, strict=True):
+        calibrate(api, user="approve" if f else "deny", confidence=c)
+    for _ in range(5):
+        p = calibrate(api, user="approve")["user_profile"]
+    assert p["decisions"] == 15 and p["scored_decisions"] == 10 and p["unscored_decisions"] == 5
+    assert p["coverage"] == pytest.approx(10 / 15)
+    assert p["trust_score"] == pytest.approx(0.70) and p["overtrust_rate"] == pytest.approx(0.40)
+    assert p["agreement_rate"] == pytest.approx(13 / 15)  # counts every decision
+
+
+def test_fewer_than_10_scored_decisions_is_insufficient_data(api):
     for _ in range(9):
         profile = calibrate(api, user="approve", confidence=0.3)["user_profile"]
-    assert profile["decisions"] == 9
     assert profile["category"] == "INSUFFICIENT_DATA"
     profile = calibrate(api, user="approve", confidence=0.3)["user_profile"]
-    assert profile["decisions"] == 10
+    assert profile["scored_decisions"] == 10
+    # Always followed where the AI said 0.3: rate 1 at Kish n 10, Wilson lower bound 0.72 > 0.50.
+    assert profile["overtrust_rate"] == 1.0 and profile["overtrust_effective_n"] == pytest.approx(10)
+    assert profile["overtrust_rate_ci"][0] == pytest.approx(0.7225, abs=1e-4)
     assert profile["category"] == "OVERTRUSTING"
 
 
-def test_user_following_low_confidence_advice_is_overtrusting_with_hand_computed_figures(api):
-    for _ in range(10):
+def test_user_following_low_confidence_advice_has_hand_computed_figures(api):
+    for _ in range(30):
         profile = calibrate(api, user="approve", confidence=0.3)["user_profile"]
-    # gap = mean(1 - 0.3) = 0.7; one bin [0.2, 0.4) with f=1, c=0.3 -> RCE 0.7, trust 0.3.
+    assert profile["trust_score"] == pytest.approx(0.3)  # q = p = 0.3 each
+    assert profile["attainable_score"] == pytest.approx(0.7)
+    assert profile["reliance_gap"] == pytest.approx(0.4)
+    assert profile["reliance_skill"] == pytest.approx(
+        0.0
+    )  # following at random at the same rate scores 0.3 too
     assert profile["calibration_gap"] == pytest.approx(0.7)
-    assert profile["trust_score"] == pytest.approx(0.3)
-    assert profile["agreement_rate"] == 1.0 and profile["override_rate"] == 0.0
-    assert profile["overtrust_rate"] == 1.0 and profile["undertrust_rate"] == 0.0
-    assert profile["mean_ai_confidence"] == pytest.approx(0.3)
-    assert profile["risk_level"] == "high"
+    assert profile["automation_bias_incidents"] == 30 and profile["automation_bias_rate"] == 1.0
+    assert profile["category"] == "OVERTRUSTING" and profile["risk_level"] == "high"
 
 
 def test_user_overriding_confident_advice_is_undertrusting(api):
     for _ in range(10):
         profile = calibrate(api, user="deny", confidence=0.9)["user_profile"]
-    assert profile["calibration_gap"] == pytest.approx(-0.9)
+    assert profile["undertrust_rate"] == 1.0 and profile["overtrust_rate"] is None
+    assert profile["overtrust_rate_ci"] == [0.0, 1.0] and profile["overtrust_effective_n"] == 0
     assert profile["category"] == "UNDERTRUSTING"
     assert profile["trust_score"] == pytest.approx(0.1)
 
 
-def test_user_following_as_often_as_the_confidence_says_is_calibrated_with_trust_1(api):
-    # In the [0.6, 0.8) band at 0.7 confidence, following 7 times out of 10 is RCE 0.
-    for i in range(10):
-        profile = calibrate(api, user="approve" if i < 7 else "deny", confidence=0.7)["user_profile"]
-    assert profile["trust_score"] == pytest.approx(1.0)
-    assert profile["calibration_gap"] == pytest.approx(0.0, abs=1e-9)
+def test_a_rubber_stamper_at_confident_advice_is_not_calibrated(api):
+    # Follows everything; the AI is confident on 24 and unsure on 6 (0.3): over-trust 6 of 6.
+    for i in range(30):
+        profile = calibrate(api, user="approve", confidence=0.3 if i % 5 == 0 else 0.9)["user_profile"]
+    assert profile["overtrust_rate"] == 1.0
+    assert profile["category"] == "OVERTRUSTING"
+
+
+def test_following_exactly_the_confident_advice_is_calibrated_with_skill_1(api):
+    for i in range(40):
+        c = 0.9 if i % 2 else 0.1
+        profile = calibrate(api, user="approve" if c > 0.5 else "deny", confidence=c)["user_profile"]
+    assert profile["trust_score"] == pytest.approx(0.9)
+    assert profile["attainable_score"] == pytest.approx(0.9)
+    assert profile["reliance_gap"] == pytest.approx(0.0, abs=1e-12)
+    assert profile["reliance_skill"] == pytest.approx(1.0)
     assert profile["category"] == "CALIBRATED"
     assert profile["risk_level"] == "low"
 
 
-def test_trust_score_mixes_appropriate_reliance_and_rce_on_a_hand_computed_table(api):
-    # O (outcomes known, confidence 0.6): appropriate, not, appropriate, not -> AR = 0.5.
-    calibrate(api, user="approve", confidence=0.6, outcome="approve")  # followed, AI right
-    calibrate(api, user="approve", confidence=0.6, outcome="deny")  # followed, AI wrong -> OVER
-    calibrate(api, user="deny", confidence=0.6, outcome="deny")  # overrode, AI wrong
-    calibrate(api, user="deny", confidence=0.6, outcome="approve")  # overrode, AI right -> UNDER
-    # C: bin [0.8, 1.0]: n=2, f=0.5, c=0.9; bin [0, 0.2): n=1, f=0, c=0.1.
-    calibrate(api, user="approve", confidence=0.9)
-    calibrate(api, user="deny", confidence=0.9)  # -> UNDER
-    p = calibrate(api, user="deny", confidence=0.1)["user_profile"]
-    rce = (2 / 3) * 0.4 + (1 / 3) * 0.1
-    assert p["trust_score"] == pytest.approx((4 * 0.5 + 3 * (1 - rce)) / 7, abs=1e-6)  # 0.585714
-    assert p["calibration_gap"] == pytest.approx((0 + 1 + 0 - 1 + 0.1 - 0.9 - 0.1) / 7, abs=1e-6)
-    assert p["agreement_rate"] == pytest.approx(3 / 7, abs=1e-6)
-    assert p["override_rate"] == pytest.approx(4 / 7, abs=1e-6)
-    assert p["mean_ai_confidence"] == pytest.approx((4 * 0.6 + 0.9 + 0.9 + 0.1) / 7, abs=1e-6)
-    assert p["overtrust_rate"] == pytest.approx(1 / 7, abs=1e-6)
-    assert p["undertrust_rate"] == pytest.approx(2 / 7, abs=1e-6)
-    assert p["overreliance_rate"] == pytest.approx(0.5)  # followed | AI wrong
-    assert p["underreliance_rate"] == pytest.approx(0.5)  # overrode | AI right
-    assert p["scored_decisions"] == 7 and p["outcomes_known"] == 4
-    assert p["category"] == "INSUFFICIENT_DATA"
+def test_outcomes_score_realised_reliance_and_the_attainable_score_uses_the_ai_accuracy(api):
+    # Outcome only: q = 1[followed == AI right]; a = max(pi, 1 - pi) with pi = 3/4.
+    calibrate(api, user="approve", outcome="approve")  # followed, right: q 1
+    calibrate(api, user="approve", outcome="approve")  # q 1
+    calibrate(api, user="deny", outcome="approve")  # overrode, right: q 0 (UNDERTRUSTING)
+    p = calibrate(api, user="approve", outcome="deny")["user_profile"]  # followed, wrong: q 0
+    assert p["trust_score"] == pytest.approx(0.5)
+    assert p["ai_accuracy"] == pytest.approx(0.75)
+    assert p["attainable_score"] == pytest.approx(0.75)
+    assert p["overtrust_rate"] == pytest.approx(1.0)  # w_o = 1 where the AI was wrong: followed 1 of 1
+    assert p["undertrust_rate"] == pytest.approx(1 / 3)  # w_u = 1 where it was right: overrode 1 of 3
+    assert p["overreliance_rate"] == pytest.approx(1.0) and p["underreliance_rate"] == pytest.approx(1 / 3)
 
 
 def test_switch_rate_rair_and_rsr_on_a_hand_computed_table(api):
@@ -302,16 +343,17 @@ def test_reliance_figures_are_null_when_their_denominator_is_zero(api):
 def test_trust_score_is_null_without_any_outcome_or_confidence(api):
     p = calibrate(api, user="approve")["user_profile"]
     assert p["trust_score"] is None and p["calibration_gap"] is None and p["mean_ai_confidence"] is None
-    assert p["decisions"] == 1
+    assert p["overtrust_rate"] is None and p["overtrust_rate_ci"] == [0.0, 1.0]
+    assert p["decisions"] == 1 and p["scored_decisions"] == 0 and p["coverage"] == 0.0
 
 
 def test_late_outcome_moves_the_users_figures(api):
-    calibrate(api, user="approve", confidence=0.9, decision_id="lo-1")
+    calibrate(api, user="approve", decision_id="lo-1")
     assert api.post("/v1/log", {"decision_id": "lo-1", "outcome": "deny"}, format="json").status_code == 201
-    p = calibrate(api, user="approve", confidence=0.9, outcome="approve")["user_profile"]
-    assert p["outcomes_known"] == 2
-    assert p["overtrust_rate"] == pytest.approx(0.5)  # lo-1 is now OVERTRUSTING
-    assert p["trust_score"] == pytest.approx(0.5)  # AR over O: 1 of 2 appropriate
+    p = calibrate(api, user="approve", outcome="approve")["user_profile"]
+    assert p["outcomes_known"] == 2 and p["scored_decisions"] == 2
+    assert p["automation_bias_incidents"] == 1  # lo-1 is now OVERTRUSTING
+    assert p["trust_score"] == pytest.approx(0.5)  # 1 of 2 appropriate
 
 
 def test_profile_covers_the_last_90_days_only(api):

@@ -12,27 +12,44 @@ from webhooks.models import Event
 
 pytestmark = pytest.mark.django_db
 
+FIGURE_KEYS = {
+    "scored_decisions",
+    "unscored_decisions",
+    "coverage",
+    "agreement_rate",
+    "override_rate",
+    "mean_ai_confidence",
+    "calibration_gap",
+    "trust_score",
+    "attainable_score",
+    "reliance_gap",
+    "reliance_skill",
+    "overtrust_rate",
+    "overtrust_effective_n",
+    "overtrust_rate_ci",
+    "undertrust_rate",
+    "undertrust_effective_n",
+    "undertrust_rate_ci",
+    "category",
+    "risk_level",
+    "outcomes_known",
+    "ai_accuracy",
+    "overreliance_rate",
+    "underreliance_rate",
+    "switch_rate",
+    "rair",
+    "rsr",
+    "automation_bias_incidents",
+    "automation_bias_rate",
+}
 TRUST_KEYS = {
     "scope",
     "user_id",
     "model_id",
     "from",
     "to",
-    "trust_score",
-    "category",
-    "risk_level",
     "decisions_analyzed",
-    "agreement_rate",
-    "override_rate",
-    "overtrust_rate",
-    "undertrust_rate",
-    "mean_ai_confidence",
-    "calibration_gap",
-    "overreliance_rate",
-    "underreliance_rate",
-    "switch_rate",
-    "rair",
-    "rsr",
+    *FIGURE_KEYS,
     "risk_users",
     "computed_at",
 }
@@ -68,63 +85,87 @@ def test_user_scope_answers_the_users_figures(api):
     assert body["decisions_analyzed"] == 10
     assert body["trust_score"] == pytest.approx(0.3)
     assert body["category"] == "OVERTRUSTING"
-    assert body["risk_level"] == "high"
+    assert body["risk_level"] == "insufficient_data"  # under 30 scored decisions
     assert body["risk_users"] == []
     today = dt.datetime.now(dt.UTC).date()
     assert body["to"] == today.isoformat()
     assert body["from"] == (today - dt.timedelta(days=89)).isoformat()
 
 
-def test_organization_trust_score_is_the_users_scores_weighted_by_scored_decisions(api):
-    # Same confidence band, opposite behaviour: pooling the band would give 0.6, but
-    # each user's own score is 0.9 and 0.1, and their weighted mean is 0.5.
+def test_organization_scores_weigh_every_scored_decision_the_same(api):
     log_many(api, 10, user_id="follows", user="approve", confidence=0.9)
     log_many(api, 10, user_id="overrides", user="deny", confidence=0.9)
+    log_many(api, 5, user_id="overrides", user="deny")  # unscored
     body = trust(api)
+    assert set(body) == TRUST_KEYS | {"confidence_check"}
     assert body["scope"] == "organization" and body["user_id"] is None
-    assert body["trust_score"] == pytest.approx(0.5)
+    assert body["trust_score"] == pytest.approx((10 * 0.9 + 10 * 0.1) / 20)
+    assert body["attainable_score"] == pytest.approx(0.9)
     assert body["calibration_gap"] == pytest.approx((10 * 0.1 + 10 * -0.9) / 20)
-    assert body["agreement_rate"] == pytest.approx(0.5)  # rates over all decisions
-    assert body["undertrust_rate"] == pytest.approx(0.5)
-    assert body["decisions_analyzed"] == 20
-    assert body["risk_level"] == "high"
+    assert body["agreement_rate"] == pytest.approx(10 / 25)  # rates of every decision
+    assert body["undertrust_rate"] == pytest.approx(0.5)  # w_u = 0.8 each: 10 of 20 overrode
+    assert body["decisions_analyzed"] == 25 and body["scored_decisions"] == 20
+    assert body["coverage"] == pytest.approx(0.8)
+    assert body["risk_level"] == "insufficient_data"
+    assert body["confidence_check"]["verdict"] == "not_checked"
 
 
-def test_risk_levels_follow_the_trust_score(api):
-    log_many(api, 10, user_id="low", user="approve", confidence=0.9)  # 0.9
-    log_many(api, 7, user_id="medium", user="approve", confidence=0.7)  # 7 of 10 followed at 0.7 -> 1.0
-    log_many(api, 10, user_id="mid", user="approve", confidence=0.7)  # f=1, c=0.7 -> 0.7
+def test_the_organisations_effective_n_counts_reviewers_as_clusters(api):
+    # Two reviewers at opposite extremes: Kish would see 20 decisions, the clusters see 2.
+    log_many(api, 10, user_id="follows", user="approve", confidence=0.3)
+    log_many(api, 10, user_id="overrides", user="deny", confidence=0.3)
+    body = trust(api)
+    assert body["overtrust_rate"] == pytest.approx(0.5)
+    # v = 2/1 * ((4 - 0.5*4)^2 + (0 - 0.5*4)^2) / 8^2 = 0.25; r(1-r)/v = 1.
+    assert body["overtrust_effective_n"] == pytest.approx(1.0)
+    alone = trust(api, user_id="follows")
+    assert alone["overtrust_effective_n"] == pytest.approx(10.0)  # Kish, one reviewer
+
+
+def test_risk_levels_follow_the_reliance_gap(api):
+    log_many(api, 30, user_id="low", user="approve", confidence=0.9)  # gap 0
+    log_many(api, 15, user_id="medium", user="approve", confidence=0.9)
+    log_many(api, 15, user_id="medium", user="approve", confidence=0.45)  # gap 0.05 (0.55 - 0.45 on half)
+    log_many(api, 30, user_id="high", user="approve", confidence=0.3)  # gap 0.4
     assert trust(api, user_id="low")["risk_level"] == "low"
-    assert trust(api, user_id="mid")["risk_level"] == "medium"
-    assert trust(api, user_id="nobody")["risk_level"] == "low"
+    assert trust(api, user_id="medium")["reliance_gap"] == pytest.approx(0.05)
+    assert trust(api, user_id="medium")["risk_level"] == "medium"
+    assert trust(api, user_id="high")["risk_level"] == "high"
+    assert trust(api, user_id="nobody")["risk_level"] == "insufficient_data"
 
 
 def test_empty_scope_has_null_figures_and_insufficient_data(api):
     body = trust(api, user_id="ghost")
     assert body["decisions_analyzed"] == 0
     assert body["trust_score"] is None and body["agreement_rate"] is None
-    assert body["category"] == "INSUFFICIENT_DATA"
+    assert body["category"] == "INSUFFICIENT_DATA" and body["risk_level"] == "insufficient_data"
 
 
-def test_risk_users_have_20_decisions_and_trust_below_0_6_worst_first(api):
-    log_many(api, 20, user_id="worst", user="deny", confidence=0.9)  # 0.1
-    log_many(api, 20, user_id="bad", user="approve", confidence=0.3)  # 0.3
-    log_many(api, 19, user_id="few", user="deny", confidence=0.9)  # too few decisions
-    log_many(api, 20, user_id="fine", user="approve", confidence=0.9)  # 0.9
+def test_risk_users_have_30_scored_decisions_largest_gap_first(api):
+    log_many(api, 30, user_id="worst", user="deny", confidence=0.9)  # gap 0.8
+    log_many(api, 30, user_id="bad", user="approve", confidence=0.3)  # gap 0.4
+    log_many(api, 29, user_id="few", user="deny", confidence=0.9)  # too few decisions
+    log_many(api, 30, user_id="fine", user="approve", confidence=0.9)  # gap 0
+    log_many(api, 30, user_id="unscored", user="deny")  # nothing to judge
     risk = trust(api)["risk_users"]
     assert [r["user_id"] for r in risk] == ["worst", "bad"]
     assert risk[0] == {
         "user_id": "worst",
         "trust_score": pytest.approx(0.1),
-        "decisions": 20,
+        "reliance_gap": pytest.approx(0.8),
+        "risk_level": "high",
+        "decisions": 30,
+        "scored_decisions": 30,
         "category": "UNDERTRUSTING",
-        "overtrust_rate": 0.0,
+        "overtrust_rate": None,
+        "overtrust_rate_ci": [0.0, 1.0],
         "undertrust_rate": 1.0,
+        "undertrust_rate_ci": [pytest.approx(0.8865, abs=1e-4), 1.0],
     }
 
 
-def test_risk_user_identified_fires_once_when_a_user_newly_enters_high_risk(api):
-    log_many(api, 20, user_id="worst", user="deny", confidence=0.9)
+def test_risk_user_identified_fires_once_when_a_user_newly_becomes_a_risk_user(api):
+    log_many(api, 30, user_id="worst", user="deny", confidence=0.9)
     trust(api)
     trust(api)
     trust(api, user_id="worst")
@@ -132,14 +173,15 @@ def test_risk_user_identified_fires_once_when_a_user_newly_enters_high_risk(api)
     assert len(events) == 1
     assert events[0].data["user_id"] == "worst"
     assert events[0].data["trust_score"] == pytest.approx(0.1)
+    assert events[0].data["reliance_gap"] == pytest.approx(0.8)
     assert events[0].data["regulation"] == "All"
 
 
 def test_risk_user_identified_fires_at_most_once_per_24_hours(api):
-    # The window decides whether "u" is at risk: 20 bad decisions on one day, 20 good on another.
+    # The window decides whether "u" is at risk: 30 bad decisions on one day, 30 good on another.
     bad, good = days_ago(5)[:10], days_ago(4)[:10]
-    log_many(api, 20, user_id="u", user="deny", confidence=0.9, timestamp=days_ago(5))
-    log_many(api, 20, user_id="u", user="approve", confidence=0.9, timestamp=days_ago(4))
+    log_many(api, 30, user_id="u", user="deny", confidence=0.9, timestamp=days_ago(5))
+    log_many(api, 30, user_id="u", user="approve", confidence=0.9, timestamp=days_ago(4))
     with time_machine.travel(dt.datetime.now(dt.UTC) - dt.timedelta(hours=30), tick=True) as traveller:
         assert [r["user_id"] for r in trust(api, **{"from": bad, "to": bad})["risk_users"]] == ["u"]  # fires
         assert trust(api, **{"from": good, "to": good})["risk_users"] == []  # recovered
@@ -178,7 +220,7 @@ def test_trust_score_bad_input_is_a_validation_error(api, body):
 
 
 def test_trust_score_is_tenant_scoped(api, other_api):
-    log_many(api, 20, user_id="worst", user="deny", confidence=0.9)
+    log_many(api, 30, user_id="worst", user="deny", confidence=0.9)
     body = trust(other_api)
     assert body["decisions_analyzed"] == 0 and body["risk_users"] == []
 
@@ -213,7 +255,10 @@ def test_trend_defaults_to_30_zero_filled_daily_points_ending_today(api):
     assert empty == {
         "period_start": empty["period_start"],
         "decisions": 0,
+        "scored_decisions": 0,
         "trust_score": None,
+        "attainable_score": None,
+        "reliance_gap": None,
         "agreement_rate": None,
         "overtrust_count": 0,
         "undertrust_count": 0,
@@ -221,13 +266,13 @@ def test_trend_defaults_to_30_zero_filled_daily_points_ending_today(api):
 
 
 def test_trend_slope_and_direction_improving(api):
-    # Trust 0.1, 0.6 (f=0.5 at c=0.9), 0.9 on three consecutive days -> least-squares slope 0.4 per day.
+    # Trust 0.1, 0.5 (one followed, one overrode at c=0.9), 0.9 on three consecutive days -> slope 0.4 per day.
     log_many(api, 2, user_id="alice", user="deny", confidence=0.9, timestamp=days_ago(3))
     log_many(api, 1, user_id="alice", user="deny", confidence=0.9, timestamp=days_ago(2))
     log_many(api, 1, user_id="alice", user="approve", confidence=0.9, timestamp=days_ago(2))
     log_many(api, 2, user_id="alice", user="approve", confidence=0.9, timestamp=days_ago(1))
     body = trend(api, user_id="alice", **{"from": days_ago(3)[:10], "to": days_ago(1)[:10]})
-    assert [p["trust_score"] for p in body["points"]] == pytest.approx([0.1, 0.6, 0.9])
+    assert [p["trust_score"] for p in body["points"]] == pytest.approx([0.1, 0.5, 0.9])
     assert [p["undertrust_count"] for p in body["points"]] == [2, 1, 0]
     assert body["trend"] == {"direction": "improving", "slope": pytest.approx(0.4)}
 
@@ -264,6 +309,25 @@ def test_organization_trend_points_weigh_users_like_the_trust_score(api):
     log_many(api, 10, user_id="overrides", user="deny", confidence=0.9, timestamp=days_ago(1))
     point = trend(api)["points"][-2]
     assert point["decisions"] == 20 and point["trust_score"] == pytest.approx(0.5)
+
+
+def test_a_periods_scores_are_the_scored_decision_weighted_means_of_its_days(api):
+    # Outcome-only decisions: the attainable score of every day uses the AI accuracy of the whole window.
+    for day, (user, outcome, n) in enumerate(
+        [("approve", "approve", 3), ("approve", "deny", 2), ("deny", "approve", 4), ("deny", "deny", 1)]
+    ):
+        log_many(api, n, user_id="alice", user=user, outcome=outcome, timestamp=days_ago(day + 2))
+        log_many(
+            api, 1, user_id="bob", user="approve", confidence=0.2 + 0.1 * day, timestamp=days_ago(day + 2)
+        )
+    window = {"from": days_ago(5)[:10], "to": days_ago(2)[:10]}
+    days = [p for p in trend(api, **window)["points"] if p["scored_decisions"]]
+    whole = trust(api, **window)
+    for key in ("trust_score", "attainable_score", "reliance_gap"):
+        mean = sum(p[key] * p["scored_decisions"] for p in days) / sum(p["scored_decisions"] for p in days)
+        assert mean == pytest.approx(whole[key], abs=1e-12)
+    weekly = trend(api, interval="month", **window)["points"]
+    assert sum(p["scored_decisions"] for p in weekly) == whole["scored_decisions"]
 
 
 @pytest.mark.parametrize(
@@ -329,6 +393,6 @@ def test_threshold_on_trust_score_below_a_value(api, other_api):
 
 
 def test_the_beat_task_identifies_risk_users_of_active_customers(api):
-    log_many(api, 20, user_id="worst", user="deny", confidence=0.9)
+    log_many(api, 30, user_id="worst", user="deny", confidence=0.9)
     thresholds_check()
     assert Event.objects.filter(type="risk_user.identified", data__user_id="worst").count() == 1

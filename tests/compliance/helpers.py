@@ -15,23 +15,25 @@ def at(days_ago: int, hour: int = 10) -> str:
 
 
 def decision(i: int, *, overtrust: bool = False, **overrides: Any) -> dict[str, Any]:
-    """A decision with a known outcome: followed and the AI wrong is OVERTRUSTING (docs/reference/calibration.md), else
-    CALIBRATED (followed and right, or overrode and wrong)."""
+    """A decision with a confidence and a known outcome (docs/reference/calibration.md, Category of a decision):
+    followed under 0.5 confidence and the AI wrong is OVERTRUSTING; else CALIBRATED (followed a confident
+    AI that was right, or overrode an unsure AI that was wrong)."""
     ai = "approve" if i % 2 else "deny"
     other = "deny" if ai == "approve" else "approve"
+    unsure, confident = round(0.05 + (i % 9) / 20, 2), round(0.55 + (i % 9) / 20, 2)
     if overtrust:
-        user_decision, outcome = ai, other
+        user_decision, outcome, confidence = ai, other, unsure
     elif i % 5 == 0:
-        user_decision, outcome = other, other  # overrode a wrong AI
+        user_decision, outcome, confidence = other, other, unsure  # overrode a wrong AI
     else:
-        user_decision, outcome = ai, ai
+        user_decision, outcome, confidence = ai, ai, confident
     body = {
         "decision_id": f"dec-{i}",
         "user_id": USERS[i % len(USERS)],
         "model_id": "loan-v1" if i % 4 else "loan-v2",
         "model_version": "2026.11",
         "ai_recommendation": ai,
-        "ai_confidence": round(0.05 + (i % 19) / 20, 2),
+        "ai_confidence": confidence,
         "user_decision": user_decision,
         "outcome": outcome,
         "context": f"application {i}, amount {1000 + i * 10} EUR",

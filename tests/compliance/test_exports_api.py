@@ -173,7 +173,13 @@ def test_eu_executive_summary_counts_the_filtered_decisions(api):
     assert summary["automation_bias_incidents"] == 4
     assert summary["automation_bias_rate"] == 0.1
     assert summary["human_override_rate"] == pytest.approx(sum(1 for i in range(4, 40) if i % 5 == 0) / 40)
-    assert summary["compliance_status"] == "NEEDS_REVIEW"
+    assert (
+        summary["scored_decisions"] == 40
+        and summary["unscored_decisions"] == 0
+        and summary["coverage"] == 1.0
+    )
+    assert summary["compliance_status"] == "INSUFFICIENT_EVIDENCE"  # under 100 scored decisions
+    assert "100" in summary["compliance_status_reason"]
     points = [m["point"] for m in summary["oversight_measures"]]
     assert points == ["14(4)(a)", "14(4)(b)", "14(4)(c)", "14(4)(d)", "14(4)(e)"]
 
@@ -281,15 +287,30 @@ def _status(api) -> str:
 
 @pytest.mark.parametrize(
     ("overtrust", "expected"),
-    [(49, "COMPLIANT"), (50, "NEEDS_REVIEW"), (149, "NEEDS_REVIEW"), (150, "NON_COMPLIANT")],
+    # Of 1,000 decisions about 190 overrode an unsure AI; the first `overtrust` followed one. The
+    # organisation's over-trust rate is about overtrust / (overtrust + 190).
+    [(49, "COMPLIANT"), (150, "INSUFFICIENT_EVIDENCE"), (400, "NON_COMPLIANT")],
 )
-def test_compliance_status_at_the_thresholds(api, overtrust, expected):
+def test_compliance_status_follows_the_over_trust_interval(api, overtrust, expected):
     seed(api, 1000, overtrust=overtrust)
     assert _status(api) == expected
 
 
+def test_an_over_trusting_reviewer_needs_review(api):
+    seed(api, 1000)
+    seed(api, 60, overtrust=60, start=1000, user_id="zed")  # follows every unsure AI
+    assert _status(api) == "NEEDS_REVIEW"
+
+
+def test_unscored_decisions_leave_the_evidence_insufficient(api):
+    seed(api, 200)
+    assert _status(api) == "COMPLIANT"
+    seed(api, 60, start=200, ai_confidence=None, outcome=None)  # coverage 200 / 260 < 0.80
+    assert _status(api) == "INSUFFICIENT_EVIDENCE"
+
+
 def test_an_open_critical_alert_makes_the_report_non_compliant(api):
-    seed(api, 20)
+    seed(api, 200)
     assert _status(api) == "COMPLIANT"
     alert = AlertFactory(severity="critical", status="open")
     assert _status(api) == "NON_COMPLIANT"
@@ -299,7 +320,7 @@ def test_an_open_critical_alert_makes_the_report_non_compliant(api):
 
 
 def test_an_open_high_alert_needs_review(api):
-    seed(api, 20)
+    seed(api, 200)
     AlertFactory(severity="high", status="acknowledged")
     assert _status(api) == "NEEDS_REVIEW"
 
@@ -308,7 +329,7 @@ def test_an_open_high_alert_needs_review(api):
 
 
 def test_completion_stores_report_ready_and_non_compliance_audit_required(api):
-    seed(api, 20, overtrust=5)
+    seed(api, 200, overtrust=150)
     job, content = export_file(api, template="eu_ai_act", format="csv")
     ready = Event.objects.get(type="compliance.report_ready")
     assert ready.data["export_id"] == job["export_id"]
@@ -321,7 +342,7 @@ def test_completion_stores_report_ready_and_non_compliance_audit_required(api):
 
 
 def test_a_compliant_report_fires_no_audit_required(api):
-    seed(api, 20)
+    seed(api, 200)
     export_file(api, template="eu_ai_act", format="csv")
     assert Event.objects.filter(type="compliance.report_ready").count() == 1
     assert not Event.objects.filter(type="audit.required").exists()

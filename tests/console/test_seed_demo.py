@@ -8,6 +8,7 @@ import time
 import pytest
 from django.core.management import call_command
 
+from console import demo_data
 from tests.compliance.helpers import at, export_file
 from tests.conftest import client_for, make_key
 
@@ -50,14 +51,22 @@ def test_seed_demo_is_idempotent_and_never_prints_an_existing_password(demo_api)
     assert demo_api.get("/v1/audit-trail?limit=1").json()["pagination"] == total["pagination"]
 
 
-def test_the_older_period_is_non_compliant_by_its_automation_bias_rate(demo_api):
+def test_the_older_period_is_not_compliant_and_its_over_trusters_are_flagged(demo_api):
     seed()
     _, body = export_file(
-        demo_api, template="eu_ai_act", format="json", time_period={"from": at(60)[:10], "to": at(31)[:10]}
+        demo_api, template="eu_ai_act", format="json", time_period={"from": at(59)[:10], "to": at(30)[:10]}
     )
-    summary = json.loads(body)["sections"]["executive_summary"]
-    assert summary["compliance_status"] == "NON_COMPLIANT"
+    data = json.loads(body)
+    summary = data["sections"]["executive_summary"]
+    assert summary["compliance_status"] in ("NEEDS_REVIEW", "NON_COMPLIANT"), summary[
+        "compliance_status_reason"
+    ]
     assert summary["automation_bias_rate"] >= 0.15
+    over_trusters = {r.user_id for r in demo_data.reviewers() if r.profile == "over-trusting"}
+    users = data["sections"]["trust_calibration_analysis"]["users"]
+    flagged = {u["user_id"] for u in users if u["category"] in ("OVERTRUSTING", "NON_DISCRIMINATING")}
+    assert len(flagged & over_trusters) >= 6, flagged
+    assert not flagged - over_trusters  # nobody else is flagged for over-trust
 
 
 def test_user_calibration_page_lists_risk_users_first_and_bias_alerts_show_badges(client, django_user_model):
@@ -74,8 +83,12 @@ def test_user_calibration_page_lists_risk_users_first_and_bias_alerts_show_badge
     users = page.context["users"]
     flags = [u["at_risk"] for u in users]
     assert any(flags) and flags == sorted(flags, reverse=True)  # every risk user before the others
-    at_risk = [u["trust_score"] for u in users if u["at_risk"]]
-    assert at_risk == sorted(at_risk) and all(score < 0.6 for score in at_risk)
+    at_risk = [u for u in users if u["at_risk"]]
+    assert [u["reliance_gap"] for u in at_risk] == sorted((u["reliance_gap"] for u in at_risk), reverse=True)
+    assert all(u["risk_level"] == "high" or u["category"] != "INSUFFICIENT_DATA" for u in at_risk)
+    over_trusters = {r.user_id for r in demo_data.reviewers() if r.profile == "over-trusting"}
+    shown = {u["user_id"] for u in users if u["category"] in ("OVERTRUSTING", "NON_DISCRIMINATING")}
+    assert len(shown & over_trusters) >= 6, shown
     bias = client.get("/admin/bias/biasalert/?severity__exact=critical").content.decode()
     assert 'class="tc-badge tc-critical"' in bias
 
@@ -96,7 +109,7 @@ def test_seed_demo_prints_its_months_and_dates_the_triage_inside_them(demo_api):
         time_period={"from": older[0].isoformat(), "to": older[1].isoformat()},
     )  # fmt: skip
     data = json.loads(body)
-    assert data["sections"]["executive_summary"]["compliance_status"] == "NON_COMPLIANT"
+    assert data["sections"]["executive_summary"]["compliance_status"] != "COMPLIANT"
     items = data["sections"]["bias_detection_summary"]["amplification_alerts"]["items"]
     triaged = [a for a in items if a["status_history"]]
     assert {a["status"] for a in triaged} >= {"resolved", "false_positive"}
