@@ -78,7 +78,7 @@ def _save(Decision, changed):
 class Migration(migrations.Migration):
     dependencies = [
         ("calibration", "0001_initial"),
-        ("audit", "0010_calibration_measures"),
+        ("audit", "0011_calibration_measures"),
     ]
 
     operations = [

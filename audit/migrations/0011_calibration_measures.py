@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("audit", "0009_entry_type_subgroups_attached"),
+        ("audit", "0010_format2_erasure"),
     ]
 
     operations = [
