@@ -23,6 +23,9 @@ class HealthChecksOutput(serializers.Serializer):
     cache = HealthCheckOutput()
     broker = HealthCheckOutput()
     workers = HealthCheckOutput()
+    checkpoint_key = HealthCheckOutput(
+        required=False, help_text="the checkpoint signing key can be used (else checkpoints are paused)"
+    )
 
 
 class HealthOutput(serializers.Serializer):
