@@ -40,7 +40,7 @@ HUMAN_LEAN = {
     # (medium) and a little on young ones (low): gaps of tens of points, as real desks show.
     "2.2": {
         ("ethnicity", "white"): 0.2,
-        ("ethnicity", "black"): -0.82,
+        ("ethnicity", "black"): -0.9,
         ("age_group", "35-54"): 0.3,
         ("age_group", "55+"): -0.93,
         ("age_group", "18-34"): -0.16,
