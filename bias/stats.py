@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from bias.domain import normalize_value, subgroups_lenient
 from bias.models import Correctness, SubgroupAttachment, SubgroupDailyStat
+from config import prepared
 from config.bulk import additive_upsert
 
 if TYPE_CHECKING:
@@ -239,7 +240,7 @@ def attachments_locked(customer_id: str, decision_ids: list[str]) -> dict[str, S
             ).only(*_ATTACHMENT_FIELDS):
                 found[row.decision_id] = row
         return found
-    with connection.cursor() as lock, connection.cursor() as read:
+    with prepared.cursor() as lock, prepared.cursor() as read:
         with connection.connection.pipeline():
             lock.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
             read.execute(_ATTACHMENTS_SQL, [customer_id, list(decision_ids)])

@@ -15,6 +15,8 @@ from django.db import connection, models
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 
+from config import prepared
+
 COPY_FROM = 50  # rows from which COPY is cheaper than one multi-row INSERT
 
 
@@ -50,7 +52,7 @@ def bulk_insert(
     drawn from the table's sequence and set on each object).
 
     On PostgreSQL up to COPY_FROM rows go in one INSERT ... SELECT FROM unnest(one array per
-    column) RETURNING the keys. With `deferred` their result is read only when the returned
+    column) RETURNING the keys, a prepared statement (config.prepared). With `deferred` their result is read only when the returned
     function is called (call it before reading the keys), so that in psycopg's pipeline mode
     the statements sent after it share its round trip (audit.apply)."""
     if not objs:
@@ -64,7 +66,7 @@ def bulk_insert(
     if len(objs) <= COPY_FROM:
         # One statement, its text compiled once per model: for a few rows one statement beats
         # drawing ids and then streaming a COPY (two).
-        cursor = connection.cursor()
+        bound = prepared.BoundCursor()
         columns = list(zip(*(_row(fields, prepare, obj) for obj in objs), strict=True))
         arrays = [
             [None if value is None else float(value) for value in column]
@@ -72,16 +74,16 @@ def bulk_insert(
             else list(column)
             for field, column in zip(fields, columns, strict=True)
         ]
-        cursor.execute(_insert_sql(model, with_ids), arrays)
+        bound.execute(_insert_sql(model, with_ids), arrays)
         _saved(objs)
         if not with_ids:
-            cursor.close()
+            bound.close()
             return _nothing
 
         def keys() -> None:
-            for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
+            for obj, (pk,) in zip(objs, bound.fetchall(), strict=True):
                 obj.pk = pk
-            cursor.close()
+            bound.close()
 
         if not deferred:
             keys()
@@ -171,13 +173,13 @@ def _insert_sql(model: type[models.Model], with_ids: bool) -> str:
     qn = connection.ops.quote_name
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     columns = ", ".join(qn(str(field.column)) for field in fields)
-    arrays = ", ".join(f"%s::{_array_type(field)}[]" for field in fields)
+    arrays = ", ".join(f"%s::{column_type(field)}[]" for field in fields)
     returning = f" RETURNING {qn(str(meta.pk.column))}" if with_ids and meta.pk is not None else ""
     return f"INSERT INTO {qn(meta.db_table)} ({columns}) SELECT * FROM unnest({arrays}){returning}"  # noqa: S608
 
 
-def _array_type(field: Any) -> str:
-    """The element type of a column's array, without a length: a value too long for its
+def column_type(field: Any) -> str:
+    """A column's type without a length, for casts of bound values: a value too long for its
     column fails the insert instead of being cut by the cast."""
     return re.sub(r"\(.*\)", "", str(field.db_type(connection)))
 
@@ -202,22 +204,24 @@ def additive_upsert(
     On PostgreSQL every row goes in one statement whose text does not depend on the number
     of rows (one array per column, unnested in order): psycopg parses a statement's text once
     and caches it, where a multi-row VALUES list was a new text of up to 78 KB to parse on
-    every call. Elsewhere one multi-row VALUES per `batch` rows."""
+    every call; it is a prepared statement (config.prepared). Elsewhere one multi-row VALUES
+    per `batch` rows."""
     ordered = sorted(rows, key=lambda row: tuple(row[: len(key)]))
     if not ordered:
         return
     columns = (*key, *values)
     added = tuple(values if add is None else add)
+    if connection.vendor == "postgresql":
+        sql = _upsert_sql(model, tuple(key), columns, added, rows=0)
+        floats = _float_columns(model, columns)  # an array holds one type: 0 and 0.5 as floats
+        arrays = [
+            [None if value is None else float(value) for value in column] if is_float else list(column)
+            for column, is_float in zip(zip(*ordered, strict=True), floats, strict=True)
+        ]
+        with prepared.cursor() as bound:
+            bound.execute(sql, arrays)
+        return
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            sql = _upsert_sql(model, tuple(key), columns, added, rows=0)
-            floats = _float_columns(model, columns)  # an array holds one type: 0 and 0.5 as floats
-            arrays = [
-                [None if value is None else float(value) for value in column] if is_float else list(column)
-                for column, is_float in zip(zip(*ordered, strict=True), floats, strict=True)
-            ]
-            cursor.execute(sql, arrays)
-            return
         for start in range(0, len(ordered), batch):
             chunk = ordered[start : start + batch]
             sql = _upsert_sql(model, tuple(key), columns, added, rows=len(chunk))
@@ -247,7 +251,7 @@ def _upsert_sql(
         source = f"VALUES {', '.join([row_sql] * rows)}"
     else:
         fields = [model._meta.get_field(name) for name in columns]
-        arrays = ", ".join(f"%s::{_array_type(field)}[]" for field in fields)
+        arrays = ", ".join(f"%s::{column_type(field)}[]" for field in fields)
         source = f"SELECT * FROM unnest({arrays})"  # noqa: S608 (column types from the model)
     updates = ", ".join(f"{qn(name)} = t.{qn(name)} + EXCLUDED.{qn(name)}" for name in add)
     conflict = f"ON CONFLICT ({', '.join(qn(name) for name in key)}) " + (

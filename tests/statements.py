@@ -45,6 +45,8 @@ def _from_trace(trace: str) -> Count:
         message, rest = parts[2], "\t".join(parts[3:]).strip()
         if message == "Parse":
             parsed = rest
+        elif message == "Bind" and rest.split(" ")[1:2] != ['""']:  # a prepared statement, by name
+            parsed = f"(prepared statement {rest.split(' ')[1]})"
         elif message == "Execute":
             count.statements += 1
             count.texts.append(parsed)
