@@ -80,6 +80,11 @@ def _period(values: dict[str, Any], problems: Problems) -> None:
     if end - start > dt.timedelta(days=MAX_PERIOD_DAYS):
         problems.add("time_period", f"must span at most {MAX_PERIOD_DAYS} days")
         return
+    if start - dt.datetime.min.replace(tzinfo=dt.UTC) < end - start:
+        # A report compares with the period of the same length just before it
+        # (compliance/evidence.py, previous_period), which must not begin before year 1.
+        problems.add("time_period", "must begin at least its own length after 0001-01-01")
+        return
     values["start"], values["end"] = start, end
     values["time_period"] = {"from": raw_from, "to": raw_to}
 

@@ -17,6 +17,16 @@ def isoformat(value: dt.datetime | None) -> str | None:
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
 
 
+def iso8601(value: dt.datetime) -> str:
+    """`isoformat` with the year written in four digits (`0001-01-01T...`, never `1-01-01T...`,
+    which strftime writes for years before 1000): what an answer echoes of a query bound.
+    `isoformat` itself is left as it is: the audit chain hashes what it writes."""
+    text = isoformat(value)
+    assert text is not None
+    year = (value.replace(tzinfo=UTC) if timezone.is_naive(value) else value).astimezone(UTC).year
+    return f"{year:04d}{text[text.index('-') :]}"
+
+
 def parse_timestamp(raw: str) -> dt.datetime | None:
     """Parse an ISO 8601 timestamp; a naive one is taken as UTC. None when unparseable."""
     if not isinstance(raw, str):

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 
 from config.api import PagePagination, TenantAPIView
 from config.filters import FilterBackend, filter_values
-from config.timeutils import isoformat
+from config.timeutils import iso8601
 from oversight import rules, selectors
 from oversight.filters import OversightFilters
 from oversight.serializers import ReviewEffortOutput, VigilanceOutput
@@ -61,8 +61,8 @@ class ReviewEffortView(TenantAPIView):
         data, pagination = _page(request, self, effort.users)
         return Response(
             {
-                "from": isoformat(since),
-                "to": isoformat(until),
+                "from": iso8601(since),
+                "to": iso8601(until),
                 "rule": rules.rule(),
                 "models": effort.models,
                 "data": data,
@@ -98,8 +98,8 @@ class VigilanceView(TenantAPIView):
         data, pagination = _page(request, self, result.users)
         return Response(
             {
-                "from": isoformat(since),
-                "to": isoformat(until),
+                "from": iso8601(since),
+                "to": iso8601(until),
                 "totals": result.totals,
                 "data": data,
                 "pagination": pagination,

@@ -100,6 +100,25 @@ def test_a_period_longer_than_3660_days_is_refused_by_the_api_and_stores_nothing
     assert ExportJob.objects.count() == 1
 
 
+@pytest.mark.parametrize(
+    "period", [{"from": "0001-01-01", "to": "0001-12-31"}, {"from": "0001-01-01", "to": "0001-01-01"}]
+)
+def test_a_period_whose_previous_period_would_begin_before_year_1_is_a_400(api, period):
+    """The report compares with the period of the same length before it: in year 1 that period
+    does not exist, and the job used to fail with an OverflowError instead of a 400."""
+    from compliance.models import ExportJob
+
+    r = api.post("/v1/export", {"template": "eu_ai_act", "time_period": period}, format="json")
+    assert r.status_code == 400, r.content
+    assert r.json()["errors"][0]["field"] == "time_period"
+    assert not ExportJob.objects.exists()
+    later = {"from": "0002-01-01", "to": "0002-12-31"}  # its previous period is year 1: accepted
+    assert (
+        api.post("/v1/export", {"template": "eu_ai_act", "time_period": later}, format="json").status_code
+        == 202
+    )
+
+
 def test_a_render_over_its_time_limit_fails_with_its_reason(api, settings):
     from tests.compliance.helpers import render, request_export
 

@@ -184,3 +184,11 @@ def test_review_effort_is_tenant_scoped_and_needs_a_key(api, anon_api):
     assert _get(other)["data"] == [] and _get(other)["models"] == []
     assert anon_api.get("/v1/oversight/review-effort").status_code == 401
     assert anon_api.get("/v1/oversight/vigilance").status_code == 401
+
+
+@pytest.mark.parametrize("path", ["/v1/oversight/review-effort", "/v1/oversight/vigilance"])
+def test_the_echoed_bounds_are_iso_8601_with_a_four_digit_year(api, path):
+    answer = api.get(path, {"from": "0001-01-01", "to": "0001-01-31"})
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["from"] == "0001-01-01T00:00:00.000Z"
+    assert answer.json()["to"] == "0001-02-01T00:00:00.000Z"  # the end of the day `to` names
