@@ -3,6 +3,7 @@
 /checkpoint-key (public), /proofs/inclusion, /proofs/consistency, /export."""
 
 import base64
+import datetime as dt
 import json
 from typing import Any
 
@@ -20,7 +21,7 @@ from audit.export import entries_ndjson
 from audit.models import SignedCheckpoint
 from config.api import PagePagination, TenantAPIView
 from config.exceptions import NotFound, ValidationFailed
-from config.inputs import positive_int
+from config.inputs import bound, parse_day_only, positive_int
 from config.timeutils import isoformat
 
 
@@ -58,6 +59,12 @@ def _int_param(request, name: str, *, maximum: int | None = None, required: bool
     return positive_int(raw, name=name, default=0, minimum=1, maximum=maximum)
 
 
+def _instant(raw: str, name: str) -> dt.datetime:
+    """A point in time: a timestamp as given, or a date for the last instant of its UTC day."""
+    end = bound(raw, name, end=True)
+    return end - dt.timedelta(microseconds=1) if parse_day_only(raw) else end
+
+
 def _tree_size(customer) -> int:
     return selectors.audit_trail_size(customer)
 
@@ -65,12 +72,24 @@ def _tree_size(customer) -> int:
 class CheckpointListView(TenantAPIView):
     pagination_class = PagePagination
 
-    @extend_schema(responses=CheckpointOutput(many=True))
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "at",
+                str,
+                description="Only checkpoints made at or before this time (a timestamp, or a date for "
+                "the end of that UTC day): the first one listed is the last checkpoint at that time.",
+            )
+        ],
+        responses=CheckpointOutput(many=True),
+    )
     def get(self, request):
-        """The customer's signed checkpoints, newest first."""
+        """The customer's signed checkpoints, newest first; `at` lists those made at or before it."""
+        raw = request.query_params.get("at")
+        until = None if raw is None else _instant(raw, "at")
         paginator = PagePagination()
         page = paginator.paginate_queryset(
-            checkpoints.checkpoints_list(customer=self.customer), request, self
+            checkpoints.checkpoints_list(customer=self.customer, until=until), request, self
         )
         return paginator.get_paginated_response([checkpoint_payload(c) for c in page or []])
 

@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
-from django.db.models import F, OuterRef, Q, Subquery
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from audit import merkle, note, tree
@@ -304,23 +304,40 @@ def checkpoint_latest(*, customer: Customer, at: dt.datetime | None = None) -> S
     return qs.order_by("-sequence").first()
 
 
-def checkpoint_evidence(*, customer: Customer, at: dt.datetime) -> dict[str, Any]:
-    """What a report prints (docs/reference/checkpoints.md, "Reports"): the newest checkpoint
-    made at or before `at`, and the key that verifies it; null members when there is none."""
-    latest = checkpoint_latest(customer=customer, at=at)
+def checkpoint_for_report(*, customer: Customer) -> SignedCheckpoint | None:
+    """What a report prints (docs/reference/checkpoints.md, "Reports"): a checkpoint of the chain
+    as it is, signed now when the chain grew since the last one (checkpoint_make), else the latest.
+    Made before the report verifies the chain, so that verification checks it too and the
+    incremental check's point stays valid. When the stored tree no longer extends the last
+    checkpoint nothing is signed: the latest is returned, and the verification says what differs."""
+    try:
+        return checkpoint_make(customer=customer).checkpoint
+    except (TreeNotExtension, CheckpointKeyError) as exc:
+        logger.error("report checkpoint of %s not signed: %s", customer.pk, type(exc).__name__)
+        return checkpoint_latest(customer=customer)
+
+
+def checkpoint_evidence(*, checkpoint: SignedCheckpoint | None) -> dict[str, Any]:
+    """What a report prints (docs/reference/checkpoints.md, "Reports"): a checkpoint and the key
+    that verifies it; null members when there is none."""
     return {
-        "checkpoint_id": latest.pk if latest else None,
-        "sequence": latest.sequence if latest else None,
-        "root_hash": latest.root_hash if latest else None,
-        "head_hash": latest.head_hash if latest else None,
-        "created_at": isoformat(latest.created_at) if latest else None,
-        "note": latest.note if latest else None,
+        "checkpoint_id": checkpoint.pk if checkpoint else None,
+        "sequence": checkpoint.sequence if checkpoint else None,
+        "root_hash": checkpoint.root_hash if checkpoint else None,
+        "head_hash": checkpoint.head_hash if checkpoint else None,
+        "created_at": isoformat(checkpoint.created_at) if checkpoint else None,
+        "note": checkpoint.note if checkpoint else None,
         "verifier_key": verifier_key(),
     }
 
 
-def checkpoints_list(*, customer: Customer):
-    return SignedCheckpoint.objects.filter(customer=customer).order_by("-sequence")
+def checkpoints_list(*, customer: Customer, until: dt.datetime | None = None) -> QuerySet[SignedCheckpoint]:
+    """Newest first; with `until`, those made at or before it (the first is the checkpoint of
+    that time)."""
+    qs = SignedCheckpoint.objects.filter(customer=customer)
+    if until is not None:
+        qs = qs.filter(created_at__lte=until)
+    return qs.order_by("-sequence")
 
 
 @dataclass

@@ -3,6 +3,7 @@
     python3 -m audit.offline_verify --key KEY --checkpoint NOTE [--checkpoint NOTE ...] EXPORT.ndjson
     python3 -m audit.offline_verify --key KEY --checkpoint NOTE --entry ENTRY.json --proof PROOF.json
     python3 -m audit.offline_verify --report REPORT.json EXPORT.ndjson     (audit/offline_report.py)
+    python3 -m audit.offline_verify --key KEY --consistency OLD NEW --proof PROOF.json  (audit/offline_consistency.py)
 
 KEY is the verifier key (`name+keyid+base64`, from GET /audit-trail/checkpoint-key), given
 as the text itself or as a file holding it or that endpoint's JSON. NOTE is a file holding
@@ -297,6 +298,10 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
         from audit import offline_report
 
         return offline_report.main(given[1:], out)
+    if "--consistency" in given:  # two checkpoints and a proof, no export: audit/offline_consistency.py
+        from audit import offline_consistency
+
+        return offline_consistency.main(given, out)
     parser = argparse.ArgumentParser(
         prog="python3 -m audit.offline_verify", description=__doc__.split("\n\n")[2].strip()
     )

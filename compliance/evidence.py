@@ -239,6 +239,8 @@ def gather(scope: Scope) -> dict[str, Any]:
     "not measured" with the reason while a key is absent."""
     decisions = scope.decisions()
     organisation, users = reporting.user_figures(decisions)
+    # A checkpoint of the chain's head, signed first so that the verification checks it as well.
+    checkpoint = audit_checkpoints.checkpoint_for_report(customer=scope.customer)
     chain = audit_verify.chain_verify_covered(scope.customer)  # with the range it covers
     now = dt.datetime.now(dt.UTC)
     return {
@@ -253,6 +255,6 @@ def gather(scope: Scope) -> dict[str, Any]:
         **alerts(scope),
         **_oversight(scope),
         "chain": {**chain, "verified_at": isoformat(now)},
-        "checkpoint": audit_checkpoints.checkpoint_evidence(customer=scope.customer, at=now),
+        "checkpoint": audit_checkpoints.checkpoint_evidence(checkpoint=checkpoint),
         "previous_period": previous_period(scope),
     }

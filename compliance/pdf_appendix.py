@@ -1,12 +1,13 @@
 """The title page and the appendices of the PDF: the decision log rows and how to verify the
 report (docs/reference/reports.md, "How to verify a report")."""
 
+import json
 from typing import Any
 
 from compliance import printing
 from compliance.pdf_blocks import FEATURES
 from compliance.pdf_tables import label
-from compliance.report import LOG_SECTION, Report
+from compliance.report import LOG_SECTION, Report, generation_members
 
 PDF_LOG_ROWS = 200  # decision-log rows printed; beyond, the whole log is embedded as CSV
 LOG_COLUMNS = [
@@ -63,18 +64,34 @@ def log_rows(report: Report) -> list[list[tuple[str, bool]]]:
 
 
 def verification(report: Report) -> dict[str, Any]:
-    section = report.data["sections"][LOG_SECTION[report.template]]
+    """What Appendix C prints: the recipe's inputs, each exactly as the steps use it."""
+    log = LOG_SECTION[report.template]
+    section = report.data["sections"][log]
     chain = section["chain_verification"]
     checkpoint = section.get("checkpoint")
     checkpoint = checkpoint if isinstance(checkpoint, dict) and checkpoint.get("note") else None
+    request = {
+        "template": report.template,
+        "format": "json",
+        "time_period": report.data["time_period"],
+        "filters": report.data["filters"],
+    }
     return {
         "digest": report.digest,
-        "generated_at": report.data["generated_at"],
-        "verified_at": chain.get("verified_at", ""),
+        "request": json.dumps(request, ensure_ascii=False),
+        "members": generation_members(report.template),
+        "log_member": f"sections.{log}.decision_log",
+        "stand_in": json.dumps({"decisions": report.decisions, "csv_sha256": report.log_sha256}),
+        "log_sha256": report.log_sha256,
+        "verified_at": printing.when(chain.get("verified_at")),
+        "valid": bool(chain.get("valid")),
         "head_hash": printing.figure("head_hash", chain.get("head_hash")),
+        "size": chain.get("entries_checked") or 0,
         "entries": printing.count(chain.get("entries_checked")),
         "covered": covered_sentence(chain.get("covered")),
         "checkpoint": checkpoint,
+        "checkpoint_at_head": checkpoint is not None
+        and checkpoint["sequence"] == chain.get("entries_checked"),
         "checkpoint_absent": FEATURES["checkpoint"][2],
     }
 

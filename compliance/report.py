@@ -33,7 +33,8 @@ class Report:
     template: str
     scope: Scope
     data: dict[str, Any]  # the reports reference's json structure; its decision log holds the first rows only
-    digest: str  # sha256 of the data, the decision log stood for by its size and chain head
+    digest: str  # sha256 of the data as data_digest() computes it
+    log_sha256: str = ""  # sha256 of the csv format of the same template, period and filters
 
     @property
     def log_section(self) -> dict[str, Any]:
@@ -92,20 +93,48 @@ def report_build(*, scope: Scope, template: str, generated_at: dt.datetime | Non
         },
         "sections": sections,
     }
+    log_sha256 = decision_log_sha256(scope)
+    digest = data_digest(data, template=template, decisions=summary["total_decisions"], log_sha256=log_sha256)
+    return Report(template=template, scope=scope, data=data, digest=digest, log_sha256=log_sha256)
+
+
+def generation_members(template: str) -> list[str]:
+    """The members of the data that describe the moment the report was generated, not its period
+    (the chain as it stood, the checkpoint printed, the time): the data digest leaves them out, so
+    the json of the same template, period and filters reproduces it later (docs/reference/
+    reports.md, "How to verify a report"); the recipe's steps 2 and 3 check them instead."""
+    log = LOG_SECTION[template]
+    return [
+        "generated_at",
+        "summary.chain_head_hash",
+        f"sections.{log}.chain_verification",
+        f"sections.{log}.checkpoint",
+    ]
+
+
+def data_digest(data: dict[str, Any], *, template: str, decisions: int, log_sha256: str) -> str:
+    """SHA-256 of the data as canonical JSON (keys sorted, no spaces, UTF-8), without the
+    generation members, its decision log standing for itself by its size and the sha256 of the
+    csv format (which holds every row)."""
     stand_in = json.loads(json.dumps(data, default=str))
+    for path in generation_members(template):
+        *parents, last = path.split(".")
+        holder = stand_in
+        for part in parents:
+            holder = holder[part]
+        holder.pop(last, None)
     stand_in["sections"][LOG_SECTION[template]]["decision_log"] = {
-        "decisions": summary["total_decisions"],
-        "chain_head_hash": evidence["chain"]["head_hash"],
+        "decisions": decisions,
+        "csv_sha256": log_sha256,
     }
     canonical = json.dumps(stand_in, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    digest = hashlib.sha256(canonical.encode()).hexdigest()
-    return Report(template=template, scope=scope, data=data, digest=digest)
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class HashingWriter:
     """Writes bytes to a file while counting them and hashing them (sha256)."""
 
-    def __init__(self, target: IO[bytes]) -> None:
+    def __init__(self, target: "IO[bytes] | _Discard") -> None:
         self.target = target
         self.sha256 = hashlib.sha256()
         self.size = 0
@@ -154,12 +183,28 @@ def _csv_field(value: Any) -> str:
 
 
 def write_decision_log_csv(report: Report, out: Any) -> None:
+    write_log_csv(report.scope, out)
+
+
+class _Discard:
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
+def decision_log_sha256(scope: Scope) -> str:
+    """The sha256 of the csv format of a scope, computed by writing it (COPY on PostgreSQL)."""
+    writer = HashingWriter(_Discard())
+    write_log_csv(scope, writer)
+    return writer.sha256.hexdigest()
+
+
+def write_log_csv(scope: Scope, out: Any) -> None:
     """The compliance CSV: the filtered decision log, header first, text cells made
     spreadsheet-safe (config.csvcells); COPY on PostgreSQL."""
-    if audit_selectors.decision_log_copy(report.scope.decisions(), out.write):
+    if audit_selectors.decision_log_copy(scope.decisions(), out.write):
         return
     lines = [",".join(audit_selectors.DECISION_LOG_COLUMNS)]
-    for row in report.log_rows():
+    for row in audit_selectors.decision_log_rows(scope.decisions()):
         lines.append(",".join(_csv_field(_csv_value(v)) for v in row.values()))
         if len(lines) >= 2000:
             out.write(("\n".join(lines) + "\n").encode())
