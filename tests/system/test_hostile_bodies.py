@@ -103,7 +103,9 @@ def test_a_number_beyond_a_finite_double_is_a_400_that_stores_nothing(api, numbe
     assert problem["errors"][0]["field"] == "metadata.n[0]"
     assert not Decision.objects.exists()
 
-    signal = json.dumps(signal_body())[:-1] + f', "rawPayload": {{"difference": {number}}}}}'
+    # The body's own rawPayload is left out first: a key given twice is INVALID_JSON.
+    base = {key: value for key, value in signal_body().items() if key != "rawPayload"}
+    signal = json.dumps(base)[:-1] + f', "rawPayload": {{"difference": {number}}}}}'
     response = api.generic("POST", SIGNALS, signal.encode(), "application/json")
     assert response.status_code == 400, response.content
     assert response.json()["code"] == "VALIDATION_ERROR"
