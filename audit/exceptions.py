@@ -46,3 +46,16 @@ class ErasureLegalHold(Conflict):
     def __init__(self, detail: str, *, erasure_id: str) -> None:
         super().__init__(detail)
         self.erasure_id = erasure_id
+
+
+class GroupUnavailable(DomainError):
+    """A grouped write that cannot answer with its result (docs/reference/decisions.md, Group
+    commit): the request waited for its group past TRUSTCAL_DECISION_GROUP_WAIT_SECONDS, or the
+    group's database connection was lost. The detail says whether anything may be stored."""
+
+    code = "SERVICE_UNAVAILABLE"
+    status = 503
+    title = "Service unavailable"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail, headers={"Retry-After": "1"})

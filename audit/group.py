@@ -12,6 +12,12 @@ is a group of one and waits for nothing.
 - Only validated items join; a request that fails validation never reaches a group.
 - If a group's transaction fails with an error, every item of it is written again alone (each
   in its own transaction), so one item that hits a database error fails only its own request.
+  A failure of the group itself (its database connection lost) is not retried item by item:
+  every request of the group answers 503, saying its write may not have been committed.
+- A request waits for its group at most TRUSTCAL_DECISION_GROUP_WAIT_SECONDS: then it answers
+  503, having withdrawn itself when no group had taken it yet (nothing of it is stored), or
+  saying that the group writing it may still commit it (send it again: the same decision_id
+  is a replay).
 - A caller already inside a transaction (its write must commit or roll back with the caller's
   work) writes alone, on its own connection.
 """
@@ -21,8 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 
+from audit.exceptions import GroupUnavailable
 from audit.inputs import Item
 from audit.plan import ItemResult
 from keys.models import Customer
@@ -72,14 +79,34 @@ class GroupCommit:
             if key not in self._leading:
                 self._leading.add(key)
                 request.lead = True
-        if not request.lead:
-            request.done.wait()
+        if not request.lead and not request.done.wait(_wait_seconds()):
+            self._give_up(key, request)
         if request.lead:  # the first of its customer, or handed the lead by the previous leader
             self._lead(customer)
         if request.error is not None:
             raise request.error
-        assert request.result is not None
+        if request.result is None:  # every path above sets one of the two
+            raise RuntimeError("a grouped write ended with neither a result nor an error")
         return request.result
+
+    def _give_up(self, key: str, request: _Request) -> None:
+        """A follower whose wait ran out: withdrawn while still queued (nothing stored), or
+        told that the group holding it may yet commit it. Handed the lead meanwhile, it leads."""
+        with self._lock:
+            if request.lead:
+                return
+            queued = self._queues.get(key, [])
+            if request in queued:
+                queued.remove(request)
+                request.error = GroupUnavailable(
+                    f"This request waited {_wait_seconds():g} s for the earlier writes of its customer in"
+                    " this process and was withdrawn: nothing of it was stored. Send it again."
+                )
+                return
+        request.error = GroupUnavailable(
+            f"The write of this request's group did not commit within {_wait_seconds():g} s; it may"
+            " still be committed. Send it again: the same decision_id answers as a replay once stored."
+        )
 
     def _lead(self, customer: Customer) -> None:
         key = customer.pk
@@ -117,6 +144,15 @@ class GroupCommit:
             if len(group) == 1:
                 group[0].error = exc
                 return
+            if _connection_lost(exc):  # every item would meet it again: not retried one by one
+                lost = GroupUnavailable(
+                    "The database connection was lost while this request's group was written; it may"
+                    " not have been committed. Send it again: the same decision_id answers as a"
+                    " replay once stored."
+                )
+                for request in group:
+                    request.error = lost
+                return
             with self._lock:
                 self.stats.retried += 1
             for request in group:  # one item's database error fails only that item
@@ -124,6 +160,28 @@ class GroupCommit:
             return
         for request, result in zip(group, results, strict=True):
             request.result = result
+
+
+def _wait_seconds() -> float:
+    return float(getattr(settings, "DECISION_GROUP_WAIT_SECONDS", 30.0))
+
+
+# SQLSTATEs of a lost session: class 08 (connection exception) and the server ending it
+# (admin_shutdown, crash_shutdown, cannot_connect_now).
+_LOST_SQLSTATES = ("57P01", "57P02", "57P03")
+
+
+def _connection_lost(exc: Exception) -> bool:
+    """A failure of the group's connection itself rather than of one of its items."""
+    if isinstance(exc, InterfaceError):
+        return True
+    if not isinstance(exc, OperationalError):
+        return False
+    sqlstate = getattr(exc.__cause__, "sqlstate", None)
+    if sqlstate:
+        return sqlstate.startswith("08") or sqlstate in _LOST_SQLSTATES
+    raw = connection.connection  # no SQLSTATE: lost when the driver's connection is closed or broken
+    return raw is None or bool(getattr(raw, "closed", False)) or bool(getattr(raw, "broken", False))
 
 
 def write_alone(request: _Request, writer: Writer, customer: Customer) -> None:

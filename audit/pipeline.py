@@ -52,30 +52,32 @@ def stored_load(
         rows = Decision.objects.select_for_update().filter(customer=customer, decision_id__in=chunk)
         stored.decisions.update({d.decision_id: d for d in rows.order_by("pk")})
     known = stored.decisions
-    replayed = [
-        known[i.data["decision_id"]].pk
+    replayed = {
+        known[i.data["decision_id"]]
         for i in valid
         if i.kind == "decision" and i.data.get("decision_id") in known
-    ]
-    repeated = [
-        known[i.data["decision_id"]].pk
+    }
+    repeated = {
+        known[i.data["decision_id"]]
         for i in valid
         if i.kind == "outcome"
         and i.data["decision_id"] in known
         and known[i.data["decision_id"]].outcome == i.data["outcome"]
-    ]
-    by_pk = {d.pk: d.decision_id for d in known.values()}
-    for chunk in _chunks(sorted(set(replayed))):
-        for entry in AuditEntry.objects.filter(decision_id__in=chunk, type=AuditEntry.Type.DECISION).order_by(
-            "-sequence"
-        ):
-            stored.decision_entries[by_pk[entry.decision_id or 0]] = entry  # the lowest sequence wins
-    for chunk in _chunks(sorted(set(repeated))):
-        for entry in AuditEntry.objects.filter(decision_id__in=chunk, type=AuditEntry.Type.OUTCOME).order_by(
-            "sequence"
-        ):
-            stored.last_outcomes[by_pk[entry.decision_id or 0]] = entry  # the highest sequence wins
+    }
+    # the lowest sequence's decision entry, the highest sequence's outcome entry
+    stored.decision_entries = _entries_of(replayed, AuditEntry.Type.DECISION, "-sequence")
+    stored.last_outcomes = _entries_of(repeated, AuditEntry.Type.OUTCOME, "sequence")
     return stored
+
+
+def _entries_of(decisions: set[Decision], type: str, order: str) -> dict[str, AuditEntry]:
+    """By decision_id, the last of the decisions' entries of `type` in `order`."""
+    by_pk = {d.pk: d.decision_id for d in decisions}
+    out: dict[str, AuditEntry] = {}
+    for chunk in _chunks(sorted(by_pk)):
+        for entry in AuditEntry.objects.filter(decision_id__in=chunk, type=type).order_by(order):
+            out[by_pk[entry.decision_id or 0]] = entry  # decision_id: filtered on, never None
+    return out
 
 
 def _contributors_load(customer: Customer, items: Sequence[Item | DomainError], stored: Stored) -> None:

@@ -9,6 +9,7 @@ The effects: the new decision rows, the stored rows whose outcome changed, the a
 accumulated deltas. link() gives the entries their sequence and hashes once the chain head
 is known (the applier calls it with the head it has locked)."""
 
+import copy
 import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -153,6 +154,9 @@ def plan_items(
                 if last is not None and last.outcome == data["outcome"]:
                     plan.results.append(ItemResult(index, 200, decision_id, entry=last))
                     continue
+            if decision_id not in first_entry and decision_id not in changed:
+                # a stored row: the plan changes a copy of its own, never the caller's object
+                decision = known[decision_id] = copy.copy(decision)
             previous_outcome, previous_category = outcome_apply(decision, data["outcome"])
             entry = entry_for(decision, AuditEntry.Type.OUTCOME)
             record(

@@ -60,15 +60,6 @@ class TreeIncomplete(Exception):
     """Stored nodes are missing for a size the chain has reached."""
 
 
-def compact_range(customer_id: str, size: int) -> merkle.CompactRange:
-    """The right edge of the stored tree at `size` (one read)."""
-    nodes = merkle.range_nodes(0, size)
-    found = _nodes_read(customer_id, nodes)
-    if len(found) != len(nodes):
-        raise TreeIncomplete(f"tree of {customer_id} has no nodes for size {size}")
-    return merkle.CompactRange(size, [found[node] for node in nodes])
-
-
 def tree_append(
     customer_id: str, start_size: int, entry_hashes: list[str], *, with_root: bool = True
 ) -> merkle.CompactRange:

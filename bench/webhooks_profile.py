@@ -43,7 +43,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from keys.models import Customer  # noqa: E402
-from webhooks import dispatch, services  # noqa: E402
+from webhooks import attempt, dispatch, holder, pools, services  # noqa: E402
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook  # noqa: E402
 
 EVENTS = int(os.environ.get("BENCH_EVENTS", "2000"))
@@ -114,8 +114,8 @@ def threaded(customer: Customer) -> None:
     claims = Timed("writer threads: claims ahead + webhook reads")
     writes = Timed("writer threads: outcome writes")
     dispatch._hold = holders.wrap(dispatch._hold)
-    dispatch.send = sends.wrap(dispatch.send)
-    dispatch._Holder._next = claims.wrap(dispatch._Holder._next)  # type: ignore[method-assign]
+    attempt.send = sends.wrap(attempt.send)
+    holder.Holder._next = claims.wrap(holder.Holder._next)  # type: ignore[method-assign]
     outcomes.Outcomes._write = writes.wrap(outcomes.Outcomes._write)  # type: ignore[method-assign]
     real_result = Future.result
 
@@ -143,7 +143,7 @@ def threaded(customer: Customer) -> None:
     started = time.perf_counter()
     sent = dispatch.deliveries_dispatch_due(budget_seconds=600)
     seconds = time.perf_counter() - started
-    dispatch.send_pool_close()
+    pools.send_pool_close()
     print(
         f"load average {os.getloadavg()[0]:.2f}; {sent} deliveries in {seconds:.2f} s = {sent / seconds:.0f}/s "
         f"with {settings.WEBHOOK_DISPATCH_THREADS} sender threads and {settings.WEBHOOK_OUTCOME_WRITERS} writers "

@@ -8,7 +8,6 @@ per-decision lock first (see `bias.stats`).
 """
 
 import datetime as dt
-from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -18,46 +17,10 @@ from audit import selectors as audit_selectors
 from audit import services as audit_services
 from bias import selectors
 from bias.detection import analysis_findings
-from bias.domain import DETECTION_WINDOW_DAYS, subgroups_lenient, subgroups_object, worst
+from bias.domain import DETECTION_WINDOW_DAYS, subgroups_object, worst
 from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, SubgroupAttachment
 from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
 from keys.models import Customer
-
-
-def subgroup_stats_on_decisions_bulk_logged(*, customer: Customer, decisions: Iterable[Any]) -> int:
-    """Bulk form of subgroup_stats_on_decision_logged for decisions inserted in bulk
-    (imports, seeding): one upsert per 500 statistics rows instead of one per decision.
-    The caller guarantees no concurrent writer for these decision_ids. Returns the number
-    of decisions counted."""
-    decisions = [d for d in decisions if d.probe_kind is None]  # probes count in no statistic
-    if not decisions:
-        return 0
-    with transaction.atomic():
-        pending = {
-            a.decision_id: a
-            for a in SubgroupAttachment.objects.filter(
-                customer=customer, decision_id__in=[d.decision_id for d in decisions]
-            )
-        }
-        deltas = Deltas()
-        now = timezone.now()
-        updated, counted = [], 0
-        for decision in decisions:
-            own = subgroups_lenient(decision.subgroups)
-            attachment = pending.get(decision.decision_id)
-            attributes = own
-            if attachment is not None:
-                attributes = own or attachment.attributes
-                attachment.attributes, attachment.counted, attachment.updated_at = attributes, True, now
-                updated.append(attachment)
-            if attributes:
-                deltas.add(decision_state(decision), attributes, +1)
-                counted += 1
-        upsert_stats(customer.pk, deltas)
-        SubgroupAttachment.objects.bulk_update(
-            updated, ["attributes", "counted", "updated_at"], batch_size=1000
-        )
-        return counted
 
 
 def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> Any:

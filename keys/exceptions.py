@@ -1,8 +1,4 @@
-from config.exceptions import Conflict, NotFound
-
-
-class ApiKeyNotFound(NotFound):
-    pass
+from config.exceptions import Conflict
 
 
 class ApiKeyNotActive(Conflict):

@@ -4,7 +4,7 @@ import datetime as dt
 from typing import Any
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.response import Response
 
 from config.api import PagePagination, TenantAPIView
@@ -33,11 +33,38 @@ def _page(request: Any, view: Any, rows: list[dict[str, Any]]) -> tuple[list[dic
     return list(page or []), paginator.envelope()
 
 
-class ReviewEffortView(TenantAPIView):
+class _OversightView(TenantAPIView):
+    """Both oversight reports: a window (`from`, `to`, model and reviewer filters), the
+    report's own figures over it, and its reviewers one page at a time."""
+
     filter_backends = [FilterBackend]
     filterset_class = OversightFilters
+    window_days: int
 
-    @extend_schema(
+    def figures(
+        self, since: dt.datetime, until: dt.datetime, filters: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The report's figures besides its reviewers, and the reviewers in order."""
+        raise NotImplementedError
+
+    def get(self, request: Any) -> Response:
+        filters = filter_values(request, self)
+        since, until = _window(filters, self.window_days)
+        figures, users = self.figures(since, until, filters)
+        data, pagination = _page(request, self, users)
+        return Response(
+            {
+                "from": iso8601(since),
+                "to": iso8601(until),
+                **figures,
+                "data": data,
+                "pagination": pagination,
+            }
+        )
+
+
+@extend_schema_view(
+    get=extend_schema(
         operation_id="oversight_review_effort",
         description=(
             "How long reviewers looked before deciding. Per model, the median review time of its timed "
@@ -48,34 +75,21 @@ class ReviewEffortView(TenantAPIView):
         ),
         responses={200: ReviewEffortOutput},
     )
-    def get(self, request):
-        filters = filter_values(request, self)
-        since, until = _window(filters, rules.REVIEW_WINDOW_DAYS)
+)
+class ReviewEffortView(_OversightView):
+    window_days = rules.REVIEW_WINDOW_DAYS
+
+    def figures(
+        self, since: dt.datetime, until: dt.datetime, filters: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         effort = selectors.review_effort(
-            self.customer,
-            since=since,
-            until=until,
-            model_id=filters["model_id"],
-            user_id=filters["user_id"],
+            self.customer, since=since, until=until, model_id=filters["model_id"], user_id=filters["user_id"]
         )
-        data, pagination = _page(request, self, effort.users)
-        return Response(
-            {
-                "from": iso8601(since),
-                "to": iso8601(until),
-                "rule": rules.rule(),
-                "models": effort.models,
-                "data": data,
-                "pagination": pagination,
-            }
-        )
+        return {"rule": rules.rule(), "models": effort.models}, effort.users
 
 
-class VigilanceView(TenantAPIView):
-    filter_backends = [FilterBackend]
-    filterset_class = OversightFilters
-
-    @extend_schema(
+@extend_schema_view(
+    get=extend_schema(
         operation_id="oversight_vigilance",
         description=(
             "How reviewers do on probes (cases whose right answer is known): catch rate of known_wrong "
@@ -85,23 +99,14 @@ class VigilanceView(TenantAPIView):
         ),
         responses={200: VigilanceOutput},
     )
-    def get(self, request):
-        filters = filter_values(request, self)
-        since, until = _window(filters, rules.VIGILANCE_WINDOW_DAYS)
+)
+class VigilanceView(_OversightView):
+    window_days = rules.VIGILANCE_WINDOW_DAYS
+
+    def figures(
+        self, since: dt.datetime, until: dt.datetime, filters: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         result = selectors.vigilance(
-            self.customer,
-            since=since,
-            until=until,
-            model_id=filters["model_id"],
-            user_id=filters["user_id"],
+            self.customer, since=since, until=until, model_id=filters["model_id"], user_id=filters["user_id"]
         )
-        data, pagination = _page(request, self, result.users)
-        return Response(
-            {
-                "from": iso8601(since),
-                "to": iso8601(until),
-                "totals": result.totals,
-                "data": data,
-                "pagination": pagination,
-            }
-        )
+        return {"totals": result.totals}, result.users

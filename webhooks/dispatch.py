@@ -1,5 +1,5 @@
-"""The delivery dispatcher: picks due webhooks fairly, gives each one holder that claims and
-sends its rows in order, records outcomes in bulk (docs/reference/webhooks.md, "Delivery
+"""The delivery dispatcher: picks due webhooks fairly, gives each one holder (webhooks/holder.py)
+that claims and sends its rows in order, records outcomes in bulk (docs/reference/webhooks.md, "Delivery
 guarantees", "Order", "Claims and fencing", "Fairness"; docs/architecture.md, "Webhook
 dispatcher"). In short:
 
@@ -20,383 +20,32 @@ dispatcher"). In short:
 - A killed worker re-sends at most its unwritten outcomes (at least once). Connections are kept
   alive per webhook.
 - Only transport failures count as attempts; a bug of ours while sending is logged with its
-  traceback, leaves the delivery pending for a later retry and counts in /metrics."""
+  traceback, leaves the delivery pending for a later retry and counts in /metrics.
 
-import contextlib
-import datetime as dt
-import functools
-import json
+One attempt is webhooks/attempt.py, the threads webhooks/pools.py."""
+
 import logging
-import os
-import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 
-from django.conf import settings
 from django.core.cache import cache
-from django.db import close_old_connections, connection, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db import close_old_connections
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from config.timeutils import isoformat
-from webhooks import conf, connections, signing, transport
+from webhooks import conf, pools
 from webhooks.claims import Claim, claim_release, claim_token, deliveries_claim, webhook_claim, webhooks_pick
 from webhooks.events import TEST_EVENT_TYPE
-from webhooks.models import Delivery, DispatchCounter, Event, Webhook
-from webhooks.outcomes import Outcomes, back_off, recovered
+from webhooks.holder import Holder
+from webhooks.models import Delivery
 
 logger = logging.getLogger("trustcal.webhooks")
 
-
-API_VERSION = "1.0.0"
-INTERNAL_ERRORS = "internal_errors"
-
-
-# --- one attempt ---------------------------------------------------------------------------------
-
-
-def envelope(event: Event) -> bytes:
-    """The envelope (docs/reference/events.md, "The envelope"), serialised once per attempt;
-    these exact bytes are signed."""
-    body = {
-        "id": event.id,
-        "type": event.type,
-        "created_at": isoformat(event.created_at),
-        "api_version": API_VERSION,
-        "idempotency_key": event.id,
-        "customer_id": event.customer_id,
-        "data": event.data,
-    }
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-
-
-def signing_secrets(webhook: Webhook, now: dt.datetime) -> list[str]:
-    out = [webhook.secret]
-    if (
-        webhook.previous_secret
-        and webhook.previous_secret_expires_at
-        and webhook.previous_secret_expires_at > now
-    ):
-        out.append(webhook.previous_secret)
-    return out
-
-
-_host_lock = threading.Lock()
-_host_slots: dict[tuple[int, str], threading.BoundedSemaphore] = {}
-
-
-def _host_semaphore(host: str) -> threading.BoundedSemaphore:
-    """Concurrent requests to one destination host, per process (WEBHOOK_MAX_CONNECTIONS_PER_HOST)."""
-    key = (os.getpid(), host)
-    with _host_lock:
-        slot = _host_slots.get(key)
-        if slot is None:
-            slot = _host_slots[key] = threading.BoundedSemaphore(conf.max_connections_per_host())
-        return slot
-
-
-def send(webhook: Webhook, event: Event, now: dt.datetime) -> transport.SendResult:
-    """One attempt: the URL checked again (DNS rebinding), sign, POST to the checked address, over
-    the webhook's kept-alive connection when it goes to that same address.
-    Transport failures come back as a failed SendResult; anything raised is a bug of ours."""
-    keep_alive = conf.keepalive_seconds() > 0
-    try:
-        target = transport.resolve(webhook.url, rules=transport.url_rules())
-    except transport.UnsafeUrl as exc:
-        connections.pool().drop(webhook.pk)
-        return transport.SendResult(
-            ok=False, status=None, duration_ms=0, error=f"url_refused: {exc}", body=""
-        )
-    body = envelope(event)
-    timestamp = int(now.timestamp())
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": f"Trustcal-Webhooks/{settings.SERVICE_VERSION}",
-        "webhook-id": event.id,
-        "webhook-timestamp": str(timestamp),
-        "webhook-signature": signing.signature_header(
-            secrets_in_order=signing_secrets(webhook, now), msg_id=event.id, timestamp=timestamp, body=body
-        ),
-    }
-    if not keep_alive:
-        headers["Connection"] = "close"
-    with _host_semaphore(target.host):
-        return transport.post(
-            target,
-            body=body,
-            headers=headers,
-            timeout=conf.timeout_seconds(),
-            pool=connections.pool() if keep_alive else None,
-            owner=webhook.pk,
-        )
-
-
-def internal_error_count(*, delivery_id: str, token: str | None) -> None:
-    """A bug of ours while sending: not an attempt. The delivery is released and due again
-    after WEBHOOK_INTERNAL_ERROR_RETRY_SECONDS; the platform counter is visible in /metrics."""
-    retry_at = timezone.now() + dt.timedelta(seconds=conf.internal_error_retry_seconds())
-    with transaction.atomic():
-        rows = Delivery.objects.filter(pk=delivery_id, status=Delivery.Status.PENDING)
-        if token is not None:
-            rows = rows.filter(claim_token=token)
-        rows.update(claimed_until=None, claim_token=None, next_attempt_at=retry_at)
-        DispatchCounter.objects.get_or_create(name=INTERNAL_ERRORS)
-        DispatchCounter.objects.filter(name=INTERNAL_ERRORS).update(value=F("value") + 1)
-
-
-def _is_timeout(result: transport.SendResult) -> bool:
-    return bool(result.error and result.error.startswith("timeout"))
-
-
-def delivery_attempt(*, delivery: Delivery, token: str, webhook: Webhook | None = None) -> bool | None:
-    """One attempt of a claimed delivery, its outcome written at once. True/False for
-    success/failure, None when the claim was lost or the webhook is gone or disabled."""
-    sent = _Holder(delivery.webhook_id, token, threaded=False, webhook=webhook).send([delivery])
-    if not sent:
-        return None
-    return next(iter(sent.values()))
-
-
-class _Stop(Exception):
-    """The holder stops: its unsent rows go back (after its outcomes are written)."""
-
-
-class _Holder:
-    """The one sender of one webhook. It sends its claimed rows in event order over the
-    webhook's kept connection; while it sends, the next claim of its webhook (one
-    `UPDATE ... RETURNING`) and a fresh read of the webhook (status, URL, secrets) run on a
-    writer thread, and so do the outcome writes: between two sends nothing waits on the
-    database. It keeps the webhook while rows are due, within the call's time budget; after
-    WEBHOOK_DISPATCH_SLICE_SECONDS it lets go when another webhook may be waiting for a sender."""
-
-    def __init__(
-        self, webhook_id: str, token: str, *, threaded: bool, webhook: Webhook | None = None
-    ) -> None:
-        self.webhook_id = webhook_id
-        self.token = token
-        self.threaded = threaded
-        self.writer = _writer_pool() if threaded else None
-        self.outcomes = Outcomes(token, writer=self.writer)
-        self.webhook = webhook
-        self.done: dict[str, bool] = {}
-        self.cut = False  # stopped by the time budget while rows may still be due
-
-    # --- the database side (a writer thread when threaded) ---
-
-    def _next(self, *, yielding: bool) -> tuple[Webhook | None, list[Delivery]]:
-        """The webhook read again and its next claim; none when `yielding` (the holder's slice
-        is over) and another webhook waits for a sender."""
-        webhook = Webhook.objects.filter(pk=self.webhook_id).first()
-        if webhook is None or (yielding and _others_waiting(webhook)):
-            return webhook, []
-        rows = webhook_claim(
-            webhook_id=self.webhook_id,
-            customer_id=webhook.customer_id,
-            token=self.token,
-            limit=conf.dispatch_per_webhook(),
-        )
-        return webhook, rows
-
-    # --- the loop ---
-
-    def run(self, *, until: float) -> int:
-        """Claim and send this webhook's due rows until none are left, the budget (`until`,
-        monotonic) is spent, or the slice is over and others wait. Returns attempts made."""
-        slice_end = time.monotonic() + conf.dispatch_slice_seconds()
-        ahead: Future[tuple[Webhook | None, list[Delivery]]] | None = None
-        try:
-            self.webhook, rows = self._next(yielding=False)
-            while rows:
-                now = time.monotonic()
-                more = now < until
-                yielding = now >= slice_end
-                if more and self.writer is not None:
-                    # one claim ahead, while this one is sent
-                    ahead = self.writer.submit(_in_writer, functools.partial(self._next, yielding=yielding))
-                self.send(rows, release=False)
-                if ahead is not None:
-                    self.webhook, rows = ahead.result()
-                    ahead = None
-                elif more:
-                    self.webhook, rows = self._next(yielding=yielding)
-                else:
-                    self.cut, rows = True, []
-        except _Stop:
-            pass
-        finally:
-            if ahead is not None:
-                with contextlib.suppress(Exception):
-                    ahead.result()
-            self.done.update(self.outcomes.flush())
-            claim_release(token=self.token)
-        return len(self.done)
-
-    def send(self, deliveries: list[Delivery], *, release: bool = True) -> dict[str, bool]:
-        """Send claimed rows in order. A timeout, a disabled or deleted webhook, a bug of ours
-        or a lost lease stops the holder (raises _Stop when called from run)."""
-        lease = dt.timedelta(seconds=conf.lease_seconds())
-        margin = min(dt.timedelta(seconds=conf.timeout_seconds() + 10), lease)
-        lease_until = min((d.claimed_until for d in deliveries if d.claimed_until), default=None)
-        stopped = False
-        try:
-            for index, delivery in enumerate(deliveries):
-                webhook = self.webhook
-                if webhook is None:
-                    webhook = self.webhook = Webhook.objects.filter(pk=self.webhook_id).first()
-                if webhook is None or webhook.status != Webhook.Status.ENABLED:
-                    stopped = True
-                    break
-                now = timezone.now()
-                if lease_until is None or lease_until - now < margin:
-                    rest = [d.pk for d in deliveries[index:]]
-                    extended = Delivery.objects.filter(
-                        pk__in=rest, claim_token=self.token, status=Delivery.Status.PENDING
-                    ).update(claimed_until=now + lease)
-                    if extended < len(rest):
-                        stopped = True  # part of the claim was taken over: stop rather than send out of order
-                        break
-                    lease_until = now + lease
-                try:
-                    result = send(webhook, delivery.event, now)
-                except Exception:
-                    logger.exception(
-                        "delivery %s: internal error while sending (not counted as an attempt)", delivery.pk
-                    )
-                    self.done.update(self.outcomes.flush())
-                    internal_error_count(delivery_id=delivery.pk, token=self.token)
-                    stopped = True
-                    break
-                if _is_timeout(result):
-                    back_off(webhook, token=self.token, delivery_id=delivery.pk)
-                    self.outcomes.add(delivery, now, result)
-                    stopped = True
-                    break
-                self.outcomes.add(delivery, now, result)
-                if result.ok:
-                    if webhook.consecutive_timeouts or webhook.backoff_until:
-                        self.done.update(self.outcomes.flush())
-                        recovered(webhook, token=self.token, delivery_id=delivery.pk)
-                elif delivery.attempt_count + 1 >= conf.MAX_ATTEMPTS:
-                    self.done.update(self.outcomes.flush())
-                    self.webhook = None  # it may just have been disabled: read it again
-                if self.outcomes.due():
-                    self.done.update(self.outcomes.flush_soon())
-        finally:
-            if release:
-                self.done.update(self.outcomes.flush())
-                claim_release(token=self.token, delivery_ids=[d.pk for d in deliveries])
-        if stopped and not release:
-            raise _Stop  # run() writes the outcomes and gives back every unsent row
-        return self.done
-
-
-def _others_waiting(webhook: Webhook) -> bool:
-    """At the end of a holder's slice: does another webhook wait for a sender? Yes when every
-    sender of this process is busy, or another webhook of the same customer is due and nobody
-    sends to it (the customer's share may be what keeps it waiting)."""
-    if len(_inflight) >= conf.dispatch_threads():
-        return True
-    return bool(
-        webhooks_pick(
-            limit=conf.dispatch_batch_size(),
-            skip=[webhook.pk],
-            max_webhooks=1,
-            customer_id=webhook.customer_id,
-        )
-    )
-
-
-# --- the dispatch loop ---------------------------------------------------------------------------
-
-_pool: ThreadPoolExecutor | None = None
-_pool_pid = 0
-_inflight: set[Future] = set()
-_holding: dict[str, str] = {}  # webhook id -> customer id, holders of this process
-_holding_lock = threading.Lock()
 HELD_BACK_RETRIES = 50
 HELD_BACK_PAUSE_SECONDS = 0.02
-
-
-def _send_pool() -> ThreadPoolExecutor:
-    """One long-lived pool per process (made after a prefork worker forks), so the threads'
-    database connections are reused between dispatches instead of opened each time."""
-    global _pool, _pool_pid
-    if _pool is None or _pool_pid != os.getpid():
-        _pool = ThreadPoolExecutor(max_workers=conf.dispatch_threads(), thread_name_prefix="webhook-send")
-        _pool_pid = os.getpid()
-        _inflight.clear()
-        _holding.clear()
-    return _pool
-
-
-_writers: ThreadPoolExecutor | None = None
-_writers_pid = 0
-
-
-def _writer_pool() -> ThreadPoolExecutor:
-    """Threads that claim ahead and write outcomes for the holders of this process
-    (WEBHOOK_OUTCOME_WRITERS), each with its own database connection."""
-    global _writers, _writers_pid
-    if _writers is None or _writers_pid != os.getpid():
-        _writers = ThreadPoolExecutor(max_workers=conf.outcome_writers(), thread_name_prefix="webhook-write")
-        _writers_pid = os.getpid()
-    return _writers
-
-
-def _in_writer[T](function: Callable[[], T]) -> T:
-    """A writer thread: its own database connection, reused between jobs (CONN_MAX_AGE)."""
-    close_old_connections()
-    return function()
-
-
-def send_pool_close() -> None:
-    """Close every sender and writer thread's database connection and their pools (tests;
-    worker shutdown)."""
-    global _pool, _writers
-    pool, _pool = _pool, None
-    writers, _writers = _writers, None
-    for each in (pool, writers):
-        if each is not None:
-            _threads_close(each)
-
-
-def _threads_close(pool: ThreadPoolExecutor) -> None:
-    size = pool._max_workers
-    barrier = threading.Barrier(size)
-
-    def close(_: int) -> None:
-        # one call per thread, so each closes its own connection; a thread still sending
-        # breaks the barrier, and its connection goes with the process
-        with contextlib.suppress(threading.BrokenBarrierError):
-            barrier.wait(timeout=10)
-        connection.close()
-
-    list(pool.map(close, range(size)))
-    pool.shutdown(wait=True)
-
-
-_test_pool: ThreadPoolExecutor | None = None
-_test_pool_pid = 0
-
-
-def test_pool() -> ThreadPoolExecutor:
-    """Test sends' own threads, per process (WEBHOOK_TEST_THREADS)."""
-    global _test_pool, _test_pool_pid
-    if _test_pool is None or _test_pool_pid != os.getpid():
-        _test_pool = ThreadPoolExecutor(max_workers=conf.test_threads(), thread_name_prefix="webhook-test")
-        _test_pool_pid = os.getpid()
-    return _test_pool
-
-
-def in_thread(function: Callable[..., None], **kwargs: str) -> None:
-    """Run a service in a pool thread: its own (reused) database connection."""
-    close_old_connections()
-    try:
-        function(**kwargs)
-    except Exception:
-        logger.exception("webhook background job failed: %s", getattr(function, "__name__", function))
 
 
 def _hold(webhook_id: str, *, until: float) -> tuple[int, bool]:
@@ -404,11 +53,61 @@ def _hold(webhook_id: str, *, until: float) -> tuple[int, bool]:
     attempts made and whether the time budget cut the holder short."""
     close_old_connections()
     try:
-        holder = _Holder(webhook_id, claim_token(), threaded=True)
+        holder = Holder(webhook_id, claim_token(), threaded=True)
         return holder.run(until=until), holder.cut
     finally:
-        with _holding_lock:
-            _holding.pop(webhook_id, None)
+        with pools.holding_lock:
+            pools.holding.pop(webhook_id, None)
+
+
+def _holder_submit(
+    pool: ThreadPoolExecutor, hook: str, customer: str, function: Callable[..., object], **kwargs: float
+) -> Future | None:
+    """Run `function(hook, **kwargs)` on a sender thread unless this process already holds the
+    webhook; the thread counts as busy until it ends."""
+    with pools.holding_lock:
+        if hook in pools.holding:
+            return None
+        pools.holding[hook] = customer
+    future = pool.submit(function, hook, **kwargs)
+    pools.inflight.add(future)
+    future.add_done_callback(pools.inflight.discard)
+    return future
+
+
+@dataclass
+class _Dispatch:
+    """One call of deliveries_dispatch_due: what to pick from and what the holders did."""
+
+    hooks: list[str] | None
+    limit: int
+    until: float
+    first: list[tuple[str, str]]
+    total: int = 0
+    empty: dict[str, int] = field(default_factory=dict)  # webhooks whose holder found nothing (held back)
+    cut: set[str] = field(default_factory=set)  # webhooks whose holder the budget stopped
+
+    def pick(self, free: int | None = None) -> list[tuple[str, str]]:
+        """The `start` webhooks first (at most `free`), then due ones; `free` None: any number."""
+        if self.first:
+            picked = self.first if free is None else self.first[:free]
+            self.first = [] if free is None else self.first[free:]
+            return picked
+        skip = [hook for hook, n in self.empty.items() if n >= HELD_BACK_RETRIES]
+        if free is None:
+            return webhooks_pick(limit=self.limit, webhook_ids=self.hooks, skip=skip)
+        with pools.holding_lock:
+            holding = dict(pools.holding)
+        return webhooks_pick(
+            limit=self.limit, webhook_ids=self.hooks, max_webhooks=free, holding=holding, skip=skip
+        )
+
+    def record(self, hook: str, sent: int, was_cut: bool) -> None:
+        self.total += sent
+        if was_cut:
+            self.cut.add(hook)
+        if not sent:
+            self.empty[hook] = self.empty.get(hook, 0) + 1
 
 
 def deliveries_dispatch_due(
@@ -436,112 +135,82 @@ def deliveries_dispatch_due(
     a sender thread, never a worker process that start tasks wait for)."""
     hooks = list(webhook_ids) if webhook_ids is not None else None
     limit = limit or conf.dispatch_batch_size()
+    if conf.dispatch_threads() > 1 and background:
+        return _holders_start(
+            webhook_ids=hooks, limit=limit, budget_seconds=budget_seconds, first=list(start or [])
+        )
+    run = _Dispatch(
+        hooks=hooks, limit=limit, until=time.monotonic() + budget_seconds, first=list(start or [])
+    )
+    if conf.dispatch_threads() <= 1:
+        _dispatch_inline(run)
+    else:
+        _dispatch_threaded(run)
+    _continue_soon(run.cut)
+    return run.total
+
+
+def _dispatch_inline(run: _Dispatch) -> None:
+    """Holders one after another in the caller's thread (WEBHOOK_DISPATCH_THREADS = 1)."""
+    while time.monotonic() < run.until:
+        picked = run.pick()
+        if not picked:
+            return
+        before = run.total
+        for hook, _customer in picked:
+            holder = Holder(hook, claim_token(), threaded=False)
+            run.record(hook, holder.run(until=run.until), holder.cut)
+        if run.total == before:
+            time.sleep(HELD_BACK_PAUSE_SECONDS)
+
+
+def _dispatch_threaded(run: _Dispatch) -> None:
+    """One holder per sender thread; a thread that ends is refilled at once while time is left."""
+    pool = pools.send_pool()
     slots = conf.dispatch_threads()
-    until = time.monotonic() + budget_seconds
-    total = 0
-    empty: dict[str, int] = {}  # webhooks whose holder found nothing to claim (held back)
-    cut: set[str] = set()  # webhooks whose holder the budget stopped
-
-    first = list(start or [])
-
-    def skip() -> list[str]:
-        return [hook for hook, n in empty.items() if n >= HELD_BACK_RETRIES]
-
-    if slots <= 1:
-        while time.monotonic() < until:
-            picked, first = first or webhooks_pick(limit=limit, webhook_ids=hooks, skip=skip()), []
-            if not picked:
-                break
-            sent_now = 0
-            for hook, _customer in picked:
-                holder = _Holder(hook, claim_token(), threaded=False)
-                sent = holder.run(until=until)
-                if holder.cut:
-                    cut.add(hook)
-                sent_now += sent
-                if not sent:
-                    empty[hook] = empty.get(hook, 0) + 1
-            total += sent_now
-            if not sent_now:
-                time.sleep(HELD_BACK_PAUSE_SECONDS)
-        _continue_soon(cut)
-        return total
-    if background:
-        return _holders_start(webhook_ids=hooks, limit=limit, budget_seconds=budget_seconds, first=first)
-    pool = _send_pool()
     mine: dict[Future, str] = {}
     while True:
-        free = slots - len(_inflight)
+        free = slots - len(pools.inflight)
         started = 0
-        if free > 0 and time.monotonic() < until:
-            with _holding_lock:
-                holding = dict(_holding)
-            if first:
-                picked, first = first[:free], first[free:]
-            else:
-                picked = webhooks_pick(
-                    limit=limit, webhook_ids=hooks, max_webhooks=free, holding=holding, skip=skip()
-                )
-            for hook, customer in picked:
-                with _holding_lock:
-                    if hook in _holding:
-                        continue
-                    _holding[hook] = customer
-                future = pool.submit(_hold, hook, until=until)
-                _inflight.add(future)
-                future.add_done_callback(_inflight.discard)
-                mine[future] = hook
-                started += 1
-        finished = [f for f in mine if f.done()]
-        nothing = False
-        for future in finished:
-            hook = mine.pop(future)
+        if free > 0 and time.monotonic() < run.until:
+            for hook, customer in run.pick(free):
+                future = _holder_submit(pool, hook, customer, _hold, until=run.until)
+                if future is not None:
+                    mine[future] = hook
+                    started += 1
+        for future in [f for f in mine if f.done()]:
             sent, was_cut = future.result()
-            total += sent
-            if was_cut:
-                cut.add(hook)
-            if not sent:
-                empty[hook] = empty.get(hook, 0) + 1
-                nothing = True
+            run.record(mine.pop(future), sent, was_cut)
         if not mine and not started:
-            break
+            return
         if started and free - started > 0:
             continue  # still free senders: see whether more is due
-        if nothing and not started and not mine:
-            time.sleep(HELD_BACK_PAUSE_SECONDS)
-            continue
         if mine:
             wait(list(mine), timeout=0.2, return_when=FIRST_COMPLETED)
-    _continue_soon(cut)
-    return total
 
 
 def _holders_start(
     *, webhook_ids: list[str] | None, limit: int, budget_seconds: float, first: list[tuple[str, str]]
 ) -> int:
     """Start holders in this process's free sender threads without waiting for them."""
-    pool = _send_pool()
-    free = conf.dispatch_threads() - len(_inflight)
+    pool = pools.send_pool()
+    free = conf.dispatch_threads() - len(pools.inflight)
     if free <= 0:
         return 0
     if first:
         picked = first[:free]
     else:
-        with _holding_lock:
-            holding = dict(_holding)
+        with pools.holding_lock:
+            holding = dict(pools.holding)
         picked = webhooks_pick(limit=limit, webhook_ids=webhook_ids, max_webhooks=free, holding=holding)
     until = time.monotonic() + budget_seconds
-    started = 0
-    for hook, customer in picked:
-        with _holding_lock:
-            if hook in _holding:
-                continue
-            _holding[hook] = customer
-        future = pool.submit(_hold_then_refill, hook, until=until, limit=limit, budget_seconds=budget_seconds)
-        _inflight.add(future)
-        future.add_done_callback(_inflight.discard)
-        started += 1
-    return started
+    futures = [
+        _holder_submit(
+            pool, hook, customer, _hold_then_refill, until=until, limit=limit, budget_seconds=budget_seconds
+        )
+        for hook, customer in picked
+    ]
+    return sum(future is not None for future in futures)
 
 
 def _hold_then_refill(hook: str, *, until: float, limit: int, budget_seconds: float) -> None:

@@ -21,7 +21,7 @@ from config.bulk import bulk_insert
 from config.exceptions import RateLimited
 from config.ratelimit import SlidingWindow
 from keys.models import Customer
-from webhooks import conf, dispatch, signing, transport
+from webhooks import attempt, conf, dispatch, signing, transport
 from webhooks.events import EVENT_REGULATIONS, EVENT_TYPES, TEST_EVENT_TYPE
 from webhooks.exceptions import (
     WebhookAlreadyEnabled,
@@ -355,10 +355,10 @@ def webhook_test_run(*, delivery_id: str) -> None:
         return
     delivery = Delivery.objects.select_related("webhook", "event").get(pk=delivery_id)
     try:
-        result = dispatch.send(delivery.webhook, delivery.event, now)
+        result = attempt.send(delivery.webhook, delivery.event, now)
     except Exception as exc:  # a bug of ours: logged and counted, and the test says so
         logger.exception("delivery %s: internal error during a test send", delivery_id)
-        dispatch.internal_error_count(delivery_id=delivery_id, token=None)
+        attempt.internal_error_count(delivery_id=delivery_id, token=None)
         result = transport.SendResult(
             ok=False, status=None, duration_ms=0, error=f"internal_error: {type(exc).__name__}", body=""
         )

@@ -4,7 +4,7 @@
 from celery import shared_task
 from celery.signals import worker_process_shutdown
 
-from webhooks import dispatch, services
+from webhooks import dispatch, pools, services
 
 # On a worker the dispatch runs in the background (sender threads of the worker process), so
 # the task returns at once and the process is free for the next start task; run eagerly (in
@@ -46,9 +46,9 @@ def webhook_test_send(self, delivery_id: str) -> None:
     if self.request.is_eager:
         services.webhook_test_run(delivery_id=delivery_id)
     else:
-        dispatch.test_pool().submit(dispatch.in_thread, services.webhook_test_run, delivery_id=delivery_id)
+        pools.test_pool().submit(pools.in_thread, services.webhook_test_run, delivery_id=delivery_id)
 
 
 @worker_process_shutdown.connect
 def _close_send_pool(**kwargs) -> None:
-    dispatch.send_pool_close()
+    pools.send_pool_close()

@@ -339,15 +339,7 @@ def _exchange(
             out.reusable = response.isclosed() and not response.will_close
         except (TimeoutError, OSError, http.client.HTTPException):
             out.text = ""  # the status decides; a slow or broken body is not held against it
-        if time.monotonic() > deadline:
-            out.error = f"timeout: no complete response within {timeout:g} s"
-        elif 300 <= out.status < 400:
-            location = response.getheader("Location") or ""
-            out.error = f"redirect {out.status} not followed" + (
-                f" (Location: {location[:200]})" if location else ""
-            )
-        elif not 200 <= out.status < 300:
-            out.error = f"http_status: {out.status}"
+        out.error = _response_error(response, deadline=deadline, timeout=timeout)
     except _NothingReceived as exc:
         out.nothing_received = True
         out.error = (
@@ -355,19 +347,38 @@ def _exchange(
             if exc.reset
             else "connection_closed: the receiver closed the connection without a response"
         )
-    except TimeoutError:
-        out.error = f"timeout: no response within {timeout:g} s"
-    except ssl.SSLError as exc:
-        out.error = f"tls_error: {exc.reason or type(exc).__name__}"
-    except ConnectionResetError:
-        out.error = "connection_reset: the receiver reset the connection"
-    except ConnectionRefusedError:
-        out.error = "connection_refused: the receiver refused the connection"
-    except http.client.RemoteDisconnected:
-        out.error = "connection_closed: the receiver closed the connection without a response"
     except (http.client.HTTPException, OSError) as exc:
-        out.error = f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
+        out.error = _transport_error(exc, timeout=timeout)
     return out
+
+
+def _response_error(response: http.client.HTTPResponse, *, deadline: float, timeout: float) -> str | None:
+    """What makes a response a failed attempt: too late, a redirect (never followed), not 2xx."""
+    if time.monotonic() > deadline:
+        return f"timeout: no complete response within {timeout:g} s"
+    if 300 <= response.status < 400:
+        location = response.getheader("Location") or ""
+        return f"redirect {response.status} not followed" + (
+            f" (Location: {location[:200]})" if location else ""
+        )
+    if not 200 <= response.status < 300:
+        return f"http_status: {response.status}"
+    return None
+
+
+def _transport_error(exc: http.client.HTTPException | OSError, *, timeout: float) -> str:
+    """The attempt's error for a failure of the connection itself (the most specific first)."""
+    if isinstance(exc, TimeoutError):
+        return f"timeout: no response within {timeout:g} s"
+    if isinstance(exc, ssl.SSLError):
+        return f"tls_error: {exc.reason or type(exc).__name__}"
+    if isinstance(exc, ConnectionResetError):
+        return "connection_reset: the receiver reset the connection"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection_refused: the receiver refused the connection"
+    if isinstance(exc, http.client.RemoteDisconnected):
+        return "connection_closed: the receiver closed the connection without a response"
+    return f"connection_error: {type(exc).__name__}: {str(exc)[:200]}"
 
 
 def post(

@@ -208,3 +208,66 @@ def _validated(body: dict) -> dict:
     from audit.inputs import item_validated
 
     return item_validated(body).data
+
+
+def test_a_follower_that_waits_too_long_is_withdrawn_and_answers_503(gate, settings):
+    settings.DECISION_GROUP_WAIT_SECONDS = 0.3
+    key = make_key("acme", "enterprise")
+    requests = Requests(key.value)
+    _hold_a_leader(gate, requests)
+    requests.post("late", "/v1/log", decision_body(decision_id="late", user_id="u1"))
+    _wait_for(lambda: "late" in requests.answers)
+    status, body = requests.answers["late"]
+    assert status == 503 and body["code"] == "SERVICE_UNAVAILABLE"
+    assert "withdrawn: nothing of it was stored" in body["detail"]
+    assert gate.queued("acme") == 0
+    gate.release.set()
+    requests.join()
+    assert requests.answers["leader"][0] == 201
+    assert list(Decision.objects.filter(customer_id="acme").values_list("decision_id", flat=True)) == ["lead"]
+
+
+def _backend_alive(cursor, pid: int) -> bool:
+    cursor.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid])
+    return cursor.fetchone() is not None
+
+
+class LosingGate(Gate):
+    """A group of more than one item loses its database connection (its server process is
+    terminated from another connection) before it writes."""
+
+    def _write(self, **kwargs):
+        if len(kwargs["items"]) > 1:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                (pid,) = cursor.fetchone()
+            other = connections.create_connection("default")
+            try:
+                with other.cursor() as cursor:
+                    cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+                    _wait_for(lambda: not _backend_alive(cursor, pid), 5)  # the signal is asynchronous
+            finally:
+                other.close()
+        return super()._write(**kwargs)
+
+
+@pytest.mark.postgres
+def test_a_group_that_loses_its_connection_answers_503_without_retrying_item_by_item(monkeypatch, settings):
+    settings.RATE_LIMITS_ENABLED = False
+    gate = LosingGate()
+    monkeypatch.setattr(audit_services, "group_commit", gate.committer)
+    key = make_key("acme", "enterprise")
+    requests = Requests(key.value)
+    _hold_a_leader(gate, requests)
+    for i in range(3):
+        _queue(gate, requests, f"d{i}", "/v1/log", decision_body(decision_id=f"d{i}", user_id="u1"))
+    gate.release.set()
+    requests.join()
+
+    assert requests.answers["leader"][0] == 201  # its own group of one, written before
+    for name in ("d0", "d1", "d2"):
+        status, body = requests.answers[name]
+        assert status == 503 and body["code"] == "SERVICE_UNAVAILABLE", body
+        assert "connection was lost" in body["detail"]
+    assert gate.committer.stats.retried == 0
+    assert list(Decision.objects.filter(customer_id="acme").values_list("decision_id", flat=True)) == ["lead"]

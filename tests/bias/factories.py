@@ -1,15 +1,15 @@
-"""Seeding decisions for the bias tests in bulk: Decision rows straight into the table, then
-the bias app's bulk statistics path (the same arithmetic as the per-decision hook)."""
+"""Seeding decisions for the bias tests through the decision pipeline (one
+`audit.services.decisions_log_batch` call, as `POST /log/batch` does), so the statistics, the
+calibration aggregates and the audit entries are the service's own."""
 
 import datetime as dt
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils import timezone
 
 from audit.models import Decision
-from bias.services import subgroup_stats_on_decisions_bulk_logged
+from audit.services import decisions_log_batch
 from keys.models import Customer
 
 
@@ -52,33 +52,34 @@ def category(spec: Spec) -> str:
 _counter = [0]
 
 
-def decision_for(customer: Customer, spec: Spec) -> Decision:
+def body_for(spec: Spec) -> dict[str, Any]:
+    """The POST /log body of a spec."""
     _counter[0] += 1
-    decision_id = spec.decision_id or f"t{_counter[0]:08d}"
-    return Decision(
-        customer=customer,
-        decision_id=decision_id,
-        user_id=spec.user_id,
-        model_id=spec.model_id,
-        model_version=spec.model_version,
-        ai_recommendation=spec.ai,
-        ai_confidence=spec.confidence,
-        user_decision=spec.human,
-        outcome=spec.outcome,
-        subgroups=spec.subgroups,
-        timestamp=spec.timestamp or timezone.now() - dt.timedelta(hours=1),
-        followed_ai=norm(spec.ai) == norm(spec.human),
-        calibration_category=category(spec),
-        payload_fingerprint=hashlib.sha256(decision_id.encode()).hexdigest(),
-    )
+    body: dict[str, Any] = {
+        "decision_id": spec.decision_id or f"t{_counter[0]:08d}",
+        "user_id": spec.user_id,
+        "model_id": spec.model_id,
+        "model_version": spec.model_version,
+        "ai_recommendation": spec.ai,
+        "ai_confidence": spec.confidence,
+        "user_decision": spec.human,
+        "outcome": spec.outcome,
+        "subgroups": spec.subgroups,
+        "timestamp": (spec.timestamp or timezone.now() - dt.timedelta(hours=1)).isoformat(),
+    }
+    return {key: value for key, value in body.items() if value is not None}
 
 
 def seed(customer_id: str, specs: list[Spec]) -> list[Decision]:
+    """Log the specs' decisions in one batch; the stored decisions, in the specs' order."""
     customer, _ = Customer.objects.get_or_create(id=customer_id)
-    decisions = [decision_for(customer, s) for s in specs]
-    Decision.objects.bulk_create(decisions, batch_size=1000)
-    subgroup_stats_on_decisions_bulk_logged(customer=customer, decisions=decisions)
-    return decisions
+    bodies = [body_for(spec) for spec in specs]
+    result = decisions_log_batch(customer=customer, items=bodies)
+    refused = [item for item in result.items if item.status >= 400]
+    assert not refused, refused[:3]
+    ids = [b["decision_id"] for b in bodies]
+    stored = {d.decision_id: d for d in Decision.objects.filter(customer=customer, decision_id__in=ids)}
+    return [stored[b["decision_id"]] for b in bodies]
 
 
 def rated_groups(attribute: str, rates: dict[str, float], per_group: int, **extra: Any) -> list[Spec]:

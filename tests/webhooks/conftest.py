@@ -1,7 +1,7 @@
 import pytest
 
 from tests.webhooks.receiver import HOLD, Receiver, start
-from webhooks import connections, dispatch
+from webhooks import connections, pools
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +22,7 @@ def threaded(transactional_db, settings, _single_thread_dispatch):
     settings.WEBHOOK_OUTCOME_WRITERS = base.WEBHOOK_OUTCOME_WRITERS
     assert settings.WEBHOOK_DISPATCH_THREADS > 1
     yield settings
-    dispatch.send_pool_close()
+    pools.send_pool_close()
 
 
 @pytest.fixture(autouse=True)

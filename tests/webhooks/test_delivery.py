@@ -12,7 +12,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from tests.webhooks.helpers import emit, webhook
 from tests.webhooks.receiver import HANG, RESET
-from webhooks import dispatch, outcomes, services
+from webhooks import dispatch, holder, outcomes, pools, services
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 pytestmark = pytest.mark.django_db
@@ -230,8 +230,8 @@ def test_an_expired_lease_is_claimed_again_and_the_stale_holder_cannot_write(
     with time_machine.travel(timezone.now() + dt.timedelta(seconds=31)):
         token, again, _ = dispatch.deliveries_claim(limit=10)
         assert [d.pk for d in again] == [claimed[0].pk]
-        assert dispatch.delivery_attempt(delivery=claimed[0], token=stale_token) is None  # fenced off
-        assert dispatch.delivery_attempt(delivery=again[0], token=token) is True
+        assert holder.delivery_attempt(delivery=claimed[0], token=stale_token) is None  # fenced off
+        assert holder.delivery_attempt(delivery=again[0], token=token) is True
     delivery = Delivery.objects.get(event=event)
     assert delivery.status == "succeeded" and delivery.attempt_count == 1 and len(receiver.requests) == 1
 
@@ -259,7 +259,7 @@ def test_retrying_an_old_skipped_delivery_keeps_its_place_in_event_order(threade
     claim = dispatch.deliveries_claim(limit=2)
     assert [d.event_id for d in claim.deliveries] == [old.id, newer[0].id]
     for delivery in claim.deliveries:
-        dispatch.delivery_attempt(delivery=delivery, token=claim.token)
+        holder.delivery_attempt(delivery=delivery, token=claim.token)
     assert _dispatch() == 2
     assert receiver.ids() == [old.id] + [e.id for e in newer]
 
@@ -276,7 +276,7 @@ def test_deliveries_created_in_the_same_microsecond_are_claimed_in_id_order_with
         # one holder per webhook: nobody else claims its later rows while it is sending
         assert dispatch.deliveries_claim(limit=2).deliveries == []
         for delivery in first.deliveries:
-            dispatch.delivery_attempt(delivery=delivery, token=first.token)
+            holder.delivery_attempt(delivery=delivery, token=first.token)
         second = dispatch.deliveries_claim(limit=2)
     assert [d.id for d in first.deliveries] == in_order[:2]
     assert [d.id for d in second.deliveries] == in_order[2:]
@@ -292,7 +292,7 @@ def test_several_webhooks_are_sent_in_parallel_threads_each_in_event_order(
     try:
         assert dispatch.deliveries_dispatch_due() == 15
     finally:
-        dispatch.send_pool_close()
+        pools.send_pool_close()
     for i, _hook in enumerate(hooks):
         got = [r.headers["webhook-id"] for r in receiver.requests if r.path == f"/hook/{i}"]
         assert got == [e.id for e in events]

@@ -12,7 +12,7 @@ from django.db import connection
 from tests.conftest import make_key
 from tests.processes import celery_worker, gunicorn
 from tests.webhooks.helpers import emit, webhook
-from webhooks import dispatch
+from webhooks import dispatch, pools
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 
@@ -56,7 +56,7 @@ def test_a_never_answering_receiver_does_not_delay_another_customers_delivery(se
     # the rest of the noisy claim was released at once, and nothing else of it was attempted
     assert Delivery.objects.filter(webhook=noisy, claim_token__isnull=False).count() == 0
     assert DeliveryAttempt.objects.filter(delivery__webhook=noisy).count() == 1
-    dispatch.send_pool_close()
+    pools.send_pool_close()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -78,7 +78,7 @@ def test_a_customer_holds_at_most_its_share_of_senders(settings, hanging, receiv
     assert len(hanging.requests) == 2  # its share, though five of its webhooks were due
     assert receiver.ids() == [quiet.id]
     worker.join(40)
-    dispatch.send_pool_close()
+    pools.send_pool_close()
 
 
 @pytest.mark.django_db
