@@ -1,37 +1,34 @@
 """The bodies of POST /admin/api-keys and DELETE /admin/api-keys/:id (docs/reference/access.md,
-Key administration), declared once (config.bodies)."""
+Key administration), as request body models (config.bodymodels)."""
 
-from config.bodies import Body, Field
+from typing import Annotated
+
+from pydantic import Field
+
+from config.bodymodels import BodyModel, Choice, Text
 from keys.models import CUSTOMER_ID_HELP, CUSTOMER_ID_PATTERN, Tier
 
 DESCRIPTION_MAX = 500
 REASON_MAX = 500
 
-KEY_CREATE = Body(
-    "ApiKeyCreateInput",
-    (
-        Field(
-            "customer_id",
-            required=True,
-            max_length=64,
+
+class ApiKeyCreateInput(BodyModel):
+    customer_id: Annotated[
+        str,
+        Text(
+            64,
             pattern=CUSTOMER_ID_PATTERN.removeprefix("^").removesuffix("$"),
             pattern_help=CUSTOMER_ID_HELP,
         ),
-        Field("tier", "choice", required=True, choices=tuple(Tier.values)),
-        Field("description", max_length=DESCRIPTION_MAX, allow_blank=True, default=""),
-        Field("is_admin", "bool", default=False),
-    ),
-)
+    ]
+    tier: Annotated[str, Choice(tuple(Tier.values))]
+    description: Annotated[str, Text(DESCRIPTION_MAX, allow_blank=True)] = ""
+    is_admin: bool = False
 
-KEY_REVOKE = Body(
-    "ApiKeyRevokeInput",
-    (
-        Field(
-            "reason",
-            max_length=REASON_MAX,
-            allow_blank=True,
-            default="",
-            help="Why the key is revoked (kept in the admin audit log)",
-        ),
-    ),
-)
+
+class ApiKeyRevokeInput(BodyModel):
+    reason: Annotated[
+        str,
+        Text(REASON_MAX, allow_blank=True),
+        Field(description="Why the key is revoked (kept in the admin audit log)"),
+    ] = ""

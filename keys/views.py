@@ -5,12 +5,12 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.api import ID_PATTERN, PagePagination, text_param
-from config.bodies import parse, serializer
+from config.bodymodels import body_parse
 from config.inputs import header_text
 from keys import selectors, services
 from keys.authentication import IsAdminKey
 from keys.filters import ApiKeyFilters
-from keys.inputs import KEY_CREATE, KEY_REVOKE, REASON_MAX
+from keys.inputs import REASON_MAX, ApiKeyCreateInput, ApiKeyRevokeInput
 from keys.models import ApiKey
 from keys.serializers import (
     AdminAuditLogOutput,
@@ -45,9 +45,16 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
         page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
         return self.get_paginated_response(ApiKeyOutput(page, many=True).data)
 
-    @extend_schema(request=serializer(KEY_CREATE), responses={201: ApiKeyCreatedOutput})
+    @extend_schema(request=ApiKeyCreateInput, responses={201: ApiKeyCreatedOutput})
     def create(self, request):
-        issued = services.api_key_create(**parse(KEY_CREATE, request.data), actor=_actor(request))
+        body = body_parse(ApiKeyCreateInput, request.data)
+        issued = services.api_key_create(
+            customer_id=body.customer_id,
+            tier=body.tier,
+            description=body.description,
+            is_admin=body.is_admin,
+            actor=_actor(request),
+        )
         return Response(ApiKeyCreatedOutput(issued).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=ApiKeyOutput)
@@ -56,7 +63,7 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
         return Response(ApiKeyOutput(key).data)
 
     @extend_schema(
-        request=serializer(KEY_REVOKE),
+        request=ApiKeyRevokeInput,
         parameters=[
             OpenApiParameter(
                 "reason", str, description="Used when the body gives none; at most 500 characters"
@@ -66,8 +73,8 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
     )
     def destroy(self, request, pk=None):
         key = get_object_or_404(ApiKey, pk=pk)
-        data = parse(KEY_REVOKE, request.data if request.data else {})
-        reason = data["reason"] or text_param(request, "reason", max_length=REASON_MAX) or ""
+        data = body_parse(ApiKeyRevokeInput, request.data if request.data else {})
+        reason = data.reason or text_param(request, "reason", max_length=REASON_MAX) or ""
         key = services.api_key_revoke(key=key, reason=reason, actor=_actor(request))
         return Response(ApiKeyRevokedOutput(key).data, status=status.HTTP_200_OK)
 

@@ -1,30 +1,37 @@
-"""The bodies of POST /webhooks and PATCH /webhooks/:id (docs/reference/webhooks.md), declared
-once (config.bodies). `url` and `events` are taken as any JSON and judged by the service, so that
-a wrong value answers WEBHOOK_INVALID_URL or WEBHOOK_INVALID_EVENT rather than a generic
-VALIDATION_ERROR."""
+"""The bodies of POST /webhooks and PATCH /webhooks/:id (docs/reference/webhooks.md), as request
+body models (config.bodymodels). `url` and `events` are taken as any JSON and judged by the
+service, so that a wrong value answers WEBHOOK_INVALID_URL or WEBHOOK_INVALID_EVENT rather than
+a generic VALIDATION_ERROR."""
 
-from config.bodies import Body, Field
+from typing import Annotated
+
+from pydantic import Field, JsonValue
+
+from config.bodymodels import BodyModel, Judged, Text
 from webhooks.services import SUBSCRIBABLE
 
 DESCRIPTION_MAX = 500
 URL_SCHEMA = {"type": "string", "format": "uri", "maxLength": 2048}
 EVENTS_SCHEMA = {"type": "array", "minItems": 1, "items": {"type": "string", "enum": SUBSCRIBABLE}}
+URL_HELP = (
+    "The receiving HTTPS endpoint; it must resolve to public addresses only (docs/reference/webhooks.md)."
+)
+EVENTS_HELP = "Event names, or `*` for all."
+
+Url = Annotated[JsonValue, Judged(URL_SCHEMA), Field(description=URL_HELP)]
+Events = Annotated[JsonValue, Judged(EVENTS_SCHEMA), Field(description=EVENTS_HELP)]
 
 
-def _fields(*, required: bool) -> tuple[Field, ...]:
-    return (
-        Field(
-            "url",
-            "any",
-            required=required,
-            schema=URL_SCHEMA,
-            help="The receiving HTTPS endpoint; it must resolve to public addresses only "
-            "(docs/reference/webhooks.md).",
-        ),
-        Field("events", "any", required=required, schema=EVENTS_SCHEMA, help="Event names, or `*` for all."),
-        Field("description", max_length=DESCRIPTION_MAX, allow_blank=True, default="" if required else None),
-    )
+class WebhookCreateInput(BodyModel):
+    url: Url
+    events: Events
+    description: Annotated[str, Text(DESCRIPTION_MAX, allow_blank=True)] = ""
 
 
-WEBHOOK_CREATE = Body("WebhookCreateInput", _fields(required=True))
-WEBHOOK_UPDATE = Body("WebhookUpdateInput", _fields(required=False), doc="Only the fields sent change.")
+class WebhookUpdateInput(BodyModel):
+    """Only the fields sent change."""
+
+    partial = True
+    url: Url = None
+    events: Events = None
+    description: Annotated[str | None, Text(DESCRIPTION_MAX, allow_blank=True)] = None

@@ -9,7 +9,7 @@ import datetime as dt
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -32,6 +32,9 @@ from webhooks.exceptions import (
     WebhookTestInFlight,
 )
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
+
+if TYPE_CHECKING:  # the body module reads this one's event list
+    from webhooks.inputs import WebhookUpdateInput
 
 logger = logging.getLogger("trustcal.webhooks")
 
@@ -210,18 +213,20 @@ def webhook_create(*, customer: Customer, url: Any, events: Any, description: st
 
 
 @transaction.atomic
-def webhook_update(*, webhook: Webhook, **changes: Any) -> Webhook:
+def webhook_update(*, webhook: Webhook, changes: "WebhookUpdateInput") -> Webhook:
+    """Change the fields the PATCH body sent (`changes.model_fields_set`), a null one included."""
+    sent = changes.model_fields_set
     fields = []
-    if "url" in changes:
-        webhook.url = webhook_url_validate(changes["url"])
+    if "url" in sent:
+        webhook.url = webhook_url_validate(changes.url)
         _customer_lock(webhook.customer_id)
         _url_unique(customer_id=webhook.customer_id, url=webhook.url, exclude_id=webhook.pk)
         fields.append("url")
-    if "events" in changes:
-        webhook.events = webhook_events_validate(changes["events"])
+    if "events" in sent:
+        webhook.events = webhook_events_validate(changes.events)
         fields.append("events")
-    if "description" in changes:
-        webhook.description = changes["description"] or ""
+    if "description" in sent:
+        webhook.description = changes.description or ""
         fields.append("description")
     if fields:
         webhook.updated_at = timezone.now()

@@ -4,11 +4,11 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from config.api import PagePagination, TenantViewSet
-from config.bodies import parse, serializer
+from config.bodymodels import body_parse
 from config.filters import filtered
 from webhooks import selectors, services
 from webhooks.filters import DeliveryFilters
-from webhooks.inputs import WEBHOOK_CREATE, WEBHOOK_UPDATE
+from webhooks.inputs import WebhookCreateInput, WebhookUpdateInput
 from webhooks.models import Webhook
 from webhooks.serializers import (
     DeliveryOutput,
@@ -35,20 +35,23 @@ class WebhookViewSet(TenantViewSet):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(WebhookOutput(page, many=True).data)
 
-    @extend_schema(request=serializer(WEBHOOK_CREATE), responses={201: WebhookCreatedOutput})
+    @extend_schema(request=WebhookCreateInput, responses={201: WebhookCreatedOutput})
     def create(self, request):
-        issued = services.webhook_create(customer=self.customer, **parse(WEBHOOK_CREATE, request.data))
+        body = body_parse(WebhookCreateInput, request.data)
+        issued = services.webhook_create(
+            customer=self.customer, url=body.url, events=body.events, description=body.description
+        )
         return Response(WebhookCreatedOutput(issued).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=WebhookOutput)
     def retrieve(self, request, pk=None):
         return Response(WebhookOutput(self.get_object()).data)
 
-    @extend_schema(request=serializer(WEBHOOK_UPDATE), responses=WebhookOutput)
+    @extend_schema(request=WebhookUpdateInput, responses=WebhookOutput)
     def partial_update(self, request, pk=None):
         webhook = self.get_object()
         webhook = services.webhook_update(
-            webhook=webhook, **parse(WEBHOOK_UPDATE, request.data, partial=True)
+            webhook=webhook, changes=body_parse(WebhookUpdateInput, request.data)
         )
         return Response(WebhookOutput(webhook).data)
 
