@@ -45,6 +45,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/xenon --max-absolute C --ignore migrations webhooks keys oversight bias fairness console
 
 clean:
 	rm -rf $(VENV) var
