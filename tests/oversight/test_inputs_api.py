@@ -4,6 +4,7 @@ outcome of a probe."""
 
 import datetime as dt
 import hashlib
+import hmac
 import json
 
 import pytest
@@ -250,7 +251,9 @@ def _canonical(doc):
 
 
 def test_the_new_entry_fields_are_hashed_and_the_chain_verifies(api):
-    """Recomputed independently: sha256(previous_hash + canonical JSON of the entry as shown)."""
+    """Recomputed independently (docs/reference/erasure.md): hash = sha256 of the entry's
+    canonical text, which links to the previous hash and holds the review time and probe as
+    shown; the personal fields are committed by HMAC-SHA256 under the entry's salt."""
     _log(api, decision("ann"))
     _log(api, decision("ann", seconds=7.25, subgroups={"gender": "f"}))
     _log(api, probe("ann", "known_wrong", followed=False, review_seconds=3))
@@ -259,9 +262,16 @@ def test_the_new_entry_fields_are_hashed_and_the_chain_verifies(api):
     entries = sorted(api.get("/v1/audit-trail").json()["data"], key=lambda e: e["sequence"])
     previous = "0" * 64
     for entry in entries:
-        body = {k: v for k, v in entry.items() if k != "hash"}
-        expected = hashlib.sha256((previous + _canonical(body)).encode()).hexdigest()
-        assert entry["previous_hash"] == previous and entry["hash"] == expected
+        assert entry["format"] == 2
+        canonical = json.loads(entry["canonical"])
+        assert hashlib.sha256(entry["canonical"].encode()).hexdigest() == entry["hash"]
+        assert canonical["previous_hash"] == previous == entry["previous_hash"]
+        for field in ("review_seconds", "probe"):
+            assert canonical.get(field) == entry.get(field)
+        personal = hmac.new(
+            bytes.fromhex(entry["salt"]), _canonical(entry["personal_fields"]).encode(), hashlib.sha256
+        ).hexdigest()
+        assert canonical["personal"] == personal
         previous = entry["hash"]
     assert api.get("/v1/audit-trail/verify").json()["valid"] is True
     assert api.get("/v1/audit-trail/verify", {"full": "true"}).status_code == 202
