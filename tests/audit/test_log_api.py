@@ -259,7 +259,7 @@ def test_late_outcome_appends_an_outcome_entry_and_updates_the_decision(api):
     post(
         api,
         decision_body(
-            decision_id="late-1", ai_recommendation="approve", user_decision="approve", ai_confidence=0.9
+            decision_id="late-1", ai_recommendation="approve", user_decision="approve", ai_confidence=...
         ),
     )
     r = post(api, {"decision_id": "late-1", "outcome": "deny"})
@@ -268,7 +268,9 @@ def test_late_outcome_appends_an_outcome_entry_and_updates_the_decision(api):
     assert entry["type"] == "outcome"
     assert entry["sequence"] == 2
     assert entry["outcome"] == "deny"
-    assert entry["calibration_category"] == "OVERTRUSTING"  # followed, and the AI was wrong
+    # No confidence, so the outcome decides: followed, and the AI was wrong (with a confidence,
+    # the confidence would decide: docs/reference/calibration.md).
+    assert entry["calibration_category"] == "OVERTRUSTING"
     trail = api.get("/v1/audit-trail", {"decision_id": "late-1"}).json()["data"]
     assert [e["type"] for e in trail] == ["outcome", "decision"]
     assert trail[1]["outcome"] is None  # the first entry is never rewritten
@@ -325,7 +327,8 @@ def test_miscalibrated_record_fires_trust_miscalibrated_with_ids_and_regulation(
 
 
 def test_late_outcome_that_makes_a_record_miscalibrated_fires_trust_miscalibrated(api):
-    post(api, decision_body(decision_id="ev-3", ai_confidence=0.6, user_decision="deny"))
+    # No confidence: the decision is unscored (it fires nothing) until its outcome is known.
+    post(api, decision_body(decision_id="ev-3", ai_confidence=..., user_decision="deny"))
     assert not Event.objects.filter(type="trust.miscalibrated").exists()
     post(api, {"decision_id": "ev-3", "outcome": "approve"})  # overrode, and the AI was right
     event = Event.objects.get(type="trust.miscalibrated")

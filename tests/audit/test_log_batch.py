@@ -193,7 +193,7 @@ def test_events_fire_as_for_single_calls(api, other_api):
     items = [
         decision_body(decision_id="e-1", ai_confidence=0.2),  # followed at low confidence
         decision_body(decision_id="e-2", user_decision="deny", ai_confidence=0.9),  # overrode high
-        decision_body(decision_id="e-3", ai_confidence=0.7),
+        decision_body(decision_id="e-3", ai_confidence=...),  # unscored until its outcome
         {"decision_id": "e-3", "outcome": "deny"},  # followed, AI wrong
     ]
     post_batch(api, items)
