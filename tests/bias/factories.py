@@ -32,8 +32,15 @@ def norm(value: str | None) -> str:
 
 
 def category(spec: Spec) -> str:
-    """The category of a decision (docs/reference/calibration.md, Category of a decision)."""
+    """The category of a decision (docs/reference/calibration.md): a confidence decides where
+    there is one, even where the outcome is known; else the outcome; with neither, unscored."""
     followed = norm(spec.ai) == norm(spec.human)
+    if spec.confidence is not None:
+        if followed and spec.confidence < 0.5:
+            return "OVERTRUSTING"
+        if not followed and spec.confidence > 0.5:
+            return "UNDERTRUSTING"
+        return "CALIBRATED"
     if spec.outcome is not None:
         ai_right = norm(spec.outcome) == norm(spec.ai)
         if followed and not ai_right:
@@ -41,6 +48,7 @@ def category(spec: Spec) -> str:
         if not followed and ai_right:
             return "UNDERTRUSTING"
         return "CALIBRATED"
+    return "UNSCORED"
     if spec.confidence is not None:
         if followed and spec.confidence < 0.5:
             return "OVERTRUSTING"

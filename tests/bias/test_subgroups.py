@@ -33,8 +33,8 @@ def test_subgroup_figures_equal_hand_computed_values(api):
         Spec(ai="deny", human="Approve ", subgroups={"gender": "f"}),
         # group m: 2 decisions
         Spec(
-            ai="approve", human="approve", confidence=0.6, outcome="deny", subgroups={"gender": "m"}
-        ),  # overtrust
+            ai="approve", human="approve", confidence=0.4, outcome="deny", subgroups={"gender": "m"}
+        ),  # overtrust (followed, c < 0.5)
         Spec(ai="deny", human="deny", subgroups={"gender": "m"}),
     ]
     seed("acme", specs)
@@ -65,7 +65,7 @@ def test_subgroup_figures_equal_hand_computed_values(api):
         },
     }
     assert m["decisions"] == 2 and m["favorable_rate"] == 0.5 and m["override_rate"] == 0.0
-    assert m["overtrust_rate"] == 0.5 and m["accuracy"] == 0.0 and m["mean_ai_confidence"] == 0.6
+    assert m["overtrust_rate"] == 0.5 and m["accuracy"] == 0.0 and m["mean_ai_confidence"] == 0.4
     assert m["disparity"] == {
         "favorable_rate_difference": 0.0,
         "disparate_impact_ratio": 1.0,
@@ -267,9 +267,8 @@ def test_amplification_counts_sum_the_daily_statistics(db):
 
 
 def test_a_late_outcome_moves_accuracy_and_calibration_counts(api):
-    decision = seed("acme", [Spec(ai="approve", human="approve", confidence=0.9, subgroups={"gender": "f"})])[
-        0
-    ]
+    # No confidence, so the outcome decides the category (docs/reference/calibration.md).
+    decision = seed("acme", [Spec(ai="approve", human="approve", subgroups={"gender": "f"})])[0]
     before = groups_of(api.get("/v1/bias/subgroups").json(), "gender")["f"]
     assert before["accuracy"] is None and before["overtrust_rate"] == 0.0
     response = api.post("/v1/log", {"decision_id": decision.decision_id, "outcome": "deny"}, format="json")
