@@ -72,6 +72,10 @@ SCORE_KEYS = {
     "impact_ratio",
     "d_prime",
     "slope",
+    "slope_ci",
+    "intercept",
+    "intercept_ci",
+    "brier_score",
 }
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]00:?00)$")
 
@@ -141,9 +145,9 @@ def figure(key: str, value: Any) -> str:
     if isinstance(value, float):
         if key in POINT_KEYS or key.endswith("_difference"):
             return points(value, key)
-        if key in RATE_KEYS or key.endswith("_rate"):
+        if key in RATE_KEYS or key.endswith(("_rate", "_rate_ci")):
             return pct(value, key)
-        if key == "p_value":
+        if key in ("p_value", "q_value"):
             return "under 0.001" if value < 0.001 else f"{value:.3f}"
         if math.isnan(value):
             return not_measured(key)
