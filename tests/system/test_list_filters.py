@@ -14,7 +14,7 @@ LIST_FILTERS: dict[str, dict[str, list[str] | None]] = {
         "user_id": None,
         "model_id": None,
         "decision_id": None,
-        "calibration": ["CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING"],
+        "calibration": ["CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING", "UNSCORED"],
         "probe": ["false", "true"],
         "from": None,
         "to": None,
