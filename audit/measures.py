@@ -266,7 +266,7 @@ def weighted_rate(
 
 
 def category(scored: int, over_ci: list[float], under_ci: list[float], th: Thresholds) -> str:
-    """Category of a user or an organisation (docs/reference/calibration.md, Category)."""
+    """Category of a user or an organisation (docs/reference/calibration.md, "Category of a user or an organisation")."""
     if scored < th.min_scored:
         return INSUFFICIENT_DATA
     over, under = over_ci[0] > th.overtrust, under_ci[0] > th.undertrust

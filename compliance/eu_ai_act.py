@@ -25,7 +25,7 @@ def _pct(value: float) -> str:
 def compliance_status(
     *, org: dict[str, Any], users: list[dict[str, Any]], open_serious: list[str], rubber_stampers: int
 ) -> tuple[str, str]:
-    """The compliance status and its reason (docs/reference/reports.md, Compliance status): NON_COMPLIANT
+    """The compliance status and its reason (docs/reference/reports.md, "Compliance status (this report only)"): NON_COMPLIANT
     with an open critical alert or the organisation's over-trust flagged; else NEEDS_REVIEW with an
     open high alert, an over-trusting or non-discriminating reviewer or a flagged rubber-stamper;
     else INSUFFICIENT_EVIDENCE when the evidence cannot show calibrated reliance; else COMPLIANT."""

@@ -1,5 +1,5 @@
 """One attempt of one delivery: the envelope, its signatures, the URL checked again and the POST
-(docs/reference/webhooks.md, "Signing", "URL safety"; docs/reference/events.md, "The envelope").
+(docs/reference/webhooks.md, "Signatures", "URL safety"; docs/reference/events.md, "The envelope").
 Transport failures come back as a failed SendResult; anything raised is a bug of ours, counted
 by `internal_error_count` and never an attempt."""
 

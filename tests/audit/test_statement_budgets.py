@@ -1,5 +1,4 @@
-"""Statement budgets of the hot paths (docs/reference/decisions.md, "What a write costs the
-database"): the statements and, on PostgreSQL, the round trips of POST /log, POST /calibrate,
+"""Statement budgets of the hot paths (docs/architecture.md, "Statement budgets"): the statements and, on PostgreSQL, the round trips of POST /log, POST /calibrate,
 a 1,000-item POST /log/batch and GET /audit-trail/verify after 30 new entries, counted on the
 wire (tests/statements.py). A change that adds a statement fails here with the figure and
 the budget it exceeded; a change that legitimately needs more raises the budget in the same
