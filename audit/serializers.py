@@ -93,16 +93,18 @@ class AuditEntryFormat2Output(AuditEntryOutput):
     personal ones null once erased; an `erasure` entry shows its own fields instead of a
     decision's) and these."""
 
-    format = serializers.IntegerField(help_text="2")
-    canonical = serializers.CharField(help_text="The exact RFC 8785 text `hash` covers (its SHA-256)")
+    format = serializers.IntegerField(required=False, help_text="2 (absent on a format-1 entry)")
+    canonical = serializers.CharField(
+        required=False, help_text="The exact RFC 8785 text `hash` covers (its SHA-256)"
+    )
     personal = serializers.CharField(
         required=False, help_text="hex HMAC-SHA256(salt, JCS of personal_fields), inside `canonical`"
     )
     personal_fields = serializers.DictField(
-        allow_null=True, help_text="context, subgroups, subject_id, user_id; null once erased"
+        required=False, allow_null=True, help_text="context, subgroups, subject_id, user_id; null once erased"
     )
-    salt = serializers.CharField(allow_null=True, help_text="hex, 32 bytes; null once erased")
-    erased = serializers.BooleanField()
+    salt = serializers.CharField(required=False, allow_null=True, help_text="hex, 32 bytes; null once erased")
+    erased = serializers.BooleanField(required=False)
 
 
 class VerifyOutput(serializers.Serializer):

@@ -15,6 +15,7 @@ from audit.filters import AuditTrailFilters
 from audit.inputs import DecisionInput, LateOutcomeInput, item_validated
 from audit.models import AuditEntry
 from audit.serializers import (
+    AuditEntryFormat2Output,
     AuditEntryOutput,
     DecisionOutput,
     VerifyJobOutput,
@@ -51,7 +52,7 @@ _LOG_REQUEST = PolymorphicProxySerializer(
 )
 _LOG_RESPONSE = PolymorphicProxySerializer(
     component_name="LogResponse",
-    serializers=[DecisionOutput, AuditEntryOutput],
+    serializers=[DecisionOutput, AuditEntryFormat2Output],
     resource_type_field_name=None,
 )
 _VERIFY_RESPONSE = PolymorphicProxySerializer(
@@ -178,7 +179,7 @@ class AuditTrailViewSet(TenantViewSet):
     filtersets = {"list": AuditTrailFilters}
     pagination_total: int | None = None
 
-    @extend_schema(responses=AuditEntryOutput(many=True))
+    @extend_schema(responses=AuditEntryFormat2Output(many=True))
     def list(self, request):
         qs = selectors.audit_trail_list(self.filter_queryset(self.get_queryset()))
         if not any(request.query_params.get(name) for name in AuditTrailFilters.base_filters):
@@ -186,7 +187,7 @@ class AuditTrailViewSet(TenantViewSet):
         page = self.paginate_queryset(qs)
         return self.get_paginated_response([entry_document(entry) for entry in page or []])
 
-    @extend_schema(responses=AuditEntryOutput)
+    @extend_schema(responses=AuditEntryFormat2Output)
     def retrieve(self, request, pk=None):
         return Response(entry_document(self.get_object()))
 
