@@ -145,4 +145,6 @@ def _decisions(
 def _day_bounds(days: DayRange) -> tuple[dt.datetime, dt.datetime]:
     """The instants [start of the first day, start of the day after the last) in UTC."""
     start = dt.datetime.combine(days.start, dt.time.min, tzinfo=dt.UTC)
+    if days.end >= dt.date.max:  # the day after 9999-12-31 is not a date: its last instant ends it
+        return start, dt.datetime.max.replace(tzinfo=dt.UTC)
     return start, start + dt.timedelta(days=(days.end - days.start).days + 1)
