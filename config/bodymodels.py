@@ -45,7 +45,12 @@ def problem(message: str) -> PydanticCustomError:
 class BodyModel(BaseModel):
     """The base of every request body model (see the module's rules)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True, strict=True, hide_input_in_errors=True)
+    # No schema title: the component's name is the model's name in the schema (as for every
+    # other body), so a generated client's class is named as the component (WebhookCreateInputRequest).
+    model_config = ConfigDict(
+        extra="ignore", frozen=True, strict=True, hide_input_in_errors=True,
+        json_schema_extra=lambda schema: schema.pop("title", None),
+    )  # fmt: skip
     partial: ClassVar[bool] = False  # a PATCH: only the fields sent change, a null one included
 
     @model_validator(mode="before")

@@ -155,5 +155,7 @@ def test_officer_requests_a_report_and_downloads_it(browser, demo, live_server):
         page.click(f"a[href$='/{job.pk}/download/']")
     report = json.loads(Path(download.value.path()).read_text())
     summary = report["sections"]["executive_summary"]
-    assert summary["compliance_status"] == "NON_COMPLIANT" and summary["automation_bias_rate"] >= 0.15
+    # The demo's earlier month: its over-trusting reviewers and an open high alert need review
+    # (README, seed_demo), never COMPLIANT; its critical alert is in the recent month.
+    assert summary["compliance_status"] == "NEEDS_REVIEW" and summary["automation_bias_rate"] >= 0.15
     page.close()

@@ -65,8 +65,14 @@ def test_breaking_a_boundary_fails_lint_imports(tree: Path, probe: str, broken: 
 
 
 def _project_apps() -> set[str]:
-    """The installed apps whose code is in this repository (not Django's, not a library's)."""
-    return {c.name for c in apps.get_app_configs() if Path(c.path).resolve().is_relative_to(ROOT)}
+    """The installed apps whose code is in this repository (not Django's, not a library's: those
+    live in the virtualenv, which a fresh checkout keeps inside the repository, at .venv)."""
+    venv = Path(sys.prefix).resolve()
+    return {
+        c.name
+        for c in apps.get_app_configs()
+        if Path(c.path).resolve().is_relative_to(ROOT) and not Path(c.path).resolve().is_relative_to(venv)
+    }
 
 
 def _contract_gaps(linter: dict) -> dict[str, set[str]]:
