@@ -167,6 +167,11 @@ def _execute(erasure: Erasure, value: str | None, *, older_than: dt.datetime | N
     if erasure.target == Erasure.Target.USER_ID:
         pseudonym = f"erased:{secrets.token_hex(4)}"
     span = Decision.objects.filter(pk__in=decisions).aggregate(first=Min("timestamp"), last=Max("timestamp"))
+    subject_decisions: tuple[str, ...] = ()
+    if erasure.target != Erasure.Target.USER_ID:
+        subject_decisions = tuple(
+            Decision.objects.filter(pk__in=decisions).values_list("decision_id", flat=True)
+        )
     erased_now = AuditEntry.objects.filter(pk__in=[pk for pk, _, _ in found]).update(
         user_id=None, subject_id=None, context=None, subgroups=None, salt=None, erased=True
     )
@@ -176,7 +181,12 @@ def _execute(erasure: Erasure, value: str | None, *, older_than: dt.datetime | N
         events_rekey_user(customer=customer, user_id=value or "", pseudonym=pseudonym or "")
     if span["first"] is not None:
         erased = registry.Erased(
-            customer.pk, value if pseudonym else None, pseudonym, span["first"], span["last"]
+            customer.pk,
+            value if pseudonym else None,
+            pseudonym,
+            span["first"],
+            span["last"],
+            subject_decisions,
         )
         for eraser in registry.erasers():
             eraser(erased)

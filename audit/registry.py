@@ -118,14 +118,16 @@ def contributes(change: Change) -> bool:
 class Erased:
     """What an erasure reached (docs/reference/erasure.md), handed to every registered eraser:
     the customer, the erased user_id and its pseudonym (both None when a subject was erased:
-    the reviewer is not the person erased then), and the time span of the decisions whose
-    entries lost their personal part."""
+    the reviewer is not the person erased then), the time span of the decisions whose
+    entries lost their personal part, and the `decision_id`s of those decisions when their
+    subject was erased (empty when a reviewer was: the subject's data stays theirs)."""
 
     customer_id: str
     user_id: str | None
     pseudonym: str | None
     first_timestamp: Any
     last_timestamp: Any
+    subject_decisions: tuple[str, ...] = ()
 
 
 _erasers: list[Any] = []

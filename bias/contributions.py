@@ -15,7 +15,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from audit.registry import Change, Contributor, Event, TrailEntry, register
+from audit.registry import Change, Contributor, Erased, Event, TrailEntry, register, register_eraser
 from bias.domain import subgroups_lenient, subgroups_object
 from bias.models import SubgroupAttachment
 from bias.stats import Deltas, attachments_locked, counted_attributes, decision_state, upsert_stats
@@ -90,3 +90,15 @@ class BiasContributor(Contributor):
 
 
 register(BiasContributor())
+
+
+@register_eraser
+def delete_erased_subjects_attachments(erased: Erased) -> None:
+    """The subgroups POST /detect-bias attached to an erased subject's decisions are that
+    person's data (docs/reference/erasure.md): their rows go. The statistics keep their counts
+    (by group, not by person)."""
+    ids = erased.subject_decisions
+    for start in range(0, len(ids), 1000):
+        SubgroupAttachment.objects.filter(
+            customer_id=erased.customer_id, decision_id__in=ids[start : start + 1000]
+        ).delete()
