@@ -13,8 +13,15 @@ from audit.checkpoints import checkpoint_make
 from audit.exceptions import TreeNotExtension
 from audit.models import AuditEntry, ChainHead, Decision, SignedCheckpoint
 from audit.verify import chain_verify_incremental
-from config.admin import ReadOnlyAdmin, input_filter
+from config.admin import FieldsNeedPermission, ReadOnlyAdmin, input_filter
 from config.timeutils import isoformat
+
+# Review times and probes per decision are oversight figures of one person: shown only to staff who
+# may see them per reviewer (docs/reference/oversight.md, "Who sees what"). A format-2 entry's
+# canonical text holds both, so it is hidden with them.
+PER_PERSON_PERMISSION = "oversight.view_reviewer_figures"
+DECISION_OVERSIGHT_FIELDS = ("review_started_at", "review_seconds", "probe", "probe_kind", "probe_corrected")
+ENTRY_OVERSIGHT_FIELDS = ("review_seconds", "probe", "canonical")
 
 TRAIL_FILTERS: list[Any] = [
     "customer",
@@ -48,7 +55,9 @@ def verify_chains(model_admin: admin.ModelAdmin, request: HttpRequest, customers
 
 
 @admin.register(Decision)
-class DecisionAdmin(ReadOnlyAdmin):
+class DecisionAdmin(FieldsNeedPermission, ReadOnlyAdmin):
+    guarded_fields = DECISION_OVERSIGHT_FIELDS
+    guarded_permission = PER_PERSON_PERMISSION
     list_display = [
         "decision_id",
         "customer",
@@ -69,7 +78,9 @@ class DecisionAdmin(ReadOnlyAdmin):
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(ReadOnlyAdmin):
+class AuditEntryAdmin(FieldsNeedPermission, ReadOnlyAdmin):
+    guarded_fields = ENTRY_OVERSIGHT_FIELDS
+    guarded_permission = PER_PERSON_PERMISSION
     list_display = [
         "sequence",
         "customer",

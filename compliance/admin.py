@@ -21,6 +21,8 @@ from config.admin import ReadOnlyAdmin
 from config.exceptions import DomainError
 from keys.models import Customer
 
+PER_PERSON_PERMISSION = "oversight.view_reviewer_figures"  # docs/reference/oversight.md, Who sees what
+
 
 def _ids(text: str) -> list[str]:
     return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
@@ -44,6 +46,22 @@ class ExportRequestForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text="Only decisions of these calibration categories; none ticked: all.",
     )
+
+    def __init__(self, *args, per_person: bool = True, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.per_person = per_person
+
+    def clean_user_ids(self) -> str:
+        # The team figures of named reviewers are their own: a report narrowed to reviewers needs
+        # the permission to see oversight figures per reviewer.
+        text = self.cleaned_data["user_ids"]
+        if _ids(text) and not self.per_person:
+            raise forms.ValidationError(
+                "Narrowing a report to named reviewers needs the permission to see oversight "
+                "figures per reviewer (the oversight per-person figures group): their review effort "
+                "and vigilance figures would be theirs alone."
+            )
+        return text
 
 
 @admin.register(ExportJob)
@@ -106,7 +124,8 @@ class ExportJobAdmin(ReadOnlyAdmin):
         """Request a report: the same validation and service as POST /export."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = ExportRequestForm(request.POST or None)
+        per_person = request.user.has_perm(PER_PERSON_PERMISSION)
+        form = ExportRequestForm(request.POST or None, per_person=per_person)
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             filters = {
@@ -131,6 +150,7 @@ class ExportJobAdmin(ReadOnlyAdmin):
                     time_period=parsed.time_period,
                     filters=parsed.filters,
                     requested_by=f"staff:{request.user.get_username()}",
+                    per_person_figures=per_person,
                 )
             except DomainError as exc:
                 form.add_error(None, exc.detail)

@@ -25,13 +25,16 @@ SERIOUS = ("high", "critical")
 
 @dataclass(frozen=True)
 class Scope:
-    """A report's customer, period [start, end) and filters (docs/reference/reports.md)."""
+    """A report's customer, period [start, end) and filters (docs/reference/reports.md), and
+    whether it carries oversight figures per reviewer (docs/reference/oversight.md, "Who sees
+    what")."""
 
     customer: Customer
     start: dt.datetime
     end: dt.datetime
     time_period: dict[str, str]
     filters: dict[str, list[str]] = field(default_factory=dict)
+    per_person: bool = True
 
     @property
     def first_day(self) -> dt.date:
@@ -172,8 +175,20 @@ VIGILANCE_POINT = (
 )
 
 
+PER_PERSON_WITHHELD = (
+    "Withheld: this report was requested in the staff console by someone who may see the team's "
+    "oversight figures but not each reviewer's (worker monitoring, EU AI Act Art. 26(7))."
+)
+
+
 def _narrow(scope: Scope) -> dict[str, Any]:
     return {"model_id": scope.filters.get("model_ids"), "user_id": scope.filters.get("user_ids")}
+
+
+def _reviewer_rows(scope: Scope, users: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rows per reviewer, or, without the per-person permission, a member saying they are
+    withheld (so that no reader takes their absence for "no reviewer")."""
+    return {"reviewers": users} if scope.per_person else {"reviewers_withheld": PER_PERSON_WITHHELD}
 
 
 def _oversight(scope: Scope) -> dict[str, Any]:
@@ -188,12 +203,12 @@ def _oversight(scope: Scope) -> dict[str, Any]:
             "evidences": REVIEW_EFFORT_POINT,
             "team": effort.team(),
             "models": effort.models,
-            "reviewers": effort.users,
+            **_reviewer_rows(scope, effort.users),
         },
         "vigilance": {
             "evidences": VIGILANCE_POINT,
             "totals": vigilance.totals,
-            "reviewers": vigilance.users,
+            **_reviewer_rows(scope, vigilance.users),
         },
     }
 

@@ -40,6 +40,10 @@ class ExportJob(models.Model):
     sha256 = models.CharField(max_length=64, blank=True, default="")
     compliance_status = models.CharField(max_length=32, blank=True, default="")
     requested_by = models.CharField(max_length=255, blank=True, default="")
+    # Whether the report carries oversight figures per reviewer (docs/reference/oversight.md, "Who
+    # sees what"): false when staff without oversight.view_reviewer_figures requested it in the
+    # console, so the worker renders team figures only; an API key's request always carries them.
+    per_person_figures = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)

@@ -28,7 +28,10 @@ def seconds(value: float | None, reason: str) -> str:
     return f"not measured ({reason})" if value is None else f"{value:,.1f}{NBSP}s"
 
 
-def _note(rows: list[Any]) -> str:
+def _note(data: dict[str, Any]) -> str:
+    if "reviewers_withheld" in data:
+        return str(data["reviewers_withheld"])
+    rows = data["reviewers"]
     if len(rows) <= ROWS_MAX:
         return ""
     return f"The first {ROWS_MAX:,} of {len(rows):,} reviewers are printed; the json export holds all."
@@ -71,9 +74,9 @@ def review_effort(data: dict[str, Any]) -> dict[str, Any]:
                 "overreliance_considered": percent(r["overreliance_when_considered"], "no known AI error"),
                 "flagged": "yes" if r["flagged"] else "no",
             }
-            for r in data["reviewers"][:ROWS_MAX]
+            for r in data.get("reviewers", [])[:ROWS_MAX]
         ],
-        "note": _note(data["reviewers"]),
+        "note": _note(data),
     }
 
 
@@ -104,6 +107,8 @@ def vigilance(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "evidences": data["evidences"],
         "totals": _probe_row(data["totals"]),
-        "reviewers": [{"user_id": r["user_id"], **_probe_row(r)} for r in data["reviewers"][:ROWS_MAX]],
-        "note": _note(data["reviewers"]),
+        "reviewers": [
+            {"user_id": r["user_id"], **_probe_row(r)} for r in data.get("reviewers", [])[:ROWS_MAX]
+        ],
+        "note": _note(data),
     }

@@ -49,9 +49,11 @@ def export_request(
     time_period: dict[str, str],
     filters: dict[str, list[str]],
     requested_by: str = "",
+    per_person_figures: bool = True,
 ) -> ExportJob:
     """Store a queued job and ask a worker to render it once the transaction commits. A
-    customer has at most EXPORTS_PER_CUSTOMER_ACTIVE jobs queued or rendering at a time."""
+    customer has at most EXPORTS_PER_CUSTOMER_ACTIVE jobs queued or rendering at a time.
+    `per_person_figures` false: the report carries the team's oversight figures only."""
     with transaction.atomic():
         Customer.objects.select_for_update().filter(pk=customer.pk).exists()
         active = ExportJob.objects.filter(customer=customer, status__in=ACTIVE).count()
@@ -70,6 +72,7 @@ def export_request(
             period_end=end,
             filters=filters,
             requested_by=requested_by[:255],
+            per_person_figures=per_person_figures,
             lease_until=timezone.now() + dt.timedelta(seconds=QUEUED_RESEND_SECONDS),
         )
         transaction.on_commit(lambda: _enqueue(job.pk), robust=True)
@@ -270,6 +273,7 @@ def export_run(*, export_id: str) -> None:
         end=job.period_end,
         time_period=job.time_period,
         filters=job.filters,
+        per_person=job.per_person_figures,
     )
     try:
         renderer = _renderer(job.format)  # its libraries load outside the memory limit

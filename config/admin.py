@@ -1,7 +1,30 @@
 """Admin building blocks shared by the apps."""
 
 from django.contrib import admin
+from django.db.models.constants import LOOKUP_SEP
 from django.utils.html import format_html
+
+
+class FieldsNeedPermission:
+    """A ModelAdmin mixin: `guarded_fields` are shown (detail page) and filterable (changelist
+    query) only to staff holding `guarded_permission`. Named rather than imported, like the
+    console's group permissions."""
+
+    guarded_fields: tuple[str, ...] = ()
+    guarded_permission = ""
+
+    def _guarded_for(self, request) -> tuple[str, ...]:
+        return () if request.user.has_perm(self.guarded_permission) else self.guarded_fields
+
+    def get_fields(self, request, obj=None):
+        hidden = self._guarded_for(request)
+        return [f for f in super().get_fields(request, obj) if f not in hidden]  # type: ignore[misc]
+
+    def lookup_allowed(self, lookup, value, request):
+        # Filtering on a hidden field would tell its value (?review_seconds__lt=3).
+        if lookup.split(LOOKUP_SEP)[0] in self._guarded_for(request):
+            return False
+        return super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

@@ -5,6 +5,8 @@ import datetime as dt
 import itertools
 from typing import Any
 
+from django.contrib.auth.models import Group, User
+from django.test import Client
 from django.utils import timezone
 
 _ids = itertools.count(1)
@@ -43,3 +45,13 @@ def log_all(api, items: list[dict[str, Any]]) -> None:
         r = api.post("/v1/log/batch", {"decisions": items[start : start + 1000]}, format="json")
         assert r.status_code == 200, r.content
         assert r.json()["rejected"] == 0, [x for x in r.json()["results"] if x["status"] >= 400][:3]
+
+
+def staff_client(name: str, *groups: str) -> Client:
+    """A console client signed in as a new staff user in `groups`."""
+    user = User.objects.create_user(name, f"{name}@example.com", "pw", is_staff=True)
+    for group in groups:
+        user.groups.add(Group.objects.get(name=group))
+    client = Client()
+    client.force_login(user)
+    return client

@@ -3,25 +3,15 @@ staff see the team's figures and flagged counts, never a row per reviewer; membe
 "oversight per-person figures" group (created by a migration) see the rows too."""
 
 import pytest
-from django.contrib.auth.models import Group, User
-from django.test import Client
+from django.contrib.auth.models import Group
 
 from console.permissions import COMPLIANCE_STAFF
 from oversight.permissions import PER_PERSON_GROUP
-from tests.oversight.helpers import decision, log_all, probe
+from tests.oversight.helpers import decision, log_all, probe, staff_client
 
 pytestmark = pytest.mark.django_db
 
 PAGES = ["/admin/console/review-effort/", "/admin/console/vigilance/"]
-
-
-def _staff(name: str, *groups: str) -> Client:
-    user = User.objects.create_user(name, f"{name}@example.com", "pw", is_staff=True)
-    for group in groups:
-        user.groups.add(Group.objects.get(name=group))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -45,7 +35,7 @@ def test_the_per_person_group_exists_with_its_permission_and_compliance_staff_la
 
 
 def test_an_officer_sees_team_figures_and_the_flag_count_but_no_reviewer(seeded):
-    officer = _staff("olivia", COMPLIANCE_STAFF)
+    officer = staff_client("olivia", COMPLIANCE_STAFF)
     index = officer.get("/admin/").content.decode()
     assert "Oversight" in index
     for url in PAGES:
@@ -62,7 +52,7 @@ def test_an_officer_sees_team_figures_and_the_flag_count_but_no_reviewer(seeded)
 
 
 def test_a_member_of_the_per_person_group_sees_the_rows(seeded):
-    lead = _staff("lena", COMPLIANCE_STAFF, PER_PERSON_GROUP)
+    lead = staff_client("lena", COMPLIANCE_STAFF, PER_PERSON_GROUP)
     html = lead.get(PAGES[0]).content.decode()
     assert 'id="per-person-withheld"' not in html
     assert html.index("rick-rubber") < html.index("carol-careful")  # flagged first
@@ -72,6 +62,6 @@ def test_a_member_of_the_per_person_group_sees_the_rows(seeded):
 
 
 def test_staff_without_oversight_permission_cannot_open_the_pages(seeded):
-    nobody = _staff("nick")
+    nobody = staff_client("nick")
     for url in PAGES:
         assert nobody.get(url).status_code == 403
