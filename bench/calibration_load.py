@@ -5,6 +5,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from benchenv import sh
@@ -48,7 +49,26 @@ def wrk_script(path: Path, keys: list[str], tag: str) -> Path:
     return path
 
 
-async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float, connections: int) -> dict:
+def decision_body(i: int) -> dict:
+    return {
+        "user_id": f"user-{i % 200}",
+        "model_id": f"model-{i % 5}",
+        "ai_recommendation": "approve",
+        "user_decision": "approve" if i % 4 else "deny",
+        "confidence": (i % 100) / 100,
+        "context": "open-loop",
+    }
+
+
+async def _open_loop(
+    path: str,
+    keys: list[str],
+    *,
+    rate: float,
+    duration: float,
+    connections: int,
+    body_of: Callable[[int], dict],
+) -> dict:
     total = int(rate * duration)
     queue: asyncio.Queue = asyncio.Queue()
     latencies: list[float] = []
@@ -65,16 +85,7 @@ async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float
                 writer.close()
                 return
             i, scheduled = item
-            body = json.dumps(
-                {
-                    "user_id": f"user-{i % 200}",
-                    "model_id": f"model-{i % 5}",
-                    "ai_recommendation": "approve",
-                    "user_decision": "approve" if i % 4 else "deny",
-                    "confidence": (i % 100) / 100,
-                    "context": "open-loop",
-                }
-            ).encode()
+            body = json.dumps(body_of(i)).encode()
             request = (
                 f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {keys[i % len(keys)]}\r\n"
                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
@@ -122,8 +133,20 @@ async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float
         "p50": latencies[len(latencies) // 2],
         "p99": latencies[int(len(latencies) * 0.99) - 1],
         "errors": sum(count for status, count in statuses.items() if status not in (200, 201)),
+        "statuses": statuses,
     }
 
 
-def open_loop(path: str, keys: list[str], *, rate: float, duration: float, connections: int = 64) -> dict:
-    return asyncio.run(_open_loop(path, keys, rate=rate, duration=duration, connections=connections))
+def open_loop(
+    path: str,
+    keys: list[str],
+    *,
+    rate: float,
+    duration: float,
+    connections: int = 64,
+    body_of: Callable[[int], dict] = decision_body,
+) -> dict:
+    """`rate` requests a second for `duration` seconds, each body `body_of(i)`."""
+    return asyncio.run(
+        _open_loop(path, keys, rate=rate, duration=duration, connections=connections, body_of=body_of)
+    )
