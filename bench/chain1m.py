@@ -110,10 +110,13 @@ def build(decisions: int, part: int, parts: int) -> None:
     for number, first in enumerate(range(part * BATCH, decisions, parts * BATCH)):
         rnd = random.Random(first)  # each batch's values are the same whichever process logs it
         items = [body(i, decisions, start, rnd) for i in range(first, min(decisions, first + BATCH))]
-        try:
-            result = decisions_log_batch(customer=customer, items=items)
-        except DatabaseError:  # a deadlock with the other builder: the same batch again
-            result = decisions_log_batch(customer=customer, items=items)
+        for attempt in range(5):  # a deadlock with another builder: the same batch again
+            try:
+                result = decisions_log_batch(customer=customer, items=items)
+                break
+            except DatabaseError:
+                if attempt == 4:
+                    raise
         if result.accepted + result.replayed != len(items):
             errors = [item.error for item in result.items if item.error is not None][:3]
             sys.exit(f"batch at {first}: {result.accepted} of {len(items)} accepted: {errors}")
