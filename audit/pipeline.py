@@ -80,12 +80,11 @@ def _entries_of(decisions: set[Decision], type: str, order: str) -> dict[str, Au
     return out
 
 
-def _contributors_load(customer: Customer, items: Sequence[Item | DomainError], stored: Stored) -> None:
-    """Each contributor's rows for the decisions the items name. A generated decision_id is
-    new by construction, so only ids the client gave are passed."""
+def _contributors_load(customer: Customer, items: Sequence[Item | DomainError]) -> dict[str, Any]:
+    """Each contributor's rows for the decisions the items name, by contributor name. A
+    generated decision_id is new by construction, so only ids the client gave are passed."""
     ids = sorted({i.data["decision_id"] for i in items if isinstance(i, Item) and i.data.get("decision_id")})
-    for contributor in registry.contributors():
-        stored.loaded[contributor.name] = contributor.load(customer_id=customer.pk, decision_ids=ids)
+    return {c.name: c.load(customer_id=customer.pk, decision_ids=ids) for c in registry.contributors()}
 
 
 def items_write(
@@ -121,8 +120,14 @@ def _write_once(
     now = ms(timezone.now())
     new_entry_id = AuditEntry._meta.get_field("id").get_default
     with transaction.atomic():
+        # The contributors' loads come first: the bias contributor takes the per-decision locks
+        # (bias.stats), and every writer takes them before any decision row lock. POST
+        # /detect-bias holds the lock of its decision while its audit entry's reference takes a
+        # share lock on that decision's row; a write that locked the row FOR UPDATE first and
+        # then waited for the decision lock deadlocked with it.
+        loaded = _contributors_load(customer, items)
         stored = stored_load(customer, items, optimistic=optimistic)
-        _contributors_load(customer, items, stored)
+        stored.loaded.update(loaded)
         plan = plan_items(
             customer=customer,
             items=items,

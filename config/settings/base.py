@@ -248,7 +248,12 @@ SPECTACULAR_SETTINGS = {
             "ApiKeyAuth": {"type": "http", "scheme": "bearer", "description": "API key (tcal_...)"}
         }
     },
-    "ENUM_NAME_OVERRIDES": {},
+    # Two fields named risk level with different values (a reviewer's or an organisation's
+    # risk, an amplification alert's): each its own enum component, not one overwriting the other.
+    "ENUM_NAME_OVERRIDES": {
+        "TrustRiskLevelEnum": "calibration.rules.RISK_LEVELS",
+        "AmplificationRiskLevelEnum": "fairness.amplification.RISK_LEVELS",
+    },
     "PREPROCESSING_HOOKS": ["config.schema.canonical_paths"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -38,8 +38,9 @@ def test_the_plan_runs_no_query_and_leaves_its_inputs_unchanged(django_assert_nu
     ]
     items = [item_validated(body) for body in bodies]
     with transaction.atomic():
+        loaded = _contributors_load(customer, items)
         stored = stored_load(customer, items)
-        _contributors_load(customer, items, stored)
+        stored.loaded.update(loaded)
         before = {key: _fields(decision) for key, decision in stored.decisions.items()}
         entries_before = {key: _fields_of(entry) for key, entry in stored.decision_entries.items()}
         items_before = copy.deepcopy(items)

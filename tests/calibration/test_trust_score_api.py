@@ -396,3 +396,23 @@ def test_the_beat_task_identifies_risk_users_of_active_customers(api):
     log_many(api, 30, user_id="worst", user="deny", confidence=0.9)
     thresholds_check()
     assert Event.objects.filter(type="risk_user.identified", data__user_id="worst").count() == 1
+
+
+def test_every_risk_level_served_is_one_the_schema_documents(api):
+    """An organisation with few scored decisions is `insufficient_data`; the schema's enum of
+    the trust score's risk_level lists it (it once shared its component with the amplification
+    alert's riskLevel, none..critical, and a generated client refused the answer)."""
+    from django.test import Client
+
+    api.post(
+        "/v1/log",
+        {"user_id": "u", "ai_recommendation": "a", "user_decision": "a", "ai_confidence": 0.9},
+        format="json",
+    )
+    answer = api.post("/v1/trust-score", {}, format="json").json()
+    assert answer["risk_level"] == "insufficient_data"
+    schemas = Client().get("/v1/schema", {"format": "json"}).json()["components"]["schemas"]
+    ref = schemas["TrustScoreOutput"]["properties"]["risk_level"]["$ref"].rsplit("/", 1)[1]
+    assert schemas[ref]["enum"] == ["low", "medium", "high", "insufficient_data"]
+    alert_ref = schemas["AlertOutput"]["properties"]["riskLevel"]["$ref"].rsplit("/", 1)[1]
+    assert schemas[alert_ref]["enum"] == ["none", "low", "medium", "high", "critical"]
