@@ -100,3 +100,54 @@ def test_nan_infinity_and_deep_nesting_are_rejected_rows_and_the_import_goes_on(
     out = run(csv_path)
     assert "accepted 1, replayed 0, rejected 3" in out
     assert api.get("/v1/audit-trail/verify").json()["valid"] is True
+
+
+def test_a_line_that_is_not_utf8_is_a_rejected_row_with_its_reason_and_the_import_goes_on(api, tmp_path):
+    good = {"user_id": "u", "ai_recommendation": "approve", "user_decision": "approve"}
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(
+        json.dumps({**good, "decision_id": "u-1"}).encode()
+        + b"\n"
+        + b'{"decision_id": "u-2", "user_id": "caf\xe9", "ai_recommendation": "a", "user_decision": "a"}\n'
+        + json.dumps({**good, "decision_id": "u-3", "context": "caf\u00e9 \u2713"}).encode()
+        + b"\n"
+    )
+    out = run(path)
+    assert "accepted 2, replayed 0, rejected 1" in out
+    (reject,) = [json.loads(x) for x in (tmp_path / "mixed.jsonl.rejected.jsonl").open(encoding="utf-8")]
+    assert reject["line"] == 2 and reject["error"]["code"] == "INVALID_JSON"
+    assert reject["error"]["detail"] == "not valid UTF-8: byte 0xe9 at character 39"
+    assert "caf\ufffd" in reject["row"]
+    ids = Decision.objects.filter(customer_id="acme").values_list("decision_id", "context")
+    assert sorted(ids) == [("u-1", ""), ("u-3", "caf\u00e9 \u2713")]
+
+    csv_path = tmp_path / "mixed.csv"
+    csv_path.write_bytes(
+        b"decision_id,user_id,ai_recommendation,user_decision,context\n"
+        b"c-1,u,approve,approve,caf\xff\n"
+        b"c-2,u,approve,approve,ok\n"
+    )
+    out = run(csv_path)
+    assert "accepted 1, replayed 0, rejected 1" in out
+    (reject,) = [json.loads(x) for x in (tmp_path / "mixed.csv.rejected.jsonl").open(encoding="utf-8")]
+    assert reject["line"] == 2 and reject["error"]["code"] == "VALIDATION_ERROR"
+    assert reject["error"]["errors"] == [
+        {"field": "context", "message": "not valid UTF-8: byte 0xff at character 4"}
+    ]
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True
+
+
+@pytest.mark.parametrize("cell", ["1e400", "-1e400", "1E999"])
+def test_a_csv_number_beyond_a_double_is_rejected_for_that_reason(api, tmp_path, cell):
+    path = tmp_path / "big.csv"
+    path.write_text(
+        "decision_id,user_id,ai_recommendation,ai_confidence,user_decision\n"
+        f"c-big,u,approve,{cell},approve\nc-word,u,approve,inf,approve\nc-ok,u,approve,0.5,approve\n"
+    )
+    out = run(path)
+    assert "accepted 1, replayed 0, rejected 2" in out
+    rejects = [json.loads(x) for x in (tmp_path / "big.csv.rejected.jsonl").open()]
+    assert [(r["line"], r["error"]["errors"]) for r in rejects] == [
+        (2, [{"field": "ai_confidence", "message": "must be a number that fits a finite double"}]),
+        (3, [{"field": "ai_confidence", "message": "must be a number"}]),
+    ]

@@ -3,12 +3,13 @@
 Back-fills history through the POST /log/batch service (the same validation and effects as
 POST /log), in batches, with a progress bar and a summary. Rejected rows go to a side file,
 one JSON line each with the row's line number, the row and its error; a row that cannot be
-read at all (not JSON, `NaN` or `Infinity`, nested too deeply to parse) is one of them, and
-the import goes on (docs/reference/limits.md, "Imports")."""
+read at all (not UTF-8, not JSON, `NaN` or `Infinity`, nested too deeply to parse) is one of
+them, and the import goes on (docs/reference/limits.md, "Imports")."""
 
 import csv
 import json
 import math
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,23 @@ from keys.models import Customer
 
 JSON_CELLS = ("subgroups", "metadata")
 NUMBER_CELLS = ("ai_confidence", "confidence")
+# The file is read with errors="surrogateescape": a byte that is not UTF-8 becomes one of these
+# (valid UTF-8 never decodes to a lone surrogate), so a bad line is found without failing the file.
+NOT_UTF8 = re.compile("[\udc80-\udcff]")
+INFINITE_WORDS = ("inf", "infinity", "nan")
+
+
+def not_utf8(text: str) -> str | None:
+    """Why text read with surrogateescape is not UTF-8 (its first bad byte), or None."""
+    bad = NOT_UTF8.search(text)
+    if bad is None:
+        return None
+    return f"not valid UTF-8: byte 0x{ord(bad.group()) - 0xDC00:02x} at character {bad.start() + 1}"
+
+
+def readable(text: str) -> str:
+    """Text with its undecodable bytes shown as U+FFFD, to write back in the rejects file."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def json_value(text: str) -> Any:
@@ -49,7 +67,9 @@ def csv_body(row: dict[str, str]) -> dict[str, Any]:
         try:
             if name in NUMBER_CELLS:
                 value = float(cell)
-                if not math.isfinite(value):  # nan, inf: left as text for the validation
+                # The words nan and inf stay text ("must be a number"); a number written out that
+                # is beyond a double (1e400) stays infinite, so that the validation says so.
+                if not math.isfinite(value) and cell.strip().lstrip("+-").lower() in INFINITE_WORDS:
                     value = cell
             elif name in JSON_CELLS:
                 value = json_value(cell)
@@ -59,22 +79,45 @@ def csv_body(row: dict[str, str]) -> dict[str, Any]:
     return body
 
 
-def read_rows(path: Path) -> Iterator[tuple[int, Any, str | None]]:
-    """(line number, body, parse error) per row of a .csv (header line first) or .jsonl file."""
-    if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            for row in reader:
+def _problem(code: str, detail: str, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    return {"code": code, "detail": detail, "errors": errors or []}
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, Any, dict[str, Any] | None]]:
+    with path.open(newline="", encoding="utf-8", errors="surrogateescape") as handle:
+        reader = csv.DictReader(handle)
+        for row in reader:
+            bad = []
+            for name, cell in row.items():
+                reason = not_utf8(str(name)) or not_utf8(str(cell))
+                if reason is not None:
+                    bad.append({"field": readable(str(name)), "message": reason})
+            if not bad:
                 yield reader.line_num, csv_body(row), None
+                continue
+            shown = {readable(str(k)): readable(str(v)) for k, v in row.items()}
+            detail = "; ".join(f"{e['field']}: {e['message']}" for e in bad)
+            yield reader.line_num, shown, _problem("VALIDATION_ERROR", detail, bad)
+
+
+def read_rows(path: Path) -> Iterator[tuple[int, Any, dict[str, Any] | None]]:
+    """(line number, body, error) per row of a .csv (header line first) or .jsonl file; the
+    error (code, detail, errors) of a row that cannot be read, else None."""
+    if path.suffix.lower() == ".csv":
+        yield from _csv_rows(path)
         return
-    with path.open(encoding="utf-8") as handle:
+    with path.open(encoding="utf-8", errors="surrogateescape") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
+                continue
+            reason = not_utf8(line)
+            if reason is not None:
+                yield number, readable(line.rstrip("\n")), _problem("INVALID_JSON", reason)
                 continue
             try:
                 yield number, json_value(line), None
             except ValueError as exc:
-                yield number, line.rstrip("\n"), f"not valid JSON: {exc}"
+                yield number, line.rstrip("\n"), _problem("INVALID_JSON", f"not valid JSON: {exc}")
 
 
 def count_rows(path: Path) -> int:
@@ -141,10 +184,9 @@ class Command(BaseCommand):
                 progress.advance(task, len(batch))
                 batch.clear()
 
-            for line, body, parse_error in read_rows(path):
-                if parse_error is not None:
-                    error = {"code": "INVALID_JSON", "detail": parse_error, "errors": []}
-                    rejects.write(_reject_line(line, body, error))
+            for line, body, unreadable in read_rows(path):
+                if unreadable is not None:
+                    rejects.write(_reject_line(line, body, unreadable))
                     totals["rejected"] += 1
                     progress.advance(task, 1)
                     continue
