@@ -30,7 +30,7 @@ from bias.models import (
 )
 from bias.stats import correctness
 from config.querysets import narrowed
-from config.timeutils import isoformat
+from config.timeutils import iso8601
 from keys.models import Customer
 
 
@@ -442,8 +442,8 @@ def subgroup_report(
     if exact is not None:
         return {
             "model_id": model_id,
-            "from": isoformat(exact[0]),
-            "to": isoformat(exact[1]),
+            "from": iso8601(exact[0]),
+            "to": iso8601(exact[1]),
             "attributes": attributes,
         }
     return {

@@ -17,7 +17,7 @@ from calibration.serializers import FIGURE_KEYS, CalibrateOutput, TrendOutput, T
 from config.api import TenantAPIView, choice_param, text_param
 from config.bodies import parse, serializer
 from config.inputs import query_day_window
-from config.timeutils import isoformat
+from config.timeutils import iso8601, isoformat
 
 
 class CalibrateView(TenantAPIView):
@@ -60,7 +60,7 @@ class TrustScoreView(TenantAPIView):
             # A bound inside a day: computed from the decisions in the exact window.
             decisions = _decisions(customer, exact, user_id=user_id, model_id=model_id)
             figures, at_risk = reporting.exact_figures(decisions, user_id=user_id or None)
-            window = {"from": isoformat(exact[0]), "to": isoformat(exact[1])}
+            window = {"from": iso8601(exact[0]), "to": iso8601(exact[1])}
         elif user_id:
             figures = selectors.user_profile(customer, user_id=user_id, days=days, model_id=model_id)
             if model_id is None:
@@ -120,7 +120,7 @@ class TrustScoreTrendView(TenantAPIView):
             last = (span.exact[1] - dt.timedelta(microseconds=1)).date()
             result = reporting.trust_trend(decisions, start=span.exact[0].date(), end=last, interval=interval)
             result.pop("interval")
-            window: dict[str, str | None] = {"from": isoformat(span.exact[0]), "to": isoformat(span.exact[1])}
+            window: dict[str, str | None] = {"from": iso8601(span.exact[0]), "to": iso8601(span.exact[1])}
         else:
             days = DayRange(*span.days)
             result = selectors.trend(

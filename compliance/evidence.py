@@ -13,7 +13,7 @@ from audit import selectors as audit_selectors
 from audit import verify as audit_verify
 from bias import selectors as bias_selectors
 from calibration import reporting
-from config.timeutils import isoformat
+from config.timeutils import iso8601, isoformat
 from fairness import selectors as fairness_selectors
 from keys.models import Customer
 from oversight import selectors as oversight_selectors
@@ -235,8 +235,8 @@ def previous_period(scope: Scope) -> dict[str, Any] | None:
     if not organisation["decisions"]:
         return None
     return {
-        "from": isoformat(before.start),
-        "to": isoformat(before.end),
+        "from": iso8601(before.start),
+        "to": iso8601(before.end),
         "total_decisions": organisation["decisions"],
         "scored_decisions": organisation["scored_decisions"],
         "automation_bias_incidents": organisation["counts"]["overtrust"],
@@ -259,7 +259,7 @@ def gather(scope: Scope) -> dict[str, Any]:
     chain = audit_verify.chain_verify_covered(scope.customer)  # with the range it covers
     now = dt.datetime.now(dt.UTC)
     return {
-        "window": {"from": isoformat(scope.start), "to": isoformat(scope.end)},
+        "window": {"from": iso8601(scope.start), "to": iso8601(scope.end)},
         "organisation": organisation,
         "users": users,
         "confidence_bands": reporting.confidence_bands(decisions),
