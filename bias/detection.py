@@ -17,8 +17,8 @@ from bias.domain import (
     reference_rate,
 )
 from bias.models import SEVERITY_RANK
-from bias.selectors import GroupCounts
 from bias.significance import MIN_TESTABLE, Comparison, TestName, benjamini_hochberg, compare
+from bias.subgroup_counts import GroupCounts
 
 
 class SampleSizes(TypedDict):

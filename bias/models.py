@@ -99,6 +99,13 @@ class SubgroupDailyStat(models.Model):
     # (integers, so increments and decrements never drift).
     confidence_count = models.BigIntegerField(default=0)
     confidence_micros = models.BigIntegerField(default=0)
+    # The stake weights of the decisions, in units of 1e-12 (docs/architecture.md, Subgroup
+    # statistics): sums of w_o, w_o^2, w_u, w_u^2. The value columns say whether a row's
+    # decisions were followed, so the rates' numerators are sums over rows too.
+    wo_pico = models.BigIntegerField(default=0)
+    wo_sq_pico = models.BigIntegerField(default=0)
+    wu_pico = models.BigIntegerField(default=0)
+    wu_sq_pico = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [

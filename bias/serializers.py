@@ -63,8 +63,32 @@ class SubgroupGroupOutput(serializers.Serializer):
     ai_favorable_rate = serializers.FloatField()
     agreement_rate = serializers.FloatField()
     override_rate = serializers.FloatField()
-    overtrust_rate = serializers.FloatField()
-    undertrust_rate = serializers.FloatField()
+    scored_decisions = serializers.IntegerField(help_text="Decisions with a confidence or a known outcome")
+    unscored_decisions = serializers.IntegerField()
+    coverage = serializers.FloatField(help_text="scored_decisions / decisions")
+    automation_bias_incidents = serializers.IntegerField(help_text="Decisions whose category is OVERTRUSTING")
+    overtrust_rate = serializers.FloatField(
+        allow_null=True,
+        help_text="Stake-weighted: sum f*w_o / sum w_o over the scored decisions (unrounded); null when the "
+        "weight sum is 0",
+    )
+    overtrust_effective_n = serializers.FloatField(
+        help_text="Kish: (sum w_o)^2 / sum w_o^2; 0 without weight"
+    )
+    overtrust_rate_ci = serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, help_text="Wilson 95 % at the effective n"
+    )
+    undertrust_rate = serializers.FloatField(
+        allow_null=True,
+        help_text="Stake-weighted: sum (1 - f)*w_u / sum w_u over the scored decisions (unrounded); null when "
+        "the weight sum is 0",
+    )
+    undertrust_effective_n = serializers.FloatField(
+        help_text="Kish: (sum w_u)^2 / sum w_u^2; 0 without weight"
+    )
+    undertrust_rate_ci = serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, help_text="Wilson 95 % at the effective n"
+    )
     mean_ai_confidence = serializers.FloatField(allow_null=True)
     decisions_with_outcome = serializers.IntegerField()
     accuracy = serializers.FloatField(allow_null=True)

@@ -15,11 +15,11 @@ from django.utils import timezone
 
 from audit import selectors as audit_selectors
 from audit import services as audit_services
-from bias import selectors
 from bias.detection import analysis_findings
 from bias.domain import DETECTION_WINDOW_DAYS, subgroups_object, worst
 from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, SubgroupAttachment
 from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
+from bias.subgroup_counts import subgroup_counts
 from keys.models import Customer
 
 
@@ -80,7 +80,7 @@ def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, s
         model_id = (decision.model_id or None) if decision is not None else None
         now = timezone.now()
         since = (now - dt.timedelta(days=DETECTION_WINDOW_DAYS)).date()
-        by_attribute = selectors.subgroup_counts(
+        by_attribute = subgroup_counts(
             customer=customer,
             attributes=sorted(attributes),
             model_id=model_id,

@@ -6,6 +6,10 @@ subgroups attached or replaced, a late outcome) first takes the per-decision loc
 PostgreSQL transaction-level advisory lock on a slot of (customer, decision_id); SQLite serialises
 writers anyway). Without it, POST /detect-bias and POST /log racing on the same decision_id
 could each miss the other's uncommitted row and the subgroups would never be counted.
+
+Besides the counts, each row keeps the stake weights of its decisions (docs/architecture.md,
+Subgroup statistics), in integer units of 1e-12 so that a decision moved out of a row and back
+leaves it exactly as it was.
 """
 
 import datetime as dt
@@ -73,6 +77,7 @@ class DecisionState:
     human_correct: int
     ai_correct: int
     confidence_micros: int | None
+    weights: tuple[int, int, int, int]  # w_o, w_o^2, w_u, w_u^2 in PICO units (stake_weights)
 
     def key(self, attribute: str, group: str) -> StatKey:
         return StatKey(
@@ -95,6 +100,25 @@ def correctness(value: str, outcome: str | None) -> int:
     return Correctness.CORRECT if value == normalize_value(outcome) else Correctness.WRONG
 
 
+PICO = 10**12  # the unit of the stored stake weights: 1e-12
+NO_WEIGHT = (0, 0, 0, 0)
+
+
+def stake_weights(confidence: float | None, ai_correct: int) -> tuple[int, int, int, int]:
+    """(w_o, w_o^2, w_u, w_u^2) of one decision in PICO units, each rounded half to even
+    (docs/architecture.md, Subgroup statistics): p = the confidence where there is one, else
+    whether the AI was right; w_o = max(0, 1 - 2p), w_u = max(0, 2p - 1); an unscored
+    decision (neither) weighs nothing."""
+    if confidence is not None:
+        p = float(confidence)
+    elif ai_correct != Correctness.UNKNOWN:
+        p = 1.0 if ai_correct == Correctness.CORRECT else 0.0
+    else:
+        return NO_WEIGHT
+    wo, wu = max(0.0, 1 - 2 * p), max(0.0, 2 * p - 1)
+    return round(wo * PICO), round(wo * wo * PICO), round(wu * PICO), round(wu * wu * PICO)
+
+
 def decision_state(decision: "Decision", *, outcome: Any = ..., category: Any = ...) -> DecisionState:
     """The statistics state of a decision; `outcome`/`category` override the stored ones
     (a late outcome's previous state)."""
@@ -106,6 +130,7 @@ def decision_state(decision: "Decision", *, outcome: Any = ..., category: Any = 
     if timezone.is_naive(timestamp):
         timestamp = timestamp.replace(tzinfo=dt.UTC)
     confidence = decision.ai_confidence
+    ai_correct = correctness(ai_value, outcome)
     return DecisionState(
         day=timestamp.astimezone(dt.UTC).date(),
         model_id=decision.model_id or "",
@@ -114,16 +139,20 @@ def decision_state(decision: "Decision", *, outcome: Any = ..., category: Any = 
         human_value=human_value,
         category=category or "CALIBRATED",
         human_correct=correctness(human_value, outcome),
-        ai_correct=correctness(ai_value, outcome),
+        ai_correct=ai_correct,
         confidence_micros=None if confidence is None else round(float(confidence) * 1_000_000),
+        weights=stake_weights(confidence, ai_correct),
     )
 
 
+_ADDED = ("count", "confidence_count", "confidence_micros", "wo_pico", "wo_sq_pico", "wu_pico", "wu_sq_pico")
+
+
 class Deltas:
-    """Accumulated changes to statistics rows: count, confidence_count, confidence_micros."""
+    """Accumulated changes to statistics rows, the columns of _ADDED in order."""
 
     def __init__(self) -> None:
-        self.rows: dict[StatKey, list[int]] = defaultdict(lambda: [0, 0, 0])
+        self.rows: dict[StatKey, list[int]] = defaultdict(lambda: [0] * len(_ADDED))
 
     def add(self, state: DecisionState, attributes: dict[str, str], sign: int) -> None:
         for attribute, group in attributes.items():
@@ -132,6 +161,8 @@ class Deltas:
             if state.confidence_micros is not None:
                 row[1] += sign
                 row[2] += sign * state.confidence_micros
+            for i, weight in enumerate(state.weights, start=3):
+                row[i] += sign * weight
 
 
 _STAT_VALUES = (
@@ -145,9 +176,7 @@ _STAT_VALUES = (
     "category",
     "human_correct",
     "ai_correct",
-    "count",
-    "confidence_count",
-    "confidence_micros",
+    *_ADDED,
 )
 
 
@@ -158,7 +187,7 @@ def upsert_stats(customer_id: str, deltas: Deltas) -> None:
         SubgroupDailyStat,
         key=("customer_id", "key_hash"),
         values=_STAT_VALUES,
-        add=("count", "confidence_count", "confidence_micros"),
+        add=_ADDED,
         rows=(
             (
                 customer_id,

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from bias.detection import analysis_findings
-from bias.selectors import GroupCounts
 from bias.significance import z_test_p
+from bias.subgroup_counts import GroupCounts
 
 MEDIUM_OR_WORSE = {"medium", "high", "critical"}
 

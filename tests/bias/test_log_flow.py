@@ -69,7 +69,9 @@ def test_a_late_outcome_on_post_log_moves_the_accuracy_counts(api):
     assert (f["decisions"], f["accuracy"], f["overtrust_rate"]) == (1, 0.0, 1.0)
     api.post("/v1/log", {"decision_id": "d-3", "outcome": "approve"}, format="json")
     f = gender_groups(api)["f"]
-    assert (f["decisions"], f["accuracy"], f["overtrust_rate"]) == (1, 1.0, 0.0)
+    # the AI was right: overriding was the better act, so the stake is under-trust's now
+    assert (f["decisions"], f["accuracy"], f["overtrust_rate"]) == (1, 1.0, None)
+    assert (f["undertrust_rate"], f["undertrust_effective_n"]) == (0.0, 1.0)
 
 
 def test_a_late_outcome_after_reattachment_moves_the_reattached_groups(api):

@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 from django.utils import timezone
 from fairlearn.metrics import demographic_parity_difference, demographic_parity_ratio
+from statsmodels.stats.proportion import proportion_confint
 
 from bias.domain import DEFAULT_FAVORABLE_VALUES
 from bias.selectors import GroupValueCount, amplification_counts
-from tests.bias.factories import Spec, category, norm, seed
+from tests.bias.factories import Spec, norm, seed
 
 pytestmark = pytest.mark.django_db
 
@@ -51,8 +52,20 @@ def test_subgroup_figures_equal_hand_computed_values(api):
         "ai_favorable_rate": 0.5,
         "agreement_rate": 0.5,
         "override_rate": 0.5,
-        "overtrust_rate": 0.25,
-        "undertrust_rate": 0.25,
+        # stake weights (docs/reference/bias.md, Over- and under-trust of a group): w_o 0, 0, 0.4;
+        # w_u 0.8, 0.7, 0; the fourth decision is unscored
+        "scored_decisions": 3,
+        "unscored_decisions": 1,
+        "coverage": 0.75,
+        "automation_bias_incidents": 1,
+        "overtrust_rate": 1.0,
+        "overtrust_effective_n": pytest.approx(1.0),
+        "overtrust_rate_ci": pytest.approx(list(proportion_confint(1, 1, method="wilson"))),
+        "undertrust_rate": pytest.approx(0.7 / 1.5),
+        "undertrust_effective_n": pytest.approx(1.5**2 / (0.8**2 + 0.7**2)),
+        "undertrust_rate_ci": pytest.approx(
+            list(proportion_confint(0.7 / 1.5 * 2.25 / 1.13, 2.25 / 1.13, method="wilson"))
+        ),
         "mean_ai_confidence": round((0.9 + 0.85 + 0.3) / 3, 6),
         "decisions_with_outcome": 2,
         "accuracy": 0.5,
@@ -65,7 +78,9 @@ def test_subgroup_figures_equal_hand_computed_values(api):
         },
     }
     assert m["decisions"] == 2 and m["favorable_rate"] == 0.5 and m["override_rate"] == 0.0
-    assert m["overtrust_rate"] == 0.5 and m["accuracy"] == 0.0 and m["mean_ai_confidence"] == 0.4
+    assert m["overtrust_rate"] == 1.0 and m["accuracy"] == 0.0 and m["mean_ai_confidence"] == 0.4
+    assert (m["overtrust_effective_n"], m["scored_decisions"]) == (pytest.approx(1.0), 1)
+    assert (m["undertrust_rate"], m["undertrust_effective_n"], m["undertrust_rate_ci"]) == (None, 0, [0, 1])
     assert m["disparity"] == {
         "favorable_rate_difference": 0.0,
         "disparate_impact_ratio": 1.0,
@@ -115,12 +130,21 @@ def _frame(specs: list[Spec]) -> pd.DataFrame:
                 "favorable": norm(s.human) in DEFAULT_FAVORABLE_VALUES,
                 "ai_favorable": norm(s.ai) in DEFAULT_FAVORABLE_VALUES,
                 "agree": norm(s.ai) == norm(s.human),
-                "overtrust": category(s) == "OVERTRUSTING",
-                "undertrust": category(s) == "UNDERTRUSTING",
+                **_stakes(s),
                 "confidence": s.confidence,
                 "correct": None if s.outcome is None else norm(s.human) == norm(s.outcome),
             })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _stakes(s: Spec) -> dict:
+    """A decision's stake weights by hand (docs/reference/bias.md, Over- and under-trust of a group)."""
+    f = norm(s.ai) == norm(s.human)
+    p = s.confidence if s.confidence is not None else None
+    if p is None and s.outcome is not None:
+        p = float(norm(s.outcome) == norm(s.ai))
+    wo, wu = (0.0, 0.0) if p is None else (max(0.0, 1 - 2 * p), max(0.0, 2 * p - 1))
+    return {"scored": p is not None, "wo": wo, "fwo": f * wo, "wu": wu, "uwu": (not f) * wu}
 
 
 def test_subgroup_figures_equal_pandas_on_5000_random_decisions(api):
@@ -142,8 +166,11 @@ def test_subgroup_figures_equal_pandas_on_5000_random_decisions(api):
             favorable_rate=("favorable", "mean"),
             ai_favorable_rate=("ai_favorable", "mean"),
             agreement_rate=("agree", "mean"),
-            overtrust_rate=("overtrust", "mean"),
-            undertrust_rate=("undertrust", "mean"),
+            fwo=("fwo", "sum"),
+            wo=("wo", "sum"),
+            uwu=("uwu", "sum"),
+            wu=("wu", "sum"),
+            scored=("scored", "sum"),
             mean_ai_confidence=("confidence", "mean"),
         )
         with_outcome = part[part.correct.notna()]
@@ -155,9 +182,11 @@ def test_subgroup_figures_equal_pandas_on_5000_random_decisions(api):
         for group, row in expected.iterrows():
             g = got[group]
             assert g["decisions"] == row.decisions
-            for name in ("favorable_rate", "ai_favorable_rate", "agreement_rate", "overtrust_rate", "undertrust_rate",
-                         "mean_ai_confidence"):  # fmt: skip
+            for name in ("favorable_rate", "ai_favorable_rate", "agreement_rate", "mean_ai_confidence"):
                 assert g[name] == pytest.approx(row[name], abs=1e-6), (attribute, group, name)
+            assert g["scored_decisions"] == row.scored
+            assert g["overtrust_rate"] == (pytest.approx(row.fwo / row.wo, rel=1e-9) if row.wo else None)
+            assert g["undertrust_rate"] == (pytest.approx(row.uwu / row.wu, rel=1e-9) if row.wu else None)
             assert g["override_rate"] == pytest.approx(1 - row.agreement_rate, abs=1e-6)
             assert g["accuracy"] == pytest.approx(float(accuracy[group]), abs=1e-6)
             ref = expected.loc[reference]
@@ -270,12 +299,19 @@ def test_a_late_outcome_moves_accuracy_and_calibration_counts(api):
     # No confidence, so the outcome decides the category (docs/reference/calibration.md).
     decision = seed("acme", [Spec(ai="approve", human="approve", subgroups={"gender": "f"})])[0]
     before = groups_of(api.get("/v1/bias/subgroups").json(), "gender")["f"]
-    assert before["accuracy"] is None and before["overtrust_rate"] == 0.0
+    # neither a confidence nor an outcome: unscored, no stake, no rate
+    assert before["accuracy"] is None and before["overtrust_rate"] is None
+    assert (before["scored_decisions"], before["unscored_decisions"], before["overtrust_effective_n"]) == (
+        0,
+        1,
+        0,
+    )
     response = api.post("/v1/log", {"decision_id": decision.decision_id, "outcome": "deny"}, format="json")
     assert response.status_code == 201 and response.json()["calibration_category"] == "OVERTRUSTING"
     after = groups_of(api.get("/v1/bias/subgroups").json(), "gender")["f"]
     assert after["decisions"] == 1
     assert after["accuracy"] == 0.0 and after["ai_accuracy"] == 0.0 and after["overtrust_rate"] == 1.0
+    assert (after["scored_decisions"], after["automation_bias_incidents"]) == (1, 1)
 
 
 def test_subgroups_query_validation(api):
