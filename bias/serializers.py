@@ -56,6 +56,23 @@ class DisparityOutput(serializers.Serializer):
     override_rate_difference = serializers.FloatField()
 
 
+def _stake_rate(formula: str) -> serializers.FloatField:
+    return serializers.FloatField(
+        allow_null=True,
+        help_text=f"Stake-weighted: {formula} over the scored decisions (unrounded); null when the weight sum is 0",
+    )
+
+
+def _effective_n(weight: str) -> serializers.FloatField:
+    return serializers.FloatField(help_text=f"Kish: (sum {weight})^2 / sum {weight}^2; 0 without weight")
+
+
+def _wilson() -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, help_text="Wilson 95 % at the effective n"
+    )
+
+
 class SubgroupGroupOutput(serializers.Serializer):
     group = serializers.CharField()
     decisions = serializers.IntegerField()
@@ -67,28 +84,12 @@ class SubgroupGroupOutput(serializers.Serializer):
     unscored_decisions = serializers.IntegerField()
     coverage = serializers.FloatField(help_text="scored_decisions / decisions")
     automation_bias_incidents = serializers.IntegerField(help_text="Decisions whose category is OVERTRUSTING")
-    overtrust_rate = serializers.FloatField(
-        allow_null=True,
-        help_text="Stake-weighted: sum f*w_o / sum w_o over the scored decisions (unrounded); null when the "
-        "weight sum is 0",
-    )
-    overtrust_effective_n = serializers.FloatField(
-        help_text="Kish: (sum w_o)^2 / sum w_o^2; 0 without weight"
-    )
-    overtrust_rate_ci = serializers.ListField(
-        child=serializers.FloatField(), min_length=2, max_length=2, help_text="Wilson 95 % at the effective n"
-    )
-    undertrust_rate = serializers.FloatField(
-        allow_null=True,
-        help_text="Stake-weighted: sum (1 - f)*w_u / sum w_u over the scored decisions (unrounded); null when "
-        "the weight sum is 0",
-    )
-    undertrust_effective_n = serializers.FloatField(
-        help_text="Kish: (sum w_u)^2 / sum w_u^2; 0 without weight"
-    )
-    undertrust_rate_ci = serializers.ListField(
-        child=serializers.FloatField(), min_length=2, max_length=2, help_text="Wilson 95 % at the effective n"
-    )
+    overtrust_rate = _stake_rate("sum f*w_o / sum w_o")
+    overtrust_effective_n = _effective_n("w_o")
+    overtrust_rate_ci = _wilson()
+    undertrust_rate = _stake_rate("sum (1 - f)*w_u / sum w_u")
+    undertrust_effective_n = _effective_n("w_u")
+    undertrust_rate_ci = _wilson()
     mean_ai_confidence = serializers.FloatField(allow_null=True)
     decisions_with_outcome = serializers.IntegerField()
     accuracy = serializers.FloatField(allow_null=True)
