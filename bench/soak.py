@@ -4,9 +4,12 @@ several customers, with the worker SIGKILLed halfway, then the books checked: no
 event delivered to the receivers (no duplicate), every export completed, every audit chain
 verifying. `--hostile` adds one hostile customer sending the bodies of docs/reference/
 limits.md alongside (oversized batches, ten-year and ten-thousand-year export periods,
-trickled bodies, numbers beyond a double, `-0.0`, duplicate keys, floods of unknown keys each
-followed by a valid key that must work, and 40 connections sending `POST /log/batch` bodies
-that declare 8 MiB at 1 byte/s); its answers are counted apart, its 5xx with all. The plain
+trickled bodies, numbers beyond a double, `-0.0` in each number field of `/log`, `/calibrate`
+and batch items, duplicate keys, floods of unknown keys each followed by another tenant's valid
+key that must work, and 40 connections sending `POST /log/batch` bodies that declare 8 MiB at
+1 byte/s); its answers are counted apart, its 5xx with all, and its chain is verified at the
+end with the others (the last of `chains`). Each 5xx is kept with its problem's code and
+detail (`server_error_kinds`), which tells the paths that answer 503 apart. The plain
 customers' latency (`plain_latency_ms`) is what a run with `--hostile` is compared by with one
 without.
 
@@ -68,6 +71,7 @@ class Client:
         self.key = key
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self.headers: dict[str, str] = {}
+        self.last: dict = {}  # the last answer's parsed body
 
     def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict, float]:
         headers = {"Content-Type": "application/json"}
@@ -86,6 +90,7 @@ class Client:
                 self.conn.close()
                 self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
                 if attempt:
+                    self.last = {}
                     return 0, {}, time.perf_counter() - t0
         seconds = time.perf_counter() - t0
         try:
@@ -94,7 +99,14 @@ class Client:
             )
         except ValueError:
             parsed = {}
+        self.last = parsed
         return response.status, parsed, seconds
+
+
+def problem_of(body: dict) -> tuple[str, str]:
+    """A problem document's code and the start of its detail: which of the paths that answer
+    503 answered (the database locked or unreachable, a group-commit wait, paused checkpoints)."""
+    return str(body.get("code") or ""), str(body.get("detail") or "")[:90]
 
 
 def processes():
@@ -212,7 +224,7 @@ def traffic(port: int, key: str, stop: threading.Event, seed: int, stats: dict, 
             stats["latency"].setdefault(op, []).append(seconds)
             stats["when"].setdefault(op, []).append((round(time.time() - started), round(seconds * 1000)))
             if status >= 500 or status == 0:
-                stats["errors"].append((op, status))
+                stats["errors"].append((op, status, *problem_of(client.last)))
 
 
 def _raw(port: int, key: str, path: str, content_type: str, body: bytes, *, trickle: float = 0.0) -> int:
@@ -245,6 +257,22 @@ def _raw(port: int, key: str, path: str, content_type: str, body: bytes, *, tric
         return 0
 
 
+def negative_zero(rnd: random.Random, n: int, turn: int) -> tuple[str, str, str]:
+    """A body holding `-0.0` (stored as 0.0; the customer's chain must still verify at the end),
+    in turn in each field that takes a number: (op, path, raw JSON)."""
+    body = decision(rnd, n)
+    body.pop("ai_confidence")
+    variant = turn % 4
+    if variant == 0:
+        return "log -0.0 confidence", "/log", json.dumps(body)[:-1] + ', "ai_confidence": -0.0}'
+    if variant == 1:
+        return "log -0.0 review_seconds", "/log", json.dumps(body)[:-1] + ', "review_seconds": -0.0}'
+    if variant == 2:
+        return "calibrate -0.0", "/calibrate", json.dumps(body)[:-1] + ', "confidence": -0.0}'
+    item = json.dumps(body)[:-1] + ', "ai_confidence": -0.0, "review_seconds": -0.0}'
+    return "batch -0.0 item", "/log/batch", '{"decisions": [' + item + "]}"
+
+
 def hostile(
     port: int, key: str, stop: threading.Event, stats: dict, lock: threading.Lock, neighbour: str = ""
 ) -> None:
@@ -274,10 +302,8 @@ def hostile(
             batch = ('{"decisions": [' + ", ".join(items) + "]}").encode()
             op, status = "batch 1e400 item", _raw(port, key, "/log/batch", "application/json", batch)
         elif kind == 5:
-            confident = decision(rnd, 10**9 + n)
-            confident["ai_confidence"] = 0.5
-            raw = json.dumps(confident).replace('"ai_confidence": 0.5', '"ai_confidence": -0.0')
-            op, status = "log -0.0", _raw(port, key, "/log", "application/json", raw.encode())
+            op, path, raw = negative_zero(rnd, 10**9 + n, n // 8)
+            status = _raw(port, key, path, "application/json", raw.encode())
         elif kind == 6:
             raw = json.dumps(decision(rnd, 10**9 + n))
             raw = raw.replace('"user_decision": ', '"user_decision": "deny", "user_decision": ', 1)
@@ -468,11 +494,13 @@ def main() -> None:
             threading.Thread(target=traffic, args=(port, keys[i % len(keys)], stop, i + 1, stats, lock))
             for i in range(args.clients)
         ]
+        hostile_key = ""
         if args.hostile:
             status, body, _ = admin.call(
                 "POST", "/admin/api-keys", {"customer_id": "hostile", "tier": "pilot"}
             )
             assert status == 201, body
+            hostile_key = body["api_key"]
             threads.append(
                 threading.Thread(target=hostile, args=(port, body["api_key"], stop, stats, lock, keys[0]))
             )
@@ -530,6 +558,8 @@ def main() -> None:
                 if len(data) < 100:
                     break
             chains.append(client.call("GET", "/audit-trail/verify")[1])
+        if hostile_key:  # its -0.0 entries are in its own chain
+            chains.append(Client(port, hostile_key).call("GET", "/audit-trail/verify")[1])
         requests = sum(stats["status"].values())
         report.update(
             {
@@ -562,6 +592,15 @@ def main() -> None:
                     {"valid": c.get("valid"), "entries_checked": c.get("entries_checked")} for c in chains
                 ],
                 "serve_log_tracebacks": (data_dir / "serve.log").read_text().count("Traceback"),
+                # config/api.py logs each 503 of a locked or unreachable database (the SQLite
+                # writer busy past its timeout); a group-commit 503 is not logged
+                "serve_log_database_unavailable": (data_dir / "serve.log")
+                .read_text()
+                .count("database unavailable"),
+                # 5xx by (endpoint, status, problem code, start of detail)
+                "server_error_kinds": [
+                    [*kind, count] for kind, count in Counter(stats["errors"]).most_common()
+                ],
             }
         )
     finally:

@@ -179,14 +179,22 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
                 detail = f"The request body is not valid JSON: {detail}"
             return _problem(request_id, status, code, title, detail, headers=headers)
     if isinstance(exc, OperationalError | DatabaseError) and _database_unreachable(exc):
-        logger.error("database unavailable: %s", type(exc).__name__)
+        # SQLite's one writer held past its busy timeout is a busy database, not a lost one: the
+        # client is told to send again (a decision's replay rules make that safe).
+        busy = "locked" in str(exc).lower()
+        logger.error("database unavailable: %s%s", type(exc).__name__, " (locked)" if busy else "")
+        detail = BUSY_DETAIL if busy else "The database is unreachable."
+        headers = {"Retry-After": "1"} if busy else None
         return _problem(
-            request_id, 503, "SERVICE_UNAVAILABLE", "Service unavailable", "The database is unreachable."
+            request_id, 503, "SERVICE_UNAVAILABLE", "Service unavailable", detail, headers=headers
         )
     logger.exception("unhandled error", extra={"request_id": request_id})
     return _problem(
         request_id, 500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred."
     )
+
+
+BUSY_DETAIL = "The database is busy: its writer stayed locked past the busy timeout. Send the request again."
 
 
 def _database_unreachable(exc: Exception) -> bool:

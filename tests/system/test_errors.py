@@ -75,6 +75,13 @@ def test_a_server_error_is_a_problem_without_internals(api, path):
     assert "secret" not in json.dumps(body) and "Traceback" not in json.dumps(body)
 
 
+@pytest.mark.urls("tests.system.urls_failing")
+def test_a_database_locked_past_its_busy_timeout_is_a_503_that_says_busy_and_when_to_retry(api):
+    response = api.get("/v1/locked")
+    body = _assert_problem(response, 503, "SERVICE_UNAVAILABLE")
+    assert body["detail"].startswith("The database is busy") and response["Retry-After"] == "1"
+
+
 def test_timestamps_are_iso_utc_with_z_and_milliseconds(admin_api):
     created = admin_api.post(KEYS, {"customer_id": "a", "tier": "pilot"}, format="json").json()["created_at"]
     assert len(created) == 24 and created.endswith("Z") and created[19] == "."

@@ -1,5 +1,6 @@
 """A URLconf with views that fail on purpose, to check that a 500 leaks nothing."""
 
+from django.db import OperationalError
 from django.urls import include, path
 from rest_framework.views import APIView
 
@@ -9,6 +10,11 @@ class Boom(APIView):
         raise RuntimeError("secret internals: /etc/passwd")
 
 
+class Locked(APIView):
+    def get(self, request):
+        raise OperationalError("database is locked")
+
+
 def plain_boom(request):
     raise RuntimeError("secret internals in a plain view")
 
@@ -16,5 +22,6 @@ def plain_boom(request):
 urlpatterns = [
     path("v1/boom", Boom.as_view()),
     path("v1/plain-boom", plain_boom),
+    path("v1/locked", Locked.as_view()),
     path("", include("config.urls")),
 ]
