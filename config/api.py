@@ -184,10 +184,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         busy = "locked" in str(exc).lower()
         logger.error("database unavailable: %s%s", type(exc).__name__, " (locked)" if busy else "")
         detail = BUSY_DETAIL if busy else "The database is unreachable."
-        headers = {"Retry-After": "1"} if busy else None
-        return _problem(
-            request_id, 503, "SERVICE_UNAVAILABLE", "Service unavailable", detail, headers=headers
-        )
+        retry = {"Retry-After": "1"} if busy else None
+        return _problem(request_id, 503, "SERVICE_UNAVAILABLE", "Service unavailable", detail, headers=retry)
     logger.exception("unhandled error", extra={"request_id": request_id})
     return _problem(
         request_id, 500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred."
