@@ -21,7 +21,13 @@ from audit.apply import entries_append
 from audit.chain import entry_seal
 from audit.exceptions import ErasureLegalHold, ErasureNotFound
 from audit.models import AuditEntry, ChainHead, Decision
-from audit.models_erasure import MIN_RETENTION_DAYS, Erasure, RetentionPolicy
+from audit.models_erasure import (
+    ERASED_FINGERPRINT,
+    MIN_RETENTION_DAYS,
+    PSEUDONYM_PREFIX,
+    Erasure,
+    RetentionPolicy,
+)
 from config.timeutils import isoformat
 from keys.models import Customer
 from webhooks.services import event_emit, events_rekey_user
@@ -38,7 +44,6 @@ LEGAL_BASES = (
 )
 # The entries that snapshot a decision, and so hold its personal fields.
 _PERSONAL_TYPES = (AuditEntry.Type.DECISION, AuditEntry.Type.OUTCOME, AuditEntry.Type.SUBGROUPS_ATTACHED)
-ERASED_FINGERPRINT = "erased"  # a replay of an erased decision is a conflict: its payload is gone
 
 
 @dataclass(frozen=True)
@@ -165,7 +170,7 @@ def _execute(erasure: Erasure, value: str | None, *, older_than: dt.datetime | N
     decisions = sorted({pk for _, _, pk in found if pk is not None})
     pseudonym = None
     if erasure.target == Erasure.Target.USER_ID:
-        pseudonym = f"erased:{secrets.token_hex(4)}"
+        pseudonym = f"{PSEUDONYM_PREFIX}{secrets.token_hex(4)}"
     span = Decision.objects.filter(pk__in=decisions).aggregate(first=Min("timestamp"), last=Max("timestamp"))
     subject_decisions: tuple[str, ...] = ()
     if erasure.target != Erasure.Target.USER_ID:

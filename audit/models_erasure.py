@@ -7,6 +7,9 @@ from config.ids import new_id
 from keys.models import Customer
 
 MIN_RETENTION_DAYS = 183  # AI Act Art. 19(1), 26(6): logs kept at least six months
+ERASED_FINGERPRINT = "erased"  # a replay of an erased decision is a conflict: its payload is gone
+PSEUDONYM_PREFIX = "erased:"  # an erased reviewer's pseudonym: this and 8 random hex digits
+ERASED = "erased"  # what reports print where an erased personal field was
 
 
 def _erasure_id() -> str:

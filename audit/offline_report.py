@@ -12,7 +12,10 @@ figure of the executive summary and the trust-calibration headline, the report's
 recomputed value and whether they match. Exit status 0 when every figure matches, 1 on a
 mismatch, 2 when an input could not be read. The compliance status also rests on the alerts and
 the review-effort flags, which the export does not hold: its evidence figures are checked, the
-status itself is printed as not recomputable.
+status itself is printed as not recomputable. An erased entry no longer names its reviewer, so
+with erased decisions in the window the figures that group decisions by reviewer are printed as
+not recomputable (all of them under a reviewer filter), and the rest are checked
+(docs/reference/reports.md, "How to verify a report", step 5).
 """
 
 import argparse
@@ -87,6 +90,7 @@ class State:
     ai_confidence: float | None
     user_decision: str
     outcome: str | None
+    erased: bool = False  # its personal fields were erased: its reviewer is not in the export
 
 
 def _instant(value: str, *, end: bool) -> dt.datetime:
@@ -107,6 +111,8 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
             continue
         try:
             doc = json.loads(line)
+            if doc.get("type") == "erasure":
+                continue  # an erasure's own entry: no decision (docs/reference/erasure.md)
             decision_id = doc["decision_id"]
             state = State(
                 timestamp=_instant(doc["timestamp"], end=False),
@@ -116,6 +122,7 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
                 ai_confidence=doc.get("ai_confidence"),
                 user_decision=doc["user_decision"],
                 outcome=doc.get("outcome"),
+                erased=doc.get("erased") is True,
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise Unreadable(f"export line {number} is not an audit entry: {exc}") from exc
@@ -124,7 +131,27 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
     yield from states.values()
 
 
-def recompute(report: dict[str, Any], lines: Iterable[str]) -> dict[str, Any]:
+# Figures that group decisions by reviewer (the effective n of the weighted rates and what rests
+# on their intervals): an erased entry's reviewer is not in the export, so with erased decisions in
+# the window these cannot be recomputed (every other figure is a sum over decisions).
+BY_REVIEWER = {
+    "overtrust_effective_n",
+    "overtrust_rate_ci",
+    "undertrust_effective_n",
+    "undertrust_rate_ci",
+    "category",
+    "risk_level",
+}
+
+
+@dataclass
+class Recomputed:
+    figures: dict[str, Any]
+    erased: int  # decisions of the window whose entries were erased
+    by_filter: bool  # the report's reviewer filter could not be applied to them
+
+
+def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
     """The organisation's figures over the report's period and filters, from the export."""
     section = report["sections"]["trust_calibration_analysis"]
     window = section.get("window") or report["time_period"]
@@ -132,10 +159,12 @@ def recompute(report: dict[str, Any], lines: Iterable[str]) -> dict[str, Any]:
     filters = report.get("filters") or {}
     users, models = set(filters.get("user_ids") or []), set(filters.get("model_ids") or [])
     categories = set(filters.get("calibration") or [])
-    per_user: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(measures.SUM_FIELDS, 0))
+    per_user: dict[str | None, dict[str, float]] = defaultdict(lambda: dict.fromkeys(measures.SUM_FIELDS, 0))
+    erased = 0
     for state in decisions_of(lines):
         if not start <= state.timestamp < end:
             continue
+        erased += state.erased
         if (users and state.user_id not in users) or (models and state.model_id not in models):
             continue
         category = measures.record_category(
@@ -155,7 +184,8 @@ def recompute(report: dict[str, Any], lines: Iterable[str]) -> dict[str, Any]:
     total = measures.add_sums(per_user.values())
     over = measures.Clusters.of((u["fwo_sum"], u["wo_sum"]) for u in per_user.values())
     under = measures.Clusters.of((u["uwu_sum"], u["wu_sum"]) for u in per_user.values())
-    return measures.figures(total, measures.Thresholds(), over_clusters=over, under_clusters=under)
+    figures = measures.figures(total, measures.Thresholds(), over_clusters=over, under_clusters=under)
+    return Recomputed(figures, erased, by_filter=bool(users) and erased > 0)
 
 
 def same(reported: Any, recomputed: Any) -> bool:
@@ -168,27 +198,28 @@ def same(reported: Any, recomputed: Any) -> bool:
     return bool(reported == recomputed)
 
 
-def compare(report: dict[str, Any], figures: dict[str, Any]) -> list[tuple[str, Any, Any, bool]]:
-    """(figure, reported, recomputed, match) for the executive summary and the headline figures."""
-    rows = []
+def compare(report: dict[str, Any], recomputed: Recomputed) -> list[tuple[str, Any, Any, bool | None]]:
+    """(figure, reported, recomputed, match) for the executive summary and the headline figures;
+    match is None where erased entries make a figure not recomputable."""
+    figures = recomputed.figures
+    pairs = []
     summary = report["sections"]["executive_summary"]
     for key in SUMMARY_FIGURES:
         if key in summary:
-            value = figures[SUMMARY_SOURCE.get(key, key)]
-            rows.append((f"executive_summary.{key}", summary[key], value, same(summary[key], value)))
+            pairs.append((f"executive_summary.{key}", SUMMARY_SOURCE.get(key, key), summary[key]))
     organisation = report["sections"]["trust_calibration_analysis"]["organisation"]
     for key in ORGANISATION_FIGURES:
         if key in organisation:
-            value = figures[key]
-            rows.append(
-                (
-                    f"trust_calibration_analysis.{key}",
-                    organisation[key],
-                    value,
-                    same(organisation[key], value),
-                )
-            )
+            pairs.append((f"trust_calibration_analysis.{key}", key, organisation[key]))
+    rows: list[tuple[str, Any, Any, bool | None]] = []
+    for name, source, reported in pairs:
+        unknown = recomputed.by_filter or (recomputed.erased > 0 and source in BY_REVIEWER)
+        ok = None if unknown else same(reported, figures[source])
+        rows.append((name, reported, figures[source], ok))
     return rows
+
+
+RESULT = {True: "match", False: "MISMATCH", None: "not recomputable"}
 
 
 def _shown(value: Any) -> str:
@@ -205,19 +236,27 @@ def run(report_path: str, export_path: str, out: TextIO) -> int:
         if report.get("template") != "eu_ai_act" or "sections" not in report:
             raise Unreadable(f"{report_path} is not an EU AI Act report in the json format")
         with open(export_path, encoding="utf-8", newline="\n") as export:
-            figures = recompute(report, export)
+            recomputed = recompute(report, export)
     except (OSError, ValueError, KeyError) as exc:
         print(f"cannot read the inputs: {exc}", file=out)
         return 2
     except Unreadable as exc:
         print(str(exc), file=out)
         return 2
-    rows = compare(report, figures)
+    rows = compare(report, recomputed)
     width = max(len(name) for name, *_ in rows)
     print(f"{'figure':<{width}}  {'report':>24}  {'recomputed':>24}  result", file=out)
     for name, reported, value, ok in rows:
+        print(f"{name:<{width}}  {_shown(reported):>24}  {_shown(value):>24}  {RESULT[ok]}", file=out)
+    if recomputed.erased:
         print(
-            f"{name:<{width}}  {_shown(reported):>24}  {_shown(value):>24}  {'match' if ok else 'MISMATCH'}",
+            f"{recomputed.erased} decision(s) of the window had their personal fields erased: their "
+            "reviewers are not in the export, so "
+            + (
+                "the report's reviewer filter cannot be applied to them and no figure is recomputable."
+                if recomputed.by_filter
+                else "the figures that group decisions by reviewer are not recomputable."
+            ),
             file=out,
         )
     status = report["sections"]["executive_summary"].get("compliance_status")
@@ -226,10 +265,12 @@ def run(report_path: str, export_path: str, out: TextIO) -> int:
         "review-effort flags); its calibration evidence is checked above.",
         file=out,
     )
-    mismatches = sum(1 for *_, ok in rows if not ok)
+    mismatches = sum(1 for *_, ok in rows if ok is False)
+    matches = sum(1 for *_, ok in rows if ok is True)
     print(
-        f"{len(rows) - mismatches} of {len(rows)} figures match"
-        + (f"; {mismatches} MISMATCH" if mismatches else ""),
+        f"{matches} of {len(rows)} figures match"
+        + (f"; {mismatches} MISMATCH" if mismatches else "")
+        + (f"; {unknown} not recomputable" if (unknown := len(rows) - matches - mismatches) else ""),
         file=out,
     )
     return 1 if mismatches else 0

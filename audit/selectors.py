@@ -6,13 +6,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import CharField, F, Func, QuerySet, TextField
+from django.db.models import Case, CharField, F, Func, Q, QuerySet, TextField, Value, When
 from django.db.models.functions import Cast
 
 from audit.chain import ENTRY_COLUMNS, clear_fields_from_values, document_from_values
+from audit.erasure import erasures_in
 from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
 from audit.hashing import PERSONAL_FIELDS, entry_hash_matches, format2_problem, same_value
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
+from audit.models_erasure import ERASED, ERASED_FINGERPRINT, PSEUDONYM_PREFIX
 from audit.oversight import (  # the oversight figures' grouped reads, re-exported
     ModelReviewTimes as ModelReviewTimes,
 )
@@ -225,10 +227,29 @@ def decision_set(
     return qs.order_by("timestamp", "decision_id")
 
 
+def _log_erased(decisions: QuerySet[Decision], cell: Callable[[Any], Any] = F) -> QuerySet[Decision]:
+    """The decision log prints `erased` where a personal field was erased
+    (docs/reference/erasure.md): the context of every erased decision, and the reviewer of an
+    erased reviewer's decisions (whose pseudonym the per-reviewer figures keep). `cell` renders
+    a column that was not erased."""
+    erased = Q(payload_fingerprint=ERASED_FINGERPRINT)
+    return decisions.annotate(
+        log_user_id=Case(
+            When(erased & Q(user_id__startswith=PSEUDONYM_PREFIX), then=Value(ERASED)),
+            default=cell("user_id"),
+            output_field=TextField(),
+        ),
+        log_context=Case(When(erased, then=Value(ERASED)), default=cell("context"), output_field=TextField()),
+    )
+
+
+_LOG_SOURCE = {"user_id": "log_user_id", "context": "log_context"}
+
+
 def decision_log_rows(decisions: QuerySet[Decision], *, limit: int | None = None) -> Iterator[dict[str, Any]]:
     """The decision log as dicts of DECISION_LOG_COLUMNS (timestamps in the API's format),
     streamed in chunks (a server-side cursor on PostgreSQL): constant memory at any size."""
-    qs = decisions.values_list(*DECISION_LOG_COLUMNS)
+    qs = _log_erased(decisions).values_list(*(_LOG_SOURCE.get(c, c) for c in DECISION_LOG_COLUMNS))
     if limit is not None:
         qs = qs[:limit]
     ts = DECISION_LOG_COLUMNS.index("timestamp")
@@ -245,8 +266,14 @@ def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], An
     itself, through the same rule)."""
     if connection.vendor != "postgresql":
         return False
+
+    def cell(name: str) -> Func:
+        return Func(F(name), template=csvcells.SQL_TEMPLATE, output_field=TextField())
+
     columns: dict[str, Any] = {
-        name: Func(F(name), template=csvcells.SQL_TEMPLATE, output_field=TextField())
+        name: F(_LOG_SOURCE[name])
+        if name in _LOG_SOURCE
+        else cell(name)
         if isinstance(Decision._meta.get_field(name), CharField | TextField)
         else F(name)
         for name in DECISION_LOG_COLUMNS
@@ -256,8 +283,10 @@ def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], An
         template="to_char(%(expressions)s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
     )
     columns["followed_ai"] = Cast(F("followed_ai"), CharField())
-    qs = decisions.annotate(**{f"c_{name}": expr for name, expr in columns.items()}).values_list(
-        *(f"c_{name}" for name in DECISION_LOG_COLUMNS)
+    qs = (
+        _log_erased(decisions, cell)
+        .annotate(**{f"c_{name}": expr for name, expr in columns.items()})
+        .values_list(*(f"c_{name}" for name in DECISION_LOG_COLUMNS))
     )
     sql, params = qs.query.sql_with_params()
     with (
@@ -268,3 +297,37 @@ def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], An
         for block in copy:
             write(bytes(block))
     return True
+
+
+ERASURE_ITEMS_MAX = 200  # erasures listed one by one in a report; the counts cover all of them
+
+
+def erasures_of_period(customer: Customer, *, since: dt.datetime, until: dt.datetime) -> dict[str, Any]:
+    """The erasures completed in [since, until), as reports list them (docs/reference/
+    erasure.md): how many, how many entries they erased, the count per legal basis, and each
+    one (never an erased value: the kind of person it named, not who)."""
+    rows = erasures_in(customer=customer, since=since, until=until).order_by("completed_at", "pk")
+    by_basis: dict[str, int] = {}
+    entries = 0
+    items: list[dict[str, Any]] = []
+    for erasure in rows.only("id", "completed_at", "legal_basis", "target", "entries", "entry_sequence"):
+        by_basis[erasure.legal_basis] = by_basis.get(erasure.legal_basis, 0) + 1
+        entries += erasure.entries
+        if len(items) < ERASURE_ITEMS_MAX:
+            items.append(
+                {
+                    "erasure_id": erasure.pk,
+                    "completed_at": isoformat(erasure.completed_at),
+                    "legal_basis": erasure.legal_basis,
+                    "target": erasure.target,
+                    "entries": erasure.entries,
+                    "entry_sequence": erasure.entry_sequence,
+                }
+            )
+    count = sum(by_basis.values())
+    return {
+        "count": count,
+        "entries": entries,
+        "by_legal_basis": dict(sorted(by_basis.items())),
+        "items": items,
+    }

@@ -231,6 +231,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "decisions": summary["total_decisions"],
             "chain_verification": evidence["chain"],
             "checkpoint": evidence["checkpoint"],
+            "erasures": evidence["erasures"],
             "models": evidence["models"],
             "decision_log": log_preview,
         },

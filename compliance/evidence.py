@@ -250,7 +250,7 @@ def previous_period(scope: Scope) -> dict[str, Any] | None:
 
 def gather(scope: Scope) -> dict[str, Any]:
     """Every figure both templates draw on. Features that add report figures put them here
-    under their own key (`review_effort`, `vigilance`, `checkpoint`); the templates print
+    under their own key (`review_effort`, `vigilance`, `checkpoint`, `erasures`); the templates print
     "not measured" with the reason while a key is absent."""
     decisions = scope.decisions()
     organisation, users = reporting.user_figures(decisions)
@@ -271,5 +271,7 @@ def gather(scope: Scope) -> dict[str, Any]:
         **_oversight(scope),
         "chain": {**chain, "verified_at": isoformat(now)},
         "checkpoint": audit_checkpoints.checkpoint_evidence(checkpoint=checkpoint),
+        # the whole organisation's, whatever the filters: an erasure names no reviewer or model
+        "erasures": audit_selectors.erasures_of_period(scope.customer, since=scope.start, until=scope.end),
         "previous_period": previous_period(scope),
     }

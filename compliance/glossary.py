@@ -205,6 +205,14 @@ GLOSSARY: list[Term] = [
         "source": SERVICE,
     },
     {
+        "term": "Erased",
+        "definition": "A personal field (the reviewer, the subject, the context, the subgroups) deleted by "
+        "an erasure under the GDPR. The audit entry keeps its hash, which covers a salted commitment to "
+        "those fields instead of the fields, so the chain still verifies; the decision log prints "
+        '"erased" in their place, and an erased reviewer\'s figures are kept under a pseudonym.',
+        "source": "Trustcal's definition (docs/reference/erasure.md)",
+    },
+    {
         "term": "Review effort",
         "definition": "How long the reviewer looked at a case. A timed decision is quick when its review "
         "time is under max(3 s, half the model's median review time); a quick agreement is a quick "

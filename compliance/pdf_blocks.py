@@ -7,7 +7,7 @@ from typing import Any
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 
-from compliance import oversight_print, printing
+from compliance import erasure_print, oversight_print, printing
 from compliance.pdf_tables import is_counts, is_scalar_list, label, table
 
 MOVED = {"decision_log", "compliance_status_reason", "status_history"}
@@ -17,11 +17,11 @@ MOVED = {"decision_log", "compliance_status_reason", "status_history"}
 FEATURE_SECTIONS = {
     "eu_ai_act": {
         "trust_calibration_analysis": ("review_effort", "vigilance"),
-        "audit_trail": ("checkpoint",),
+        "audit_trail": ("checkpoint", "erasures"),
     },
     "texas_traiga": {
         "disclosure_and_human_review": ("review_effort", "vigilance"),
-        "monitoring_and_safeguards": ("checkpoint",),
+        "monitoring_and_safeguards": ("checkpoint", "erasures"),
     },
 }
 FEATURES = {
@@ -41,10 +41,20 @@ FEATURES = {
         "operator cannot take back.",
         "no signed checkpoint of the audit chain exists at the report's generation",
     ),
+    "erasures": (
+        "Erasures of personal data",
+        "GDPR Art. 17 and 5(1)(e) beside AI Act Art. 12 and 19(1): personal data erased on request or "
+        "at the retention maximum, while the logs stay complete and verifiable.",
+        "the erasures of the period could not be read",
+    ),
 }
 ALERT_STATUS_ORDER = ("open", "acknowledged", "resolved", "false_positive")
 # Partials that take their figures already printed (compliance/oversight_print.py).
-PRINTERS = {"review_effort": oversight_print.review_effort, "vigilance": oversight_print.vigilance}
+PRINTERS = {
+    "review_effort": oversight_print.review_effort,
+    "vigilance": oversight_print.vigilance,
+    "erasures": erasure_print.erasures,
+}
 
 
 def history_rows(history: list[dict[str, Any]]) -> list[list[str]]:

@@ -102,6 +102,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "trend": evidence["trend"],
             "chain_verification": evidence["chain"],
             "checkpoint": evidence["checkpoint"],
+            "erasures": evidence["erasures"],
             "alerts_by_status": amp["by_status"],
             "users": evidence["users"],
             "decision_log": log_preview,

@@ -9,6 +9,8 @@ import datetime as dt
 import hashlib
 import hmac
 import io
+import json
+from pathlib import Path
 
 import pytest
 import rfc8785
@@ -69,6 +71,13 @@ def test_erased_entries_show_no_personal_part_and_the_figures_keep_their_values(
     assert shown[7]["type"] == "subgroups_attached" and shown[7]["erased"] is True
     assert shown[10]["type"] == "erasure" and shown[10]["sequences"] == [[4, 7]]
     assert shown[10]["legal_basis"] == "gdpr_art_17_1_a" and "personal" not in shown[10]
+    # the NDJSON export shows them as the trail does (on PostgreSQL it is rendered by the database)
+    lines = [
+        json.loads(line) for line in Path(export(api, tmp_path)).read_text(encoding="utf-8").splitlines()
+    ]
+    hidden = {"erased": True, "personal_fields": None, "salt": None, "user_id": None, "subject_id": None}
+    assert [line["sequence"] for line in lines if line.items() >= hidden.items()] == [4, 5, 6, 7]
+    assert lines[0]["erased"] is False and lines[0]["user_id"] == "alice" and lines[0]["salt"]
     # the subgroup statistics count groups, not people: they keep their counts too
     assert figures() == done.figures
     assert not SubgroupAttachment.objects.filter(decision_id="d-attached").exists()
