@@ -93,6 +93,7 @@ def verification(report: Report) -> dict[str, Any]:
         "checkpoint_at_head": checkpoint is not None
         and checkpoint["sequence"] == chain.get("entries_checked"),
         "checkpoint_absent": FEATURES["checkpoint"][2],
+        "withheld": not report.scope.per_person,
     }
 
 

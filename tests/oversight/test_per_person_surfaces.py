@@ -97,6 +97,7 @@ def test_the_pdf_and_csv_of_staff_without_the_permission_name_no_reviewer_figure
     assert not any(name in oversight for name in NAMES), oversight
     assert oversight.count("Withheld: this report was requested in the staff console") == 2
     assert "Flagged reviewers 1" in oversight
+    assert "request the json the same way, in the staff console by such a person" in text  # Appendix C
     _, content = _console_report(officer, "csv")
     header = content.decode().splitlines()[0].split(",")
     assert not {"review_seconds", "review_started_at", "probe"} & set(header)
