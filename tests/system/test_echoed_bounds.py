@@ -51,3 +51,15 @@ def test_a_report_of_an_early_year_names_its_window_in_iso_8601(api, year):
     report = json.loads(b"".join(api.get(done["download_url"]).streaming_content))
     window = report["sections"]["trust_calibration_analysis"]["window"]
     assert window == {"from": f"{year:04d}-03-01T00:00:00.000Z", "to": f"{year:04d}-04-01T00:00:00.000Z"}
+
+
+@pytest.mark.parametrize("where", ["review-effort", "vigilance"])
+@pytest.mark.parametrize("year", YEARS)
+def test_a_day_bound_of_the_oversight_figures_is_echoed_as_its_instants_in_every_accepted_year(
+    api, where, year
+):
+    echoed = _answer(api, where, f"{year:04d}-12-01", f"{year:04d}-12-31")
+    assert echoed["from"] == f"{year:04d}-12-01T00:00:00.000Z"
+    # the end of the day `to` names; after 9999-12-31, the last instant there is
+    end = "9999-12-31T23:59:59.999Z" if year == 9999 else f"{year + 1:04d}-01-01T00:00:00.000Z"
+    assert echoed["to"] == end
