@@ -64,6 +64,19 @@ class ExportRequestForm(forms.Form):
         return text
 
 
+WITHHELD_DOWNLOAD = (
+    "This report holds oversight figures per reviewer (it was requested with an API key or by "
+    "someone allowed to see them): only members of the oversight per-person figures group may "
+    "download it. Request the report yourself: yours carries the team's figures."
+)
+
+
+def withheld_from(request: HttpRequest, job: ExportJob) -> bool:
+    """Whether the job's file holds per-reviewer oversight figures the requester may not see (the
+    csv, the decision log, holds none)."""
+    return job.per_person_figures and job.format != "csv" and not request.user.has_perm(PER_PERSON_PERMISSION)
+
+
 @admin.register(ExportJob)
 class ExportJobAdmin(ReadOnlyAdmin):
     # The file link next to the id, so it is on screen at laptop widths whatever the columns after.
@@ -115,6 +128,9 @@ class ExportJobAdmin(ReadOnlyAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         job = get_object_or_404(ExportJob, pk=export_id, status=ExportJob.Status.COMPLETED)
+        if withheld_from(request, job):
+            messages.error(request, WITHHELD_DOWNLOAD)
+            return redirect("admin:compliance_exportjob_changelist")
         try:
             return export_file_response(job)
         except ExportNotFound as exc:

@@ -103,6 +103,21 @@ def test_the_pdf_and_csv_of_staff_without_the_permission_name_no_reviewer_figure
     assert not {"review_seconds", "review_started_at", "probe"} & set(header)
 
 
+def test_staff_without_the_permission_cannot_download_a_report_that_holds_the_rows(seeded, api):
+    lead = staff_client("lena", COMPLIANCE_STAFF, PER_PERSON_GROUP)
+    officer = staff_client("olivia", COMPLIANCE_STAFF)
+    with_rows, _ = _console_report(lead, "json")
+    by_api = render(api, request_export(api, template="texas_traiga", format="pdf")["export_id"])["export_id"]
+    log_only, _ = _console_report(lead, "csv")
+    for export_id in (with_rows.pk, by_api):
+        r = officer.get(f"/admin/compliance/exportjob/{export_id}/download/", follow=True)
+        assert (
+            r.redirect_chain[0][1] == 302 and "only members of the oversight per-person" in r.content.decode()
+        )
+        assert lead.get(f"/admin/compliance/exportjob/{export_id}/download/").status_code == 200
+    assert officer.get(f"/admin/compliance/exportjob/{log_only.pk}/download/").status_code == 200
+
+
 def test_staff_without_the_permission_cannot_narrow_a_report_to_named_reviewers(seeded):
     officer = staff_client("olivia", COMPLIANCE_STAFF)
     r = _console_request(officer, "json", user_ids="rick-rubber")
