@@ -151,3 +151,5 @@ def test_a_csv_number_beyond_a_double_is_rejected_for_that_reason(api, tmp_path,
         (2, [{"field": "ai_confidence", "message": "must be a number that fits a finite double"}]),
         (3, [{"field": "ai_confidence", "message": "must be a number"}]),
     ]
+    assert rejects[0]["row"]["ai_confidence"] == ("-Infinity" if cell.startswith("-") else "Infinity")
+    assert rejects[1]["row"]["ai_confidence"] == "inf"

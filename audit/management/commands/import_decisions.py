@@ -126,12 +126,24 @@ def count_rows(path: Path) -> int:
     return max(0, lines - 1) if path.suffix.lower() == ".csv" else lines
 
 
+def _finite(value: Any) -> Any:
+    """The row with each number beyond a double (`1e400`, read as infinity) written as the text
+    "Infinity" or "-Infinity", which JSON can hold. Rows are at most MAX_JSON_DEPTH deep."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "-Infinity" if value < 0 else "Infinity"
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    return value
+
+
 def _reject_line(line: int, row: Any, error: dict[str, Any]) -> str:
     """One line of the rejects file; a row that cannot be written back as JSON (too deep) is
-    written as its text."""
+    replaced by a note."""
     try:
-        return json.dumps({"line": line, "row": row, "error": error}, default=str, allow_nan=False) + "\n"
-    except (ValueError, RecursionError):
+        return json.dumps({"line": line, "row": _finite(row), "error": error}, default=str) + "\n"
+    except RecursionError:
         return json.dumps({"line": line, "row": "(too deeply nested to write back)", "error": error}) + "\n"
 
 
