@@ -23,6 +23,7 @@ from audit.exceptions import ErasureLegalHold, ErasureNotFound
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.models_erasure import (
     ERASED_FINGERPRINT,
+    LEGAL_BASIS_NAMES,
     MIN_RETENTION_DAYS,
     PSEUDONYM_PREFIX,
     Erasure,
@@ -32,16 +33,7 @@ from config.timeutils import isoformat
 from keys.models import Customer
 from webhooks.services import event_emit, events_rekey_user
 
-LEGAL_BASES = (
-    "gdpr_art_17_1_a",
-    "gdpr_art_17_1_b",
-    "gdpr_art_17_1_c",
-    "gdpr_art_17_1_d",
-    "gdpr_art_17_1_e",
-    "gdpr_art_17_1_f",
-    "retention_expired",
-    "other",
-)
+LEGAL_BASES = tuple(LEGAL_BASIS_NAMES)
 # The entries that snapshot a decision, and so hold its personal fields.
 _PERSONAL_TYPES = (AuditEntry.Type.DECISION, AuditEntry.Type.OUTCOME, AuditEntry.Type.SUBGROUPS_ATTACHED)
 

@@ -10,6 +10,18 @@ MIN_RETENTION_DAYS = 183  # AI Act Art. 19(1), 26(6): logs kept at least six mon
 ERASED_FINGERPRINT = "erased"  # a replay of an erased decision is a conflict: its payload is gone
 PSEUDONYM_PREFIX = "erased:"  # an erased reviewer's pseudonym: this and 8 random hex digits
 ERASED = "erased"  # what reports print where an erased personal field was
+# The legal bases an erasure names, as reports and the console print them: the grounds of GDPR
+# Art. 17(1), the retention policy's maximum (Art. 5(1)(e)), or another.
+LEGAL_BASIS_NAMES = {
+    "gdpr_art_17_1_a": "GDPR Art. 17(1)(a): no longer necessary",
+    "gdpr_art_17_1_b": "GDPR Art. 17(1)(b): consent withdrawn",
+    "gdpr_art_17_1_c": "GDPR Art. 17(1)(c): objection to processing",
+    "gdpr_art_17_1_d": "GDPR Art. 17(1)(d): unlawfully processed",
+    "gdpr_art_17_1_e": "GDPR Art. 17(1)(e): legal obligation to erase",
+    "gdpr_art_17_1_f": "GDPR Art. 17(1)(f): a child's data (information society services)",
+    "retention_expired": "retention maximum reached (GDPR Art. 5(1)(e))",
+    "other": "other",
+}
 
 
 def _erasure_id() -> str:

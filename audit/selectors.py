@@ -15,6 +15,7 @@ from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
 from audit.hashing import PERSONAL_FIELDS, entry_hash_matches, format2_problem, same_value
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
 from audit.models_erasure import ERASED, ERASED_FINGERPRINT, PSEUDONYM_PREFIX
+from audit.models_erasure import LEGAL_BASIS_NAMES as LEGAL_BASIS_NAMES  # reports print them
 from audit.oversight import (  # the oversight figures' grouped reads, re-exported
     ModelReviewTimes as ModelReviewTimes,
 )

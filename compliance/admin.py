@@ -7,7 +7,6 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
@@ -17,7 +16,7 @@ from compliance.exceptions import ExportNotFound
 from compliance.inputs import CATEGORIES, export_request_parse
 from compliance.models import ExportJob
 from compliance.views import export_file_response
-from config.admin import ReadOnlyAdmin
+from config.admin import ReadOnlyAdmin, request_page
 from config.exceptions import DomainError
 from keys.models import Customer
 
@@ -176,11 +175,10 @@ class ExportJobAdmin(ReadOnlyAdmin):
                     request, f"Report {job.pk} requested; it appears here when a worker has rendered it."
                 )
                 return redirect("admin:compliance_exportjob_changelist")
-        context = {
-            **self.admin_site.each_context(request),
-            "title": "Request a report",
-            "form": form,
-            "opts": self.model._meta,
-            "has_view_permission": self.has_view_permission(request),
-        }
-        return TemplateResponse(request, "admin/compliance/exportjob/request.html", context)
+        return request_page(
+            self,
+            request,
+            title="Request a report",
+            form=form,
+            template="admin/compliance/exportjob/request.html",
+        )

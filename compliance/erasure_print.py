@@ -4,23 +4,14 @@ named as the law names it. No erased value is in the data, so none can be printe
 
 from typing import Any
 
+from audit.selectors import LEGAL_BASIS_NAMES
 from compliance import printing
 
-LEGAL_BASES = {
-    "gdpr_art_17_1_a": "GDPR Art. 17(1)(a): no longer necessary",
-    "gdpr_art_17_1_b": "GDPR Art. 17(1)(b): consent withdrawn",
-    "gdpr_art_17_1_c": "GDPR Art. 17(1)(c): objection to processing",
-    "gdpr_art_17_1_d": "GDPR Art. 17(1)(d): unlawfully processed",
-    "gdpr_art_17_1_e": "GDPR Art. 17(1)(e): legal obligation to erase",
-    "gdpr_art_17_1_f": "GDPR Art. 17(1)(f): a child's data (information society services)",
-    "retention_expired": "retention maximum reached (GDPR Art. 5(1)(e))",
-    "other": "other",
-}
 TARGETS = {"subject_id": "a data subject", "user_id": "a reviewer", "retention": "the retention policy"}
 
 
 def basis(code: str) -> str:
-    return LEGAL_BASES.get(code, code)
+    return LEGAL_BASIS_NAMES.get(code, code)
 
 
 def erasures(data: dict[str, Any]) -> dict[str, Any]:

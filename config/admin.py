@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.db.models.constants import LOOKUP_SEP
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
 
@@ -25,6 +26,20 @@ class FieldsNeedPermission:
         if lookup.split(LOOKUP_SEP)[0] in self._guarded_for(request):
             return False
         return super().lookup_allowed(lookup, value, request)  # type: ignore[misc]
+
+
+def request_page(
+    model_admin: admin.ModelAdmin, request, *, title: str, form, template: str
+) -> TemplateResponse:
+    """A console page whose form requests something through a service (a report, an erasure)."""
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": title,
+        "form": form,
+        "opts": model_admin.model._meta,
+        "has_view_permission": model_admin.has_view_permission(request),
+    }
+    return TemplateResponse(request, template, context)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -51,6 +66,9 @@ BADGE_KINDS = {
     "acknowledged": "acknowledged",
     "resolved": "done",
     "false_positive": "done",
+    "completed": "done",
+    "scheduled": "acknowledged",
+    "refused": "medium",
 }
 
 

@@ -73,6 +73,7 @@ TASK_GROUPS: tuple[TaskGroup, ...] = (
         "Access",
         (
             "keys.apikey",
+            "audit.erasure",
             "keys.adminauditlog",
             "keys.customer",
             "auth.user",
@@ -80,7 +81,7 @@ TASK_GROUPS: tuple[TaskGroup, ...] = (
             "admin.logentry",
             "core.workerheartbeat",
         ),
-        "API keys, staff accounts and what every staff user did in this console.",
+        "API keys, erasures of personal data, staff accounts and what every staff user did in this console.",
     ),
 )
 OTHER = TaskGroup("other", "Other", (), "")

@@ -24,6 +24,9 @@ COMPLIANCE_STAFF_PERMISSIONS = (
     "audit.view_auditentry",
     "audit.view_chainhead",
     "audit.view_signedcheckpoint",
+    # Erasures of personal data (docs/reference/erasure.md): see them and request one.
+    "audit.view_erasure",
+    "audit.add_erasure",
     "calibration.view_userdailyaggregate",
     "calibration.view_riskuserstate",
     "calibration.view_threshold",

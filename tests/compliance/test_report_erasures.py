@@ -9,7 +9,7 @@ import json
 import pytest
 
 from audit.offline_report import BY_REVIEWER
-from tests.compliance.helpers import export_file, seed
+from tests.compliance.helpers import at, export_file, seed
 from tests.compliance.test_offline_report import check, files
 from tests.compliance.test_report_recipe import LOG_SECTION, _follow, _printed_recipe, _squeezed
 
@@ -109,3 +109,20 @@ def test_the_offline_recomputation_checks_every_figure_the_erased_reviewers_do_n
     status, text = check(*files(api, tmp_path, filters={"user_ids": ["ana"]}))
     assert status == 0 and "no figure is recomputable" in text
     assert "0 of 36 figures match; 36 not recomputable" in text
+
+
+def test_an_erasure_deletes_the_reports_that_may_hold_the_erased_person_and_only_those(api):
+    seed(api, 2, start=60, user_id=REVIEWER)  # days 1-5 ago
+    old = {"time_period": {"from": at(60)[:10], "to": at(40)[:10]}}
+    narrowed, _ = export_file(
+        api, template="eu_ai_act", format="json", filters={"user_ids": [REVIEWER]}, **old
+    )
+    other, _ = export_file(api, template="eu_ai_act", format="json", filters={"user_ids": ["ana"]}, **old)
+    recent, _ = export_file(api, template="eu_ai_act", format="csv")
+    _erase(api, user_id=REVIEWER, legal_basis="gdpr_art_17_1_b")
+    # the recent period holds their decisions; the old one names them in its filters
+    assert [api.get(f"/v1/export/{job['export_id']}").status_code for job in (narrowed, other, recent)] == [
+        404,
+        200,
+        404,
+    ]

@@ -90,8 +90,11 @@ def test_compliance_staff_cannot_open_key_or_webhook_pages(officer):
                 "/admin/webhooks/webhook/", "/admin/admin/logentry/"):  # fmt: skip
         assert officer.get(url).status_code in (302, 403), url
     html = officer.get("/admin/").content.decode()
-    assert group_names(html) == ["Alerts", "Decisions and calibration", "Oversight", "Reports"]
+    assert group_names(html) == ["Alerts", "Decisions and calibration", "Oversight", "Reports", "Access"]
     assert "panel-webhooks" not in html
+    # of Access, erasures only (docs/reference/erasure.md)
+    access = officer.get("/admin/group/access/").content.decode()
+    assert re.findall(r'<tr class="model-([a-z]+)">', access) == ["erasure"]
 
 
 def test_officer_resolves_a_critical_alert_with_notes_and_the_api_names_them(officer):

@@ -159,3 +159,28 @@ def test_officer_requests_a_report_and_downloads_it(browser, demo, live_server):
     # (README, seed_demo), never COMPLIANT; its critical alert is in the recent month.
     assert summary["compliance_status"] == "NEEDS_REVIEW" and summary["automation_bias_rate"] >= 0.15
     page.close()
+
+
+def test_officer_requests_an_erasure_from_the_access_group_and_sees_its_status(browser, demo, live_server):
+    from audit.models import Decision, Erasure
+
+    reviewer = Decision.objects.filter(customer_id="demo-bank").values_list("user_id", flat=True).first()
+    page = signed_in(browser, live_server.url)
+    page.goto(f"{live_server.url}/admin/group/access/")
+    page.get_by_role("link", name="Erasures", exact=True).click()
+    page.get_by_role("link", name="Add erasure").click()
+    page.select_option("#id_customer", "demo-bank")
+    page.check("input[name=target][value=user_id]")
+    page.fill("#id_value", reviewer)
+    page.fill("#id_reason", "The reviewer left the bank and asked for erasure.")
+    page.select_option("#id_legal_basis", "gdpr_art_17_1_a")
+    page.check("#id_override_minimum")
+    page.click("input[type=submit][value='Request erasure']")
+    page.wait_for_selector("text=entries erased")
+    erasure = Erasure.objects.get(customer_id="demo-bank")
+    assert erasure.status == "completed" and erasure.requested_by == "staff:olivia" and erasure.entries > 0
+    assert page.locator(".tc-badge.tc-done").count() == 1
+    page.screenshot(path=str(SHOTS / "erasure.png"), full_page=True)
+    page.goto(f"{live_server.url}/admin/audit/decision/?q={erasure.pseudonym}")
+    assert reviewer not in page.content() and page.locator("#result_list tbody tr").count() > 0
+    page.close()

@@ -1,0 +1,160 @@
+"""Erasures in the staff console (Access -> Erasures; docs/reference/erasure.md): the list with
+each erasure's status, its page, and a "request an erasure" form that validates like
+POST /erasures and calls the same service. Every request is recorded in the console's log of
+actions with the staff user, never with the erased value; no page shows that value (the form
+takes it and forgets it once the erasure has run)."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
+
+from audit import erasure as erasures
+from audit.erasure_inputs import ERASURE_REQUEST
+from audit.exceptions import ErasureLegalHold
+from audit.models_erasure import LEGAL_BASIS_NAMES, Erasure
+from config.admin import ReadOnlyAdmin, badge, request_page
+from config.bodies import parse
+from config.exceptions import DomainError
+from keys.models import Customer
+
+TARGETS = [
+    ("subject_id", "The person the decisions are about (subject_id)"),
+    ("user_id", "A reviewer (user_id)"),
+]
+
+
+class ErasureRequestForm(forms.Form):
+    customer = forms.ModelChoiceField(queryset=Customer.objects.order_by("pk"))
+    target = forms.ChoiceField(choices=TARGETS, widget=forms.RadioSelect, initial="subject_id", label="Erase")
+    value = forms.CharField(
+        label="Their id",
+        help_text="The subject_id or user_id exactly as the decisions were logged with it.",
+        widget=forms.TextInput(attrs={"autocomplete": "off"}),
+    )
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="Why (1-500 characters).")
+    legal_basis = forms.ChoiceField(
+        choices=[(code, LEGAL_BASIS_NAMES[code]) for code in erasures.LEGAL_BASES]
+    )
+    override_minimum = forms.BooleanField(
+        required=False,
+        label="Erase now even within the minimum retention",
+        help_text="Otherwise entries younger than the policy's minimum retention are erased when they reach it.",
+    )
+
+    def body(self) -> dict:
+        data = self.cleaned_data
+        return {
+            data["target"]: data["value"],
+            "reason": data["reason"],
+            "legal_basis": data["legal_basis"],
+            "override_minimum": data["override_minimum"],
+        }
+
+
+@admin.register(Erasure)
+class ErasureAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "customer",
+        "state",
+        "target",
+        "basis",
+        "entries",
+        "requested_by",
+        "created_at",
+        "execute_after",
+        "completed_at",
+    ]
+    list_filter = ["status", "legal_basis", "target", "customer", "created_at"]
+    search_fields = ["=id", "=customer__id"]
+    date_hierarchy = "created_at"
+    ordering = ["-created_at"]
+    list_select_related = ["customer"]
+    # Never the value itself (kept only while scheduled) nor its keyed digest.
+    fields = readonly_fields = (
+        "id",
+        "customer",
+        "state",
+        "target",
+        "basis",
+        "reason",
+        "override_minimum",
+        "entries",
+        "affected",
+        "pseudonym",
+        "entry_sequence",
+        "requested_by",
+        "created_at",
+        "execute_after",
+        "completed_at",
+    )
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.has_perm("audit.add_erasure")
+
+    @admin.display(description="status", ordering="status")
+    def state(self, erasure: Erasure) -> str:
+        return badge(erasure.status)
+
+    @admin.display(description="sequences erased")
+    def affected(self, erasure: Erasure) -> str:
+        runs = [f"{a:,}" if a == b else f"{a:,}-{b:,}" for a, b in erasure.sequences or []]
+        return ", ".join(runs) or "-"
+
+    @admin.display(description="legal basis", ordering="legal_basis")
+    def basis(self, erasure: Erasure) -> str:
+        return LEGAL_BASIS_NAMES.get(erasure.legal_basis, erasure.legal_basis)
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """Request an erasure: the same validation and service as POST /erasures."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = ErasureRequestForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                result = self._request(request, form)
+            except DomainError as exc:
+                form.add_error(None, "; ".join([exc.detail, *(e["message"] for e in exc.errors or [])]))
+            else:
+                if result is not None:
+                    return redirect("admin:audit_erasure_change", result.pk)
+        return request_page(
+            self, request, title="Request an erasure", form=form, template="admin/audit/erasure/request.html"
+        )
+
+    def _request(self, request, form: ErasureRequestForm) -> Erasure | None:
+        data = parse(ERASURE_REQUEST, form.body())
+        target = "subject_id" if data.get("subject_id") is not None else "user_id"
+        try:
+            result = erasures.erasure_request(
+                customer=form.cleaned_data["customer"],
+                target=target,
+                value=data[target],
+                reason=data["reason"],
+                legal_basis=data["legal_basis"],
+                override_minimum=data["override_minimum"],
+                requested_by=f"staff:{request.user.get_username()}",
+            )
+        except ErasureLegalHold as exc:
+            refused = Erasure.objects.get(pk=exc.erasure_id)
+            self.log_addition(request, refused, "Erasure refused: the audit trail is under legal hold")
+            messages.error(request, exc.detail)
+            return refused
+        erasure = result.erasure
+        if not result.created:
+            self.log_change(request, erasure, "Erasure requested again: nothing more to erase")
+            messages.warning(
+                request, f"Nothing more to erase: {erasure.pk} already did ({erasure.entries} entries)."
+            )
+            return erasure
+        self.log_addition(request, erasure, f"Erasure {erasure.status} ({erasure.legal_basis})")
+        if erasure.status == Erasure.Status.SCHEDULED:
+            messages.success(
+                request,
+                f"Erasure {erasure.pk} scheduled: {erasure.entries} entries are erased once they reach the "
+                f"minimum retention, on {erasure.execute_after:%Y-%m-%d %H:%M} UTC.",
+            )
+        else:
+            messages.success(request, f"Erasure {erasure.pk} completed: {erasure.entries} entries erased.")
+        return erasure
