@@ -4,6 +4,7 @@ throttled apart for bad keys and a valid key is never refused (docs/reference/ac
 loopback port; the clients connect from different loopback addresses (127.0.0.2, 127.0.0.3)."""
 
 import http.client
+import json
 import os
 import re
 import shutil
@@ -116,3 +117,27 @@ def test_behind_nginx_without_trusted_proxies_a_valid_key_still_works(transactio
         # every client shares nginx's address now: unknown keys are refused, valid ones are not
         assert _status(port, "127.0.0.3", f"{GUESS}98") == 429
         assert _status(port, "127.0.0.3", alice) == 200
+
+
+def _long_get(port: int, length: int) -> tuple[int, str, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", f"/v1/audit-trail?user_id={'u' * length}")
+        response = conn.getresponse()
+        body = json.loads(response.read())
+        assert body["request_id"] == response.getheader("X-Request-ID"), body
+        return response.status, response.getheader("Content-Type") or "", body
+    finally:
+        conn.close()
+
+
+def test_behind_nginx_a_too_long_url_is_a_problem_document(transactional_db, tmp_path):
+    """docs/reference/limits.md, "Request lines and headers": nginx passes request lines up to
+    16 KiB, so gunicorn's own 414 (over 8,190 bytes) reaches the client; over 16 KiB nginx
+    answers itself, with a problem document as well."""
+    with gunicorn(threads=2) as base, nginx(base, tmp_path) as port:
+        for length, limit in ((9_000, "8,190 bytes"), (20_000, "16,384 bytes")):
+            status, content_type, body = _long_get(port, length)
+            assert (status, content_type) == (414, "application/problem+json"), body
+            assert body["code"] == "URI_TOO_LONG" and limit in body["detail"]
+            assert body["request_id"].startswith("req_")
