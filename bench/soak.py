@@ -5,7 +5,7 @@ event delivered to the receivers (no duplicate), every export completed, every a
 verifying. `--hostile` adds one hostile customer sending the bodies of docs/reference/
 limits.md alongside (oversized batches, ten-year and ten-thousand-year export periods,
 trickled bodies, numbers beyond a double, `-0.0` in each number field of `/log`, `/calibrate`
-and batch items, duplicate keys, floods of unknown keys each followed by another tenant's valid
+and batch items, duplicate keys (top level, nested, in a batch item, in `/calibrate`), floods of unknown keys each followed by another tenant's valid
 key that must work, and 40 connections sending `POST /log/batch` bodies that declare 8 MiB at
 1 byte/s); its answers are counted apart, its 5xx with all, and its chain is verified at the
 end with the others (the last of `chains`). Each 5xx is kept with its problem's code and
@@ -273,6 +273,21 @@ def negative_zero(rnd: random.Random, n: int, turn: int) -> tuple[str, str, str]
     return "batch -0.0 item", "/log/batch", '{"decisions": [' + item + "]}"
 
 
+def duplicate_key(rnd: random.Random, n: int, turn: int) -> tuple[str, str, str]:
+    """A body naming a key twice (400 INVALID_JSON, nothing stored), in turn at the top of
+    `/log`, inside its subgroups, in a batch item and in `/calibrate`: (op, path, raw JSON)."""
+    raw = json.dumps(decision(rnd, n))
+    variant = turn % 4
+    if variant == 1:
+        return "log duplicate nested key", "/log", raw.replace('"gender": ', '"gender": "x", "gender": ', 1)
+    twice = raw.replace('"user_decision": ', '"user_decision": "deny", "user_decision": ', 1)
+    if variant == 2:
+        return "batch duplicate key", "/log/batch", '{"decisions": [' + twice + "]}"
+    if variant == 3:
+        return "calibrate duplicate key", "/calibrate", twice.replace('"ai_confidence"', '"confidence"')
+    return "log duplicate key", "/log", twice
+
+
 def hostile(
     port: int, key: str, stop: threading.Event, stats: dict, lock: threading.Lock, neighbour: str = ""
 ) -> None:
@@ -305,9 +320,8 @@ def hostile(
             op, path, raw = negative_zero(rnd, 10**9 + n, n // 8)
             status = _raw(port, key, path, "application/json", raw.encode())
         elif kind == 6:
-            raw = json.dumps(decision(rnd, 10**9 + n))
-            raw = raw.replace('"user_decision": ', '"user_decision": "deny", "user_decision": ', 1)
-            op, status = "log duplicate key", _raw(port, key, "/log", "application/json", raw.encode())
+            op, path, raw = duplicate_key(rnd, 10**9 + n, n // 8)
+            status = _raw(port, key, path, "application/json", raw.encode())
         elif kind == 7:
             guesses = [Client(port, f"tcal_{rnd.getrandbits(200):040x}"[:45]) for _ in range(25)]
             codes = Counter(guess.call("GET", "/webhooks")[0] for guess in guesses)
