@@ -12,6 +12,7 @@ from audit import checkpoints as audit_checkpoints
 from audit import selectors as audit_selectors
 from audit import verify as audit_verify
 from bias import selectors as bias_selectors
+from bias.domain import DETECTION_WINDOW_DAYS
 from calibration import reporting
 from config.timeutils import iso8601, isoformat
 from fairness import selectors as fairness_selectors
@@ -55,12 +56,19 @@ class Scope:
         )
 
 
-def _amplification_item(alert: Any) -> dict[str, Any]:
+def _amplification_item(alert: Any, *, in_period: bool) -> dict[str, Any]:
+    """An amplification alert with what its analysis measured (the signal's metric, both groups'
+    rates and sizes, the window of decisions) and whether it was created or changed in the
+    period (`in_period`; the others are listed because they are still open and serious)."""
     analysis = alert.analysis or {}
+    signal = alert.signal
     return {
         "alert_id": alert.id,
+        "in_period": in_period,
         "signal_id": alert.signal_id,
-        "external_tool": alert.signal.external_tool_id,
+        "external_tool": signal.external_tool_id,
+        "metric_name": signal.metric_name,
+        "metric_value": signal.metric_value,
         "model_id": alert.model_id,
         "protected_attribute": alert.protected_attribute,
         "severity": alert.severity,
@@ -69,7 +77,12 @@ def _amplification_item(alert: Any) -> dict[str, Any]:
         "direction": analysis.get("direction"),
         "model_disparity_observed": analysis.get("modelDisparityObserved"),
         "human_disparity": analysis.get("humanDisparity"),
+        "decisions_analyzed": analysis.get("decisionsAnalyzed"),
         "groups": analysis.get("groups"),
+        "window": {
+            "from": isoformat(fairness_selectors.correlation_since(signal)),
+            "to": analysis.get("analyzedAt"),
+        },
         "created_at": isoformat(alert.created_at),
         "resolution_notes": alert.resolution_notes,
         "status_history": [
@@ -86,8 +99,11 @@ def _amplification_item(alert: Any) -> dict[str, Any]:
 
 
 def _bias_item(alert: Any) -> dict[str, Any]:
-    """A bias alert has no triage state: its history is its creation by bias detection."""
+    """A bias alert with its findings (what each compared, with rates, sizes, p and q values) and
+    the window its analysis read (docs/reference/bias.md, Window and scope). It has no triage
+    state: its history is its creation by bias detection."""
     created = isoformat(alert.created_at)
+    since = (alert.created_at - dt.timedelta(days=DETECTION_WINDOW_DAYS)).astimezone(dt.UTC).date()
     return {
         "alert_id": alert.id,
         "decision_id": alert.decision_id,
@@ -95,6 +111,8 @@ def _bias_item(alert: Any) -> dict[str, Any]:
         "severity": alert.severity,
         "bias_types": alert.bias_types,
         "attributes": alert.attributes,
+        "findings": alert.findings,
+        "window": {"from": isoformat(dt.datetime.combine(since, dt.time.min, tzinfo=dt.UTC)), "to": created},
         "created_at": created,
         "status_history": [
             {"from": None, "to": "raised", "by": "bias detection", "notes": None, "at": created}
@@ -128,7 +146,7 @@ def _amplification(scope: Scope) -> dict[str, Any]:
             {"alert_id": alert_id, "severity": severity}
             for alert_id, severity in serious.values_list("id", "severity")
         ],
-        "items": [_amplification_item(alert) for alert in shown],
+        "items": [_amplification_item(alert, in_period=i < len(in_period)) for i, alert in enumerate(shown)],
     }
 
 

@@ -8,6 +8,7 @@ from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 
 from compliance import erasure_print, oversight_print, printing
+from compliance.pdf_alerts import amplification_blocks, bias_blocks, incident_blocks
 from compliance.pdf_tables import is_counts, is_scalar_list, label, table
 
 MOVED = {"decision_log", "compliance_status_reason", "status_history"}
@@ -48,89 +49,12 @@ FEATURES = {
         "the erasures of the period could not be read",
     ),
 }
-ALERT_STATUS_ORDER = ("open", "acknowledged", "resolved", "false_positive")
 # Partials that take their figures already printed (compliance/oversight_print.py).
 PRINTERS = {
     "review_effort": oversight_print.review_effort,
     "vigilance": oversight_print.vigilance,
     "erasures": erasure_print.erasures,
 }
-
-
-def history_rows(history: list[dict[str, Any]]) -> list[list[str]]:
-    return [
-        [
-            printing.when(change.get("at")),
-            printing.figure("by", change.get("by")),
-            (change.get("from") or "(new)").replace("_", " "),
-            str(change.get("to") or "").replace("_", " "),
-            printing.figure("notes", change.get("notes")),
-        ]
-        for change in history
-    ]
-
-
-def alert_entry(item: dict[str, Any]) -> dict[str, Any]:
-    if "amplification_score" in item:
-        kind = "Amplification alert"
-        facts = [
-            ("Model", item.get("model_id") or "all models"),
-            ("Protected attribute", printing.figure("protected_attribute", item.get("protected_attribute"))),
-            ("Amplification score", printing.score(item.get("amplification_score"), "amplification_score")),
-            ("Direction", printing.figure("direction", item.get("direction"))),
-            ("Fairness tool", printing.figure("external_tool", item.get("external_tool"))),
-            ("Status now", str(item.get("status", "")).replace("_", " ")),
-        ]
-    else:
-        kind = "Bias alert"
-        facts = [
-            ("Model", item.get("model_id") or "all models"),
-            ("Decision", str(item.get("decision_id"))),
-            ("Bias types", printing.enumeration([t.replace("_", " ") for t in item.get("bias_types") or []])),
-            ("Attributes", printing.enumeration(item.get("attributes") or [])),
-            ("Status", "raised (bias alerts have no triage state)"),
-        ]
-    return {
-        "title": f"{kind} {item['alert_id']}",
-        "severity": item.get("severity", ""),
-        "created": printing.when(item.get("created_at")),
-        "facts": facts,
-        "history": history_rows(item.get("status_history") or []),
-    }
-
-
-def alerts_block(title: str, items: list[dict[str, Any]], intro: str) -> dict[str, Any]:
-    return {"kind": "alerts", "title": title, "intro": intro, "alerts": [alert_entry(i) for i in items]}
-
-
-def amplification_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[str, Any]]:
-    items = value.get("items") or [] if list_alerts else []
-    unresolved = value.get("unresolved_high_or_critical") or []
-    intro = (
-        f"{printing.count(value.get('in_period', len(items)))} amplification alert(s) were created or "
-        f"changed in the period. Up to the period's end {printing.count(value.get('total', 0))} were "
-        f"raised: {printing.by_key(value.get('by_status', {}), ALERT_STATUS_ORDER)} (by severity: "
-        f"{printing.by_key(value.get('by_severity', {}), ('critical', 'high', 'medium', 'low'))}). "
-        + (
-            f"{printing.count(len(unresolved))} high or critical alert(s) are still open or acknowledged: "
-            + printing.enumeration([a["alert_id"] for a in unresolved])
-            + "."
-            if unresolved
-            else "No high or critical alert is open."
-        )
-    )
-    if not list_alerts:
-        intro += " Each alert is listed with its status history under Incidents and cure actions."
-    yield alerts_block("Amplification alerts and their status history", items, intro)
-
-
-def bias_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[str, Any]]:
-    items = value.get("items") or [] if list_alerts else []
-    intro = (
-        f"{printing.count(value.get('total', 0))} bias alert(s) were raised in the period (by severity: "
-        f"{printing.by_key(value.get('by_severity', {}), ('critical', 'high', 'medium', 'low'))})."
-    )
-    yield alerts_block("Bias alerts", items, intro)
 
 
 def feature_block(key: str, value: Any) -> Iterable[dict[str, Any]]:
@@ -171,11 +95,7 @@ def blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) -
         elif key == "bias_alerts" and isinstance(item, dict):
             yield from bias_blocks(item, list_alerts=list_alerts)
         elif key in ("amplification_alerts", "bias_alerts") and isinstance(item, list):
-            title = "Amplification alerts" if key == "amplification_alerts" else "Bias alerts"
-            intro = f"{printing.count(len(item))} {title.lower()} with their status history." if item else ""
-            yield alerts_block(
-                f"{title}: incidents and the actions taken", item, intro or f"No {title.lower()}."
-            )
+            yield from incident_blocks(key, item)
         elif isinstance(item, list) and item and isinstance(item[0], dict):
             yield table(key, item, label(key))
         elif isinstance(item, list) and not item and not is_scalar_list(item):

@@ -40,6 +40,14 @@ def favorable_values(*, customer: Customer, model_id: str) -> frozenset[str]:
     return frozenset(bias_selectors.favorable_values(customer=customer, model_id=model_id))
 
 
+def correlation_since(signal: FairnessSignal) -> dt.datetime:
+    """The start of a signal's window of correlated decisions (docs/reference/fairness.md,
+    Correlated decisions): the UTC day 30 days before its signalTimestamp; the window ends at
+    the analysis' time."""
+    day = (signal.signal_timestamp - CORRELATION_WINDOW).astimezone(dt.UTC).date()
+    return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+
+
 def correlated_counts(signal: FairnessSignal, *, analyzed_at: dt.datetime) -> list:
     """The counts of the decisions correlated with the signal (docs/reference/fairness.md, Correlated
     decisions): its window ends at the analysis' time, so a signal analysed as of an earlier time
