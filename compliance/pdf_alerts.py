@@ -9,7 +9,7 @@ from compliance import printing
 
 ALERT_STATUS_ORDER = ("open", "acknowledged", "resolved", "false_positive")
 SEVERITY_ORDER = ("critical", "high", "medium", "low")
-TESTS = {"fisher_exact": "Fisher's exact test", "z_test": "z-test"}
+TESTS = {"fisher_exact": "Fisher's exact", "z_test": "z-test"}
 NO_TEST = (
     "none: the amplification score describes the logged decisions; no significance test is made, "
     "so there is no p or q value"
@@ -138,12 +138,12 @@ def _bias(item: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, Any] |
             "Attribute",
             "Group vs reference (decisions)",
             "Rates",
-            "Size",
+            "Value",
             "Test",
             "Severity",
         ],
         "rows": [_finding_row(f) for f in findings],
-        "widths": [13, 10, 20, 14, 10, 24, 9],
+        "widths": [15, 10, 23, 14, 10, 20, 8],
     }
     return facts, table
 
@@ -218,6 +218,8 @@ def bias_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[st
         f"{printing.count(total)} bias alert(s) were raised in the period (by severity: "
         f"{printing.by_key(value.get('by_severity', {}), SEVERITY_ORDER)})." + _listed(total, items)
     )
+    if total and not list_alerts:
+        intro += " Each alert is listed under Incidents and cure actions."
     yield alerts_block("Bias alerts", items, intro)
 
 
