@@ -40,20 +40,34 @@ def _group(data: dict[str, Any], role: str) -> str:
     return f"{data.get('name') or 'unknown'} ({role}, {printing.count(data.get('decisions'))} decisions)"
 
 
+def _metric(item: dict[str, Any]) -> str:
+    metric, reported = item.get("metric_name"), item.get("metric_value")
+    if not metric or not isinstance(reported, int | float):
+        return "not recorded"
+    return f"{metric} = {printing.score(reported)}, reported by {item.get('external_tool') or 'the fairness tool'}"
+
+
+def _rates_table(privileged: dict[str, Any], unprivileged: dict[str, Any]) -> dict[str, Any] | None:
+    """Both groups' AI and human rates per decision value, side by side."""
+    rates = [(g.get("aiRates") or {}, g.get("humanRates") or {}) for g in (privileged, unprivileged)]
+    values = sorted({v for pair in rates for part in pair for v in part})
+    if not values:
+        return None
+    first, second = privileged.get("name") or "privileged", unprivileged.get("name") or "unprivileged"
+    return {
+        "columns": ["Decision", f"AI, {first}", f"Human, {first}", f"AI, {second}", f"Human, {second}"],
+        "rows": [[v, *(printing.pct(part.get(v, 0.0)) for pair in rates for part in pair)] for v in values],
+    }
+
+
 def _amplification(item: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, Any] | None]:
     groups = item.get("groups") or {}
     privileged, unprivileged = groups.get("privileged") or {}, groups.get("unprivileged") or {}
-    metric = item.get("metric_name")
-    reported = item.get("metric_value")
+    direction = f" ({item['direction']})" if item.get("direction") else ""
     facts = [
         ("Model", item.get("model_id") or "all models"),
         ("Protected attribute", printing.figure("protected_attribute", item.get("protected_attribute"))),
-        (
-            "Metric",
-            f"{metric} = {reported:.4g}, reported by {item.get('external_tool') or 'the fairness tool'}"
-            if metric and isinstance(reported, int | float)
-            else "not recorded",
-        ),
+        ("Metric", _metric(item)),
         ("Groups compared", f"{_group(privileged, 'privileged')} and {_group(unprivileged, 'unprivileged')}"),
         (
             "Gap between the groups",
@@ -62,29 +76,13 @@ def _amplification(item: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[st
         ),
         (
             "Amplification score",
-            f"{printing.score(item.get('amplification_score'), 'amplification_score')}"
-            + (f" ({item['direction']})" if item.get("direction") else ""),
+            printing.score(item.get("amplification_score"), "amplification_score") + direction,
         ),
         ("p and q values", NO_TEST),
         ("Window", window(item)),
         ("Status now", str(item.get("status", "")).replace("_", " ")),
     ]
-    rates = [(g.get("aiRates") or {}, g.get("humanRates") or {}) for g in (privileged, unprivileged)]
-    values = sorted({v for pair in rates for part in pair for v in part})
-    if not values:
-        return facts, None
-    names = [privileged.get("name") or "privileged", unprivileged.get("name") or "unprivileged"]
-    table = {
-        "columns": [
-            "Decision",
-            f"AI, {names[0]}",
-            f"Human, {names[0]}",
-            f"AI, {names[1]}",
-            f"Human, {names[1]}",
-        ],
-        "rows": [[v, *(printing.pct(part.get(v, 0.0)) for pair in rates for part in pair)] for v in values],
-    }
-    return facts, table
+    return facts, _rates_table(privileged, unprivileged)
 
 
 def _finding_row(finding: dict[str, Any]) -> list[str]:

@@ -81,7 +81,7 @@ def test_each_alert_card_prints_its_metric_groups_rates_sizes_tests_and_window(a
     analysis = new["analysis"]
     assert (analysis["amplificationScore"], analysis["direction"]) == (0.25, "amplifying")
     # The amplification alert of the period: the signal's metric, both groups, their rates.
-    assert "Metric demographic_parity = 0.2, reported by fairlearn" in text
+    assert "Metric demographic_parity = 0.20, reported by fairlearn" in text
     assert "Groups compared male (privileged, 30 decisions) and female (unprivileged, 30 decisions)" in text
     assert "Gap between the groups AI recommendations +20.0 pp, final human decisions +40.0 pp" in text
     assert "Amplification score 0.25 (amplifying)" in text
