@@ -92,9 +92,10 @@ class AuditEntryAdmin(FieldsNeedPermission, ReadOnlyAdmin):
         "calibration_category",
         "timestamp",
         "logged_at",
+        "erased",
         "short_hash",
     ]
-    list_filter = [*TRAIL_FILTERS, "type"]
+    list_filter = [*TRAIL_FILTERS, "type", "erased"]
     search_fields = ["=decision_ref", "=user_id", "=customer__id", "=id"]
     ordering = ["customer", "-sequence"]
     list_select_related = ["customer"]

@@ -41,6 +41,8 @@ def test_compliance_staff_request_an_erasure_and_the_console_records_it_without_
     )
     assert erasure.status == "completed" and erasure.entries == 2 and erasure.requested_by == "staff:olivia"
     assert AuditEntry.objects.filter(erased=True).count() == 2
+    trail = officer.get("/admin/audit/auditentry/?erased__exact=1").content.decode()
+    assert trail.count('name="_selected_action"') == 2  # the list's rows: the two erased entries
     page = officer.get(response["Location"]).content.decode()
     assert erasure.pk in page and "completed" in page and "GDPR Art. 17(1)(a): no longer necessary" in page
     listed = officer.get("/admin/audit/erasure/").content.decode()
