@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from django.apps import apps
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from statsmodels.stats.proportion import proportion_confint
 
 from audit import measures
@@ -188,3 +190,26 @@ def test_a_batch_and_the_same_decisions_one_by_one_write_the_same_rows_and_the_m
     rebuild = __import__("bias.migrations.0003_stake_weights", fromlist=["rebuild"]).rebuild
     rebuild(apps, None)
     assert _rows("by-batch") == rows and _rows("one-by-one") == rows
+
+
+def _query_count(api, params: dict[str, str]) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert api.get("/v1/bias/subgroups", params).status_code == 200
+    return len(queries)
+
+
+def test_the_subgroup_figures_cost_the_same_queries_for_2_groups_and_40(api):
+    few = [b | {"decision_id": f"few-{i}"} for i, b in enumerate(_bodies(60, seed=1))]
+    _post(api, "/v1/log/batch", {"decisions": few})
+    baseline = _query_count(api, {})
+    assert baseline <= 4, baseline  # the key, the favourable values, the figures (one GROUP BY)
+    many = []
+    for i, b in enumerate(_bodies(400, seed=2)):
+        b["subgroups"] = {"gender": f"g{i % 40}", "age_group": b["subgroups"]["age_group"]}
+        many.append(b | {"decision_id": f"many-{i}"})
+    for start in range(0, len(many), 200):
+        _post(api, "/v1/log/batch", {"decisions": many[start : start + 200]})
+    assert len(_groups(api, "gender")) == 43
+    assert _query_count(api, {}) == baseline
+    exact = {"from": "2026-01-01T06:00:00Z"}
+    assert _query_count(api, exact) <= baseline + 3  # and the edge days, one grouped read each
