@@ -205,7 +205,17 @@ def _render_limits() -> Iterator[None]:
     if megabytes > 0:
         watcher.start()
     try:
-        yield
+        try:
+            yield
+        except RenderLimitExceeded:
+            raise
+        except Exception as exc:
+            # The alarm can land inside code that turns it into another error (a C
+            # extension's import answers ImportError "initialization failed"): once the
+            # limit has fired, that is why the render stopped.
+            if reason:
+                raise RenderLimitExceeded(reason[0]) from exc
+            raise
         # A render shorter than the watcher's poll is judged once at its end, so the limit
         # does not depend on when the watcher last looked.
         if megabytes > 0 and not reason and _resident_bytes() > budget:

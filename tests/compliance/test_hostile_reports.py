@@ -209,3 +209,22 @@ def test_a_customers_exports_past_the_storage_quota_lose_the_oldest(api, other_a
     for job in (second, third):
         assert api.get(job["download_url"]).status_code == 200
     assert other_api.get(others["download_url"]).status_code == 200  # another customer's stays
+
+
+def test_a_limit_that_lands_inside_an_import_still_fails_with_its_reason(settings):
+    """The alarm raised inside code that turns it into another error (a C extension's import
+    answers ImportError "initialization failed", as one CI run showed) is still the limit."""
+    import time
+
+    from compliance.services import RenderLimitExceeded, _render_limits
+
+    settings.EXPORT_RENDER_MEMORY_MB = 1
+    settings.EXPORT_RENDER_SECONDS = 0
+    with pytest.raises(RenderLimitExceeded, match="memory limit of 1 MB"):
+        with _render_limits():
+            try:
+                held = bytearray(64 * 1024 * 1024)
+                held[::4096] = b"x" * len(held[::4096])  # touch every page: resident
+                time.sleep(5)
+            except RenderLimitExceeded as exc:
+                raise ImportError("initialization failed") from exc
