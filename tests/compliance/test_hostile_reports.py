@@ -220,11 +220,10 @@ def test_a_limit_that_lands_inside_an_import_still_fails_with_its_reason(setting
 
     settings.EXPORT_RENDER_MEMORY_MB = 1
     settings.EXPORT_RENDER_SECONDS = 0
-    with pytest.raises(RenderLimitExceeded, match="memory limit of 1 MB"):
-        with _render_limits():
-            try:
-                held = bytearray(64 * 1024 * 1024)
-                held[::4096] = b"x" * len(held[::4096])  # touch every page: resident
-                time.sleep(5)
-            except RenderLimitExceeded as exc:
-                raise ImportError("initialization failed") from exc
+    with pytest.raises(RenderLimitExceeded, match="memory limit of 1 MB"), _render_limits():
+        try:
+            held = bytearray(64 * 1024 * 1024)
+            held[::4096] = b"x" * len(held[::4096])  # touch every page: resident
+            time.sleep(5)
+        except RenderLimitExceeded as exc:
+            raise ImportError("initialization failed") from exc
