@@ -3,9 +3,9 @@ customer's key."""
 
 import datetime as dt
 
-from django.db.models import Max
+from django.db.models import Count, Max
 
-from audit.models import ChainHead
+from audit.models import ChainHead, Decision
 
 
 def platform_customers_by_decisions(*, limit: int = 50) -> list[tuple[str, int]]:
@@ -25,3 +25,15 @@ def platform_chain_last_append_at() -> dt.datetime | None:
     """When any customer's chain last grew (the calibration engine's last activity; a
     platform figure, no customer's data)."""
     return ChainHead.objects.aggregate(last=Max("updated_at"))["last"]
+
+
+def platform_probe_counts(customer_ids: list[str]) -> dict[str, int]:
+    """Vigilance probes logged per customer (the probes' partial index alone), so that a decision
+    count can say which of the chain's decisions were probes."""
+    rows = (
+        Decision.objects.filter(customer_id__in=customer_ids, probe_kind__isnull=False)
+        .order_by()
+        .values_list("customer_id")
+        .annotate(n=Count("pk"))
+    )
+    return dict(rows)

@@ -5,9 +5,10 @@ from django import forms
 from django.contrib import admin
 from django.utils import timezone
 
+from bias import admin_display
 from bias.domain import normalize_value
 from bias.models import BiasAlert, BiasAlertFinding, ModelFavorableValues
-from config.admin import badge
+from config.admin import badge, when
 
 
 class BiasTypeFilter(admin.SimpleListFilter):
@@ -47,56 +48,61 @@ class AttributeFilter(admin.SimpleListFilter):
         return queryset
 
 
-class BiasAlertFindingInline(admin.TabularInline):
-    model = BiasAlertFinding
-    extra = 0
-    can_delete = False
-    readonly_fields = [
-        "bias_type",
-        "attribute",
-        "group_value",
-        "reference_group",
-        "severity",
-        "value",
-        "p_value",
-        "q_value",
-    ]
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(BiasAlert)
 class BiasAlertAdmin(admin.ModelAdmin):
     list_display = [
-        "id",
+        "summary",
         "severity_badge",
-        "customer",
+        "organisation",
         "model_id",
-        "bias_types",
-        "attributes",
+        "types",
         "decision_id",
-        "created_at",
+        "created",
     ]
+    list_display_links = ["summary"]
     list_filter = ["severity", BiasTypeFilter, AttributeFilter, "model_id", "customer", "created_at"]
     search_fields = ["id", "decision_id", "model_id", "customer__id"]
     date_hierarchy = "created_at"
-    inlines = [BiasAlertFindingInline]
-    readonly_fields = [
-        "id",
-        "customer",
-        "decision_id",
-        "model_id",
-        "severity",
-        "bias_types",
-        "attributes",
-        "findings",
-        "created_at",
-    ]
+    ordering = ["-created_at"]
+    fieldsets = [
+        ("Alert", {"fields": [("severity_badge", "organisation", "model_id"), ("attribute_names", "types"),
+                              ("decision_id", "created"), "id"]}),
+        ("Findings", {"fields": ["findings_table"]}),
+    ]  # fmt: skip
+    readonly_fields = ["id", "organisation", "decision_id", "model_id", "severity_badge", "attribute_names",
+                       "types", "created", "findings_table"]  # fmt: skip
+
+    @admin.display(description="alert", ordering="created_at")
+    def summary(self, obj: BiasAlert) -> str:
+        return f"{admin_display.joined(obj.attributes)} · {obj.model_id or '(no model)'}"
 
     @admin.display(description="severity", ordering="severity")
     def severity_badge(self, obj: BiasAlert) -> str:
         return badge(obj.severity)
+
+    @admin.display(description="organisation", ordering="customer_id")
+    def organisation(self, obj: BiasAlert) -> str:
+        return obj.customer_id
+
+    @admin.display(description="bias types")
+    def types(self, obj: BiasAlert) -> str:
+        return admin_display.joined(obj.bias_types, labels=True)
+
+    @admin.display(description="attributes")
+    def attribute_names(self, obj: BiasAlert) -> str:
+        return admin_display.joined(obj.attributes)
+
+    @admin.display(description="created", ordering="created_at")
+    def created(self, obj: BiasAlert) -> str:
+        return when(obj.created_at)
+
+    @admin.display(description="what each finding measured")
+    def findings_table(self, obj: BiasAlert) -> str:
+        return admin_display.findings_table(obj)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra = {"title": "Bias alert", **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, extra)
 
     def has_add_permission(self, request):
         return False

@@ -16,7 +16,7 @@ from compliance.exceptions import ExportNotFound
 from compliance.inputs import CATEGORIES, export_request_parse
 from compliance.models import ExportJob
 from compliance.views import export_file_response
-from config.admin import ReadOnlyAdmin, request_page
+from config.admin import ReadOnlyAdmin, period_text, request_page, when
 from config.exceptions import DomainError
 from keys.models import Customer
 
@@ -84,21 +84,33 @@ class ExportJobAdmin(ReadOnlyAdmin):
         "download",
         "customer",
         "template",
-        "format",
+        "period",
         "status",
         "compliance_status",
         "size",
-        "created_at",
-        "completed_at",
+        "created",
+        "completed",
     ]
     list_filter = ["status", "template", "format", "compliance_status"]
     search_fields = ["=id", "=customer__id"]
     date_hierarchy = "created_at"
     ordering = ["-created_at"]
-    readonly_fields = [f.name for f in ExportJob._meta.fields] + ["download"]
+    readonly_fields = [f.name for f in ExportJob._meta.fields] + ["download", "period"]
 
     def has_add_permission(self, request, obj=None):
         return request.user.has_perm("compliance.add_exportjob")
+
+    @admin.display(description="period (UTC days)")
+    def period(self, job: ExportJob) -> str:
+        return period_text(job.time_period)
+
+    @admin.display(description="requested", ordering="created_at")
+    def created(self, job: ExportJob) -> str:
+        return when(job.created_at)
+
+    @admin.display(description="completed", ordering="completed_at")
+    def completed(self, job: ExportJob) -> str:
+        return when(job.completed_at)
 
     @admin.display(description="size")
     def size(self, job: ExportJob) -> str:

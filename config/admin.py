@@ -1,8 +1,11 @@
 """Admin building blocks shared by the apps."""
 
+import datetime as dt
+
 from django.contrib import admin
 from django.db.models.constants import LOOKUP_SEP
 from django.template.response import TemplateResponse
+from django.utils import timezone
 from django.utils.html import format_html
 
 
@@ -106,3 +109,35 @@ class InputFilter(admin.SimpleListFilter):
 
 def input_filter(field: str, title: str) -> type[InputFilter]:
     return type(f"{field.title()}InputFilter", (InputFilter,), {"parameter_name": field, "title": title})
+
+
+# Figures as the console prints them everywhere: times with their zone, counts with separators,
+# p- and q-values a reader can compare (docs/reference/bias.md, Significance).
+def when(value: dt.datetime | str | None) -> str:
+    """A time in UTC with its zone ("2026-11-25 21:16 UTC"); an ISO string (JSON figures) too."""
+    if not value:
+        return "-"
+    moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else value
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, dt.UTC)
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def count(value: int | None) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+def p_text(value: float | None) -> str:
+    """A p- or q-value: "< 0.0001" below that, otherwise four decimals; "not tested" when null."""
+    if value is None:
+        return "not tested"
+    return "< 0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def period_text(time_period: dict | None) -> str:
+    """A report's period as requested ("2026-10-28 to 2026-11-26", both days included)."""
+    start, end = (time_period or {}).get("from"), (time_period or {}).get("to")
+    if not start or not end:
+        return "-"
+    start, end = (when(v) if "T" in str(v) else str(v) for v in (start, end))
+    return f"{start} to {end}"

@@ -10,10 +10,10 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from audit import platform as audit_platform
 from compliance.oversight_print import interval, percent
 from config.admin_site import console_page
 from config.inputs import lenient_choice
+from console.organisations import organisation_choices
 from keys.models import Customer
 from oversight import selectors as oversight_selectors
 
@@ -24,7 +24,7 @@ VIGILANCE_WINDOWS = (90, 30, 365)
 
 
 def _context(request: HttpRequest, windows: tuple[int, ...], title: str) -> dict[str, Any]:
-    customers = audit_platform.platform_customers_by_decisions(limit=200)
+    customers = organisation_choices(limit=200)
     wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
     window = lenient_choice(request.GET.get("days"), windows)
     return {

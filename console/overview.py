@@ -9,14 +9,15 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from audit import platform as audit_platform
 from bias import platform as bias_platform
 from calibration import rules
 from calibration import selectors as calibration_selectors
 from compliance.platform import platform_export_list_recent
 from config import heartbeat
+from config.admin import period_text, when
 from config.admin_site import changelist_url, console_panel
 from console.charts import Point, line_chart_svg
+from console.organisations import organisation_choices
 from fairness import platform as fairness_platform
 from keys.models import Customer
 from webhooks import platform as webhook_platform
@@ -59,7 +60,7 @@ def open_alerts(request: HttpRequest) -> dict[str, Any]:
 
 
 def _selected_customer(request: HttpRequest) -> tuple[Customer | None, list[tuple[str, int]]]:
-    busiest = audit_platform.platform_customers_by_decisions(limit=50)
+    busiest = organisation_choices(limit=50)
     wanted = request.GET.get("customer") or (busiest[0][0] if busiest else None)
     customer = Customer.objects.filter(pk=wanted).first() if wanted else None
     return customer, busiest
@@ -107,7 +108,13 @@ def _num(value: float | None) -> str:
 
 @console_panel(order=30, template="console/panels/exports.html")
 def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
-    return {"exports": platform_export_list_recent(limit=5)}
+    exports = [
+        {"customer_id": job.customer_id, "template": job.template, "format": job.format, "status": job.status,
+         "compliance_status": job.compliance_status, "period": period_text(job.time_period),
+         "requested": when(job.created_at)}
+        for job in platform_export_list_recent(limit=5)
+    ]  # fmt: skip
+    return {"exports": exports}
 
 
 @console_panel(order=40, template="console/panels/webhooks.html", permission="webhooks.view_webhook")

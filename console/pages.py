@@ -4,10 +4,10 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
-from audit import platform as audit_platform
 from calibration import selectors as calibration_selectors
 from config.admin_site import console_page
 from config.inputs import lenient_choice
+from console.organisations import organisation_choices
 from keys.models import Customer
 
 WINDOWS = (90, 30)  # 90: the calibration reference's window, the one the API's risk users use
@@ -19,7 +19,7 @@ WINDOWS = (90, 30)  # 90: the calibration reference's window, the one the API's 
     permission="calibration.view_userdailyaggregate",
 )
 def user_calibration(request: HttpRequest) -> HttpResponse:
-    customers = audit_platform.platform_customers_by_decisions(limit=200)
+    customers = organisation_choices(limit=200)
     wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
     customer = Customer.objects.filter(pk=wanted).first()
     window = lenient_choice(request.GET.get("days"), WINDOWS)
