@@ -5,7 +5,7 @@ from django.contrib import admin
 
 from calibration import rules
 from calibration.models import RiskUserState, Threshold, UserDailyAggregate
-from config.admin import ReadOnlyAdmin
+from config.admin import ReadOnlyAdmin, score_text
 
 
 @admin.register(UserDailyAggregate)
@@ -25,14 +25,18 @@ class UserDailyAggregateAdmin(ReadOnlyAdmin):
     search_fields = ["=user_id", "=customer__id"]
     ordering = ["-day", "customer", "user_id"]
 
-    @admin.display(description="trust score (day)")
+    @admin.display(description="trust score (day, 0 to 1)")
     def trust_score(self, obj):
-        return rules.figures({name: getattr(obj, name) for name in rules.SUM_FIELDS})["trust_score"]
+        return score_text(rules.figures({name: getattr(obj, name) for name in rules.SUM_FIELDS})["trust_score"])
 
 
 @admin.register(RiskUserState)
 class RiskUserStateAdmin(admin.ModelAdmin):
-    list_display = ["customer", "user_id", "at_risk", "trust_score", "last_identified_at", "updated_at"]
+    list_display = ["customer", "user_id", "at_risk", "score", "last_identified_at", "updated_at"]
+
+    @admin.display(description="trust score (0 to 1)", ordering="trust_score")
+    def score(self, obj):
+        return score_text(obj.trust_score)
     list_filter = ["at_risk"]
     search_fields = ["=user_id", "=customer__id"]
 

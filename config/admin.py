@@ -141,3 +141,8 @@ def period_text(time_period: dict | None) -> str:
         return "-"
     start, end = (when(v) if "T" in str(v) else str(v) for v in (start, end))
     return f"{start} to {end}"
+
+
+def score_text(value: float | None) -> str:
+    """A trust score on the API's scale, 0 to 1, with two decimals, as on every console page."""
+    return "not measured" if value is None else f"{value:.2f}"

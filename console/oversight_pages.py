@@ -50,6 +50,17 @@ def _share(value: float | None) -> str:
     return "\N{EN DASH}" if value is None else percent(value, "")
 
 
+def _utc_days(context: dict[str, Any]) -> tuple[dt.datetime, dt.datetime]:
+    """The window as whole UTC days ending today, as a report's period: "last 30 days" here is
+    the figures of a report from 29 days ago to today."""
+    until = timezone.now().astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    until += dt.timedelta(days=1)
+    since = until - dt.timedelta(days=context["window"])
+    last = until - dt.timedelta(days=1)
+    context["period"] = f"{since.date().isoformat()} to {last.date().isoformat()}"
+    return since, until
+
+
 def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
     request.current_app = admin.site.name
     return TemplateResponse(request, template, context)
@@ -62,10 +73,8 @@ def review_effort(request: HttpRequest) -> HttpResponse:
     context = _context(request, REVIEW_WINDOWS, "Review effort")
     customer = context["customer"]
     if customer is not None:
-        until = timezone.now()
-        effort = oversight_selectors.review_effort(
-            customer, since=until - dt.timedelta(days=context["window"]), until=until
-        )
+        since, until = _utc_days(context)
+        effort = oversight_selectors.review_effort(customer, since=since, until=until)
         team = effort.team()
         team["rate_text"] = _rate(
             team["quick_agreement_rate"], team["quick_agreement_rate_ci"], "no timed decision"
@@ -92,10 +101,8 @@ def vigilance(request: HttpRequest) -> HttpResponse:
     context = _context(request, VIGILANCE_WINDOWS, "Vigilance probes")
     customer = context["customer"]
     if customer is not None:
-        until = timezone.now()
-        result = oversight_selectors.vigilance(
-            customer, since=until - dt.timedelta(days=context["window"]), until=until
-        )
+        since, until = _utc_days(context)
+        result = oversight_selectors.vigilance(customer, since=since, until=until)
         totals = result.totals
         totals["rate_text"] = _rate(totals["catch_rate"], totals["catch_rate_ci"], "no known_wrong probe")
         totals["false_text"] = _share(totals["false_override_rate"])

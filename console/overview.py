@@ -14,7 +14,7 @@ from calibration import rules
 from calibration import selectors as calibration_selectors
 from compliance.platform import platform_export_list_recent
 from config import heartbeat
-from config.admin import period_text, when
+from config.admin import count, period_text, when
 from config.admin_site import changelist_url, console_panel
 from console.charts import Point, line_chart_svg
 from console.organisations import organisation_choices
@@ -84,7 +84,7 @@ def trust_trend(request: HttpRequest) -> dict[str, Any] | None:
         "customers": customers,
         "chart": mark_safe(chart),  # noqa: S308 (built from numbers and escaped labels)
         "direction": result["trend"]["direction"],
-        "decisions": figures["decisions"],
+        "decisions": count(figures["decisions"]),
         "coverage": _pct(figures["coverage"]),
         "category": figures["category"],
         "trust_score": _num(figures["trust_score"]),
@@ -111,7 +111,8 @@ def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
     exports = [
         {"customer_id": job.customer_id, "template": job.template, "format": job.format, "status": job.status,
          "compliance_status": job.compliance_status, "period": period_text(job.time_period),
-         "requested": when(job.created_at)}
+         # The day and the time on two lines, never broken inside ("2026-11-" / "26").
+         "requested_day": when(job.created_at)[:10], "requested_time": when(job.created_at)[11:]}
         for job in platform_export_list_recent(limit=5)
     ]  # fmt: skip
     return {"exports": exports}

@@ -15,7 +15,7 @@ from django.utils.html import format_html
 
 from config.admin import badge
 from fairness import admin_display, services
-from fairness.models import AlertStatus, AlertStatusChange, AmplificationAlert, FairnessSignal
+from fairness.models import AlertStatus, AmplificationAlert, FairnessSignal
 
 
 def _staff(request: HttpRequest) -> str:
@@ -60,22 +60,6 @@ class FairnessSignalAdmin(admin.ModelAdmin):
         return False
 
 
-class StatusChangeInline(admin.TabularInline):
-    model = AlertStatusChange
-    verbose_name = "status change"
-    verbose_name_plural = "status history"
-    fields = ["at", "from_status", "to_status", "by", "notes"]
-    readonly_fields = ["at", "from_status", "to_status", "by", "notes"]
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False
-
-
 class TriageActionForm(ActionForm):
     action = forms.ChoiceField(label="Triage:")
 
@@ -111,7 +95,6 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
     search_fields = ["id", "signal__id", "model_id", "customer__id", "resolution_notes"]
     ordering = ["-created_at"]
     list_select_related = ["customer"]
-    inlines = [StatusChangeInline]
     actions = ["acknowledge_alerts", "resolve_alerts", "mark_false_positive"]
     action_form = TriageActionForm
     fieldsets = [
@@ -119,13 +102,14 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
                                "resolution_notes", ("resolved_by", "resolved_at", "acknowledged_at")]}),
         ("Analysis", {"fields": ["analysis_figures", "group_rates"]}),
         ("Signal", {"fields": ["signal_summary"]}),
+        ("Status history", {"fields": ["status_history"]}),
         ("Record", {"classes": ["collapse"], "fields": ["id", "risk_level", "created_at", "updated_at",
                                                         "analysis_pretty"]}),
     ]  # fmt: skip
     readonly_fields = [
         "id", "organisation", "model_id", "protected_attribute", "risk_level", "resolution_notes", "resolved_by",
         "resolved_at", "acknowledged_at", "created_at", "updated_at", "analysis_pretty", "severity_badge",
-        "status_badge", "analysis_figures", "group_rates", "signal_summary",
+        "status_badge", "analysis_figures", "group_rates", "signal_summary", "status_history",
     ]  # fmt: skip
 
     @admin.display(description="severity", ordering="severity")
@@ -155,6 +139,10 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
     @admin.display(description="AI and human rates")
     def group_rates(self, obj: AmplificationAlert) -> str:
         return admin_display.group_rates(obj)
+
+    @admin.display(description="changes")
+    def status_history(self, obj: AmplificationAlert) -> str:
+        return admin_display.status_history(obj)
 
     @admin.display(description="related signal")
     def signal_summary(self, obj: AmplificationAlert) -> str:

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
+from config.admin import badge, count, when
 from fairness.models import AmplificationAlert
 
 FIGURES = (
@@ -24,13 +25,20 @@ def _pct(value: Any) -> str:
     return f"{float(value) * 100:.1f}%" if isinstance(value, int | float) else "-"
 
 
+def _figure(key: str, value: Any) -> str:
+    if value is None:
+        return "-"
+    if key == "analyzedAt":
+        return when(value)
+    return count(value) if key == "decisionsAnalyzed" and isinstance(value, int) else str(value)
+
+
 def analysis_figures(alert: AmplificationAlert) -> SafeString:
     analysis = alert.analysis or {}
     rows = format_html_join(
         "",
         "<tr><th>{}</th><td class='tc-num'>{}</td><td class='tc-help'>{}</td></tr>",
-        ((label, analysis.get(key, "-") if analysis.get(key) is not None else "-", help_text)
-         for key, label, help_text in FIGURES),
+        ((label, _figure(key, analysis.get(key)), help_text) for key, label, help_text in FIGURES),
     )  # fmt: skip
     return format_html("<table class='tc-rates'><tbody>{}</tbody></table>", rows)
 
@@ -74,7 +82,8 @@ def group_rates(alert: AmplificationAlert) -> SafeString:
         "<th colspan='2'>Gap between the groups</th></tr>"
         "<tr><th>AI</th><th>Human</th><th>AI</th><th>Human</th><th>AI</th><th>Human</th></tr></thead>"
         "<tbody>{}</tbody></table><p class='tc-help'>Red: the humans' gap is wider than the AI's.</p>",
-        priv.get("name") or "-", priv.get("decisions", 0), unpriv.get("name") or "-", unpriv.get("decisions", 0), body,
+        priv.get("name") or "-", count(priv.get("decisions", 0)), unpriv.get("name") or "-",
+        count(unpriv.get("decisions", 0)), body,
     )  # fmt: skip
 
 
@@ -87,3 +96,23 @@ def signal_summary(alert: AmplificationAlert) -> SafeString:
         signal.protected_attribute, signal.privileged_group or "auto", signal.unprivileged_group or "auto",
         signal.signal_timestamp.strftime("%Y-%m-%d %H:%M UTC"),
     )  # fmt: skip
+
+
+def status_history(alert: AmplificationAlert) -> SafeString:
+    """Every status change, oldest first; an alert never triaged says so instead of bare headers."""
+    changes = list(alert.status_changes.order_by("at", "id"))
+    if not changes:
+        return format_html(
+            "<p id='status-history-empty'>No status change yet: open since it was raised on {}.</p>",
+            when(alert.created_at),
+        )
+    rows = format_html_join(
+        "",
+        "<tr><td class='tc-nowrap'>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        ((when(c.at), badge(c.from_status), badge(c.to_status), c.by or "-", c.notes or "") for c in changes),
+    )
+    return format_html(
+        "<table class='tc-rates' id='status-history'><thead><tr><th>At</th><th>From</th><th>To</th><th>By</th>"
+        "<th>Notes</th></tr></thead><tbody>{}</tbody></table>",
+        rows,
+    )

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "config.apps.TrustcalAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
+    "django.contrib.humanize",  # intcomma: counts with separators in the console
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
