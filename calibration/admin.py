@@ -27,7 +27,9 @@ class UserDailyAggregateAdmin(ReadOnlyAdmin):
 
     @admin.display(description="trust score (day, 0 to 1)")
     def trust_score(self, obj):
-        return score_text(rules.figures({name: getattr(obj, name) for name in rules.SUM_FIELDS})["trust_score"])
+        return score_text(
+            rules.figures({name: getattr(obj, name) for name in rules.SUM_FIELDS})["trust_score"]
+        )
 
 
 @admin.register(RiskUserState)
@@ -37,6 +39,7 @@ class RiskUserStateAdmin(admin.ModelAdmin):
     @admin.display(description="trust score (0 to 1)", ordering="trust_score")
     def score(self, obj):
         return score_text(obj.trust_score)
+
     list_filter = ["at_risk"]
     search_fields = ["=user_id", "=customer__id"]
 

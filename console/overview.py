@@ -59,7 +59,7 @@ def open_alerts(request: HttpRequest) -> dict[str, Any]:
     }
 
 
-def _selected_customer(request: HttpRequest) -> tuple[Customer | None, list[tuple[str, int]]]:
+def _selected_customer(request: HttpRequest) -> tuple[Customer | None, list[tuple[str, str]]]:
     busiest = organisation_choices(limit=50)
     wanted = request.GET.get("customer") or (busiest[0][0] if busiest else None)
     customer = Customer.objects.filter(pk=wanted).first() if wanted else None

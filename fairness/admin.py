@@ -103,12 +103,11 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
         ("Analysis", {"fields": ["analysis_figures", "group_rates"]}),
         ("Signal", {"fields": ["signal_summary"]}),
         ("Status history", {"fields": ["status_history"]}),
-        ("Record", {"classes": ["collapse"], "fields": ["id", "risk_level", "created_at", "updated_at",
-                                                        "analysis_pretty"]}),
+        ("Record", {"classes": ["collapse"], "fields": ["id", "risk_level", "created_at", "updated_at"]}),
     ]  # fmt: skip
     readonly_fields = [
         "id", "organisation", "model_id", "protected_attribute", "risk_level", "resolution_notes", "resolved_by",
-        "resolved_at", "acknowledged_at", "created_at", "updated_at", "analysis_pretty", "severity_badge",
+        "resolved_at", "acknowledged_at", "created_at", "updated_at", "severity_badge",
         "status_badge", "analysis_figures", "group_rates", "signal_summary", "status_history",
     ]  # fmt: skip
 
@@ -147,10 +146,6 @@ class AmplificationAlertAdmin(admin.ModelAdmin):
     @admin.display(description="related signal")
     def signal_summary(self, obj: AmplificationAlert) -> str:
         return admin_display.signal_summary(obj)
-
-    @admin.display(description="analysis (raw)")
-    def analysis_pretty(self, obj: AmplificationAlert) -> str:
-        return _pretty(obj.analysis)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

@@ -108,3 +108,57 @@ def test_a_403_keeps_the_console_and_the_favicon_is_served(page, live_server):
     with urllib.request.urlopen(live_server.url + "/favicon.ico", timeout=10) as icon:
         assert icon.status == 200 and icon.headers["Content-Type"] == "image/svg+xml"
         assert icon.read().startswith(b"<svg")
+
+
+CLIPPED = """(selector) => { const t = document.querySelector(selector); const box = t.closest('.results') || t.parentElement;
+  const right = Math.max(...[...t.querySelectorAll('tr > *:last-child')].map(e => e.getBoundingClientRect().right));
+  return {right, edge: box.getBoundingClientRect().right, hidden: box.scrollWidth - box.clientWidth}; }"""
+
+
+def test_export_jobs_and_checkpoints_keep_their_last_column_on_screen(page, live_server):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for path, shot in (
+        ("/admin/compliance/exportjob/", "export-jobs"),
+        ("/admin/audit/signedcheckpoint/", "checkpoints"),
+    ):
+        page.goto(live_server.url + path)
+        assert page.locator("#result_list tbody tr").count() >= 1, path
+        box = page.evaluate(CLIPPED, "#result_list")
+        assert box["right"] <= box["edge"] + 0.5 and box["hidden"] <= 0, (path, box)
+        page.screenshot(path=str(SHOTS / f"{shot}-1400.png"), full_page=True)
+    page.goto(live_server.url + "/admin/compliance/exportjob/")
+    assert page.locator("#result_list td.field-report", has_text=" to ").count() >= 1  # the period
+
+
+def test_overview_shows_each_exports_period_and_never_breaks_a_status_or_a_time(page):
+    assert page.locator("#panel-exports .tc-period", has_text=" to ").count() >= 1
+    lines = page.evaluate(LINES, "#panel-exports td.tc-nowrap")
+    # the status on one line ("compl/eted" was seen), the requested time as day and time
+    assert lines and all(n in (1, 2) for n in lines), lines
+    assert page.locator("#panel-exports td.tc-nowrap", has_text="UTC").count() >= 1
+    page.screenshot(path=str(SHOTS / "overview-1400.png"), full_page=True)
+
+
+def test_changed_alert_and_oversight_pages_fit_1400_px(page, live_server):
+    from bias.models import BiasAlert
+    from fairness.models import AmplificationAlert
+
+    bias = BiasAlert.objects.order_by("-severity").first()
+    amplification = AmplificationAlert.objects.filter(status="open").first()
+    assert bias is not None and amplification is not None
+    pages = {
+        "bias-alert": f"/admin/bias/biasalert/{bias.pk}/change/",
+        "bias-alerts": "/admin/bias/biasalert/",
+        "amplification-alert": f"/admin/fairness/amplificationalert/{amplification.pk}/change/",
+        "review-effort": "/admin/console/review-effort/",
+        "vigilance": "/admin/console/vigilance/",
+    }
+    for shot, path in pages.items():
+        page.goto(live_server.url + path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH, path
+        page.screenshot(path=str(SHOTS / f"{shot}-1400.png"), full_page=True)
+    page.goto(live_server.url + pages["bias-alert"])
+    assert page.evaluate(RIGHT_EDGE, "#bias-findings")[0] <= WIDTH
+    assert page.evaluate(LINES, "#bias-findings td.tc-num") and all(
+        n == 1 for n in page.evaluate(LINES, "#bias-findings td.tc-num")
+    )  # "< 0.0001" and "gap 79.8 points" never wrap
