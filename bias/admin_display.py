@@ -39,6 +39,14 @@ def _value(finding: dict[str, Any]) -> str:
     return f"gap {value * 100:.1f} points"
 
 
+def _q_text(finding: dict[str, Any]) -> str:
+    # An alert stored before the adjustment existed has a p-value and no q-value
+    # (docs/reference/bias.md, Alerts stored before): not adjusted, rather than not tested.
+    if finding.get("q_value") is None and finding.get("p_value") is not None:
+        return "not adjusted"
+    return p_text(finding.get("q_value"))
+
+
 def _row(finding: dict[str, Any]) -> tuple[Any, ...]:
     label, compared, _ = TYPES.get(finding.get("bias_type", ""), (finding.get("bias_type", "-"), "", ""))
     sizes = finding.get("sample_sizes") or {}
@@ -47,7 +55,7 @@ def _row(finding: dict[str, Any]) -> tuple[Any, ...]:
         label, compared, finding.get("attribute", "-"),
         finding.get("group", "-"), count(sizes.get("group")), _pct(finding.get("group_rate")),
         finding.get("reference_group", "-"), count(sizes.get("reference_group")), _pct(finding.get("reference_rate")),
-        _value(finding), test, p_text(finding.get("p_value")), p_text(finding.get("q_value")),
+        _value(finding), test, p_text(finding.get("p_value")), _q_text(finding),
         badge(finding.get("severity")),
     )  # fmt: skip
 

@@ -32,6 +32,8 @@ FINDING = {
 SMALL = {**FINDING, "bias_type": "accuracy_disparity", "value": 0.108753, "group_rate": 0.384615,
          "reference_rate": 0.275862, "sample_sizes": {"group": 26, "reference_group": 29},
          "test": "fisher_exact", "p_value": 0.5656239945368842, "q_value": 0.5656239945368842, "severity": "low"}  # fmt: skip
+# Stored before the adjustment existed (docs/reference/bias.md, Alerts stored before): p, no q.
+OLD = {**FINDING, "bias_type": "outcome_disparity", "value": 0.798402, "p_value": 0.0123, "q_value": None}
 ISO_STRING = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
 
 
@@ -45,7 +47,7 @@ def bias_alert() -> BiasAlert:
     customer = Customer.objects.get_or_create(id="acme")[0]
     return BiasAlert.objects.create(
         customer=customer, decision_id="d-1", model_id="credit-v3", severity="critical",
-        bias_types=["accuracy_disparity", "disparate_impact"], attributes=["gender"], findings=[FINDING, SMALL],
+        bias_types=["accuracy_disparity", "disparate_impact"], attributes=["gender"], findings=[FINDING, SMALL, OLD],
         created_at=dt.datetime(2026, 11, 25, 21, 16, 17, tzinfo=dt.UTC),
     )  # fmt: skip
 
@@ -69,6 +71,7 @@ def test_a_bias_alert_page_shows_each_finding_as_figures_and_no_raw_data(root, b
     )
     assert "ratio 0.11 (under 0.8) z-test < 0.0001 < 0.0001 critical" in text
     assert "gap 10.9 points Fisher's exact test 0.5656 0.5656 low" in text
+    assert "gap 79.8 points z-test 0.0123 not adjusted critical" in text
     assert "2026-11-25 21:16 UTC" in text and not ISO_STRING.search(text)
 
 
