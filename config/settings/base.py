@@ -347,6 +347,13 @@ EXPORTS_PER_CUSTOMER_ACTIVE = env.int("TRUSTCAL_EXPORTS_PER_CUSTOMER_ACTIVE", de
 # kept, and the storage of a customer's completed exports (oldest deleted past it).
 EXPORT_RENDER_SECONDS = env.float("TRUSTCAL_EXPORT_RENDER_SECONDS", default=300.0)
 EXPORT_RENDER_MEMORY_MB = env.int("TRUSTCAL_EXPORT_RENDER_MEMORY_MB", default=2048)
+# A worker's pool process that holds more than this after a task is replaced by a fresh one
+# (Celery's worker_max_memory_per_child, in KiB; Linux reads the process's peak resident size).
+# A report render grows its process by 200 MB or more, which CPython keeps once the render is
+# over; an idle pool process holds about 100 MB. So a process that rendered a report is
+# recycled after it, and gives that memory back (docs/deploy.md, Memory). 0: never.
+WORKER_MAX_MEMORY_PER_CHILD_MB = env.int("TRUSTCAL_WORKER_MAX_MEMORY_PER_CHILD_MB", default=200)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = WORKER_MAX_MEMORY_PER_CHILD_MB * 1024 or None
 EXPORT_RENDERS_PER_CUSTOMER = env.int("TRUSTCAL_EXPORT_RENDERS_PER_CUSTOMER", default=1)
 EXPORT_RETENTION_DAYS = env.int("TRUSTCAL_EXPORT_RETENTION_DAYS", default=30)
 EXPORT_STORAGE_QUOTA_MB = env.int("TRUSTCAL_EXPORT_STORAGE_QUOTA_MB", default=500)
