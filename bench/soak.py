@@ -2,16 +2,17 @@
 PostgreSQL + Redis with --database-url/--redis-url) under concurrent mixed traffic from
 several customers, with the worker SIGKILLed halfway, then the books checked: no 5xx, every
 event delivered to the receivers (no duplicate), every export completed, every audit chain
-verifying. `--hostile` adds one hostile customer sending the bodies of docs/reference/
-limits.md alongside (oversized batches, ten-year and ten-thousand-year export periods,
-trickled bodies, numbers beyond a double, `-0.0` in each number field of `/log`, `/calibrate`
-and batch items, duplicate keys (top level, nested, in a batch item, in `/calibrate`), floods of unknown keys each followed by another tenant's valid
-key that must work, and 40 connections sending `POST /log/batch` bodies that declare 8 MiB at
-1 byte/s); its answers are counted apart, its 5xx with all, and its chain is verified at the
-end with the others (the last of `chains`). Each 5xx is kept with its problem's code and
-detail (`server_error_kinds`), which tells the paths that answer 503 apart. The plain
-customers' latency (`plain_latency_ms`) is what a run with `--hostile` is compared by with one
-without.
+verifying. `--hostile` adds a hostile tenant sending the bodies of docs/reference/limits.md
+alongside, under two keys (two customers: the floods would otherwise keep its bodies at its
+thread share, 429 before they are read): oversized batches, ten-year and ten-thousand-year
+export periods, trickled bodies, numbers beyond a double, `-0.0` in each number field of
+`/log`, `/calibrate` and batch items, duplicate keys (top level, nested, in a batch item, in
+`/calibrate`), floods of unknown keys each followed by another tenant's valid key that must
+work, and 40 connections sending `POST /log/batch` bodies that declare 8 MiB at 1 byte/s. Its
+answers are counted apart, its 5xx with all, and its two chains are verified at the end with
+the others (the last two of `chains`). Each 5xx is kept with its problem's code and detail
+(`server_error_kinds`), which tells the paths that answer 503 apart. The plain customers'
+latency (`plain_latency_ms`) is what a run with `--hostile` is compared by with one without.
 
     .venv/bin/python bench/soak.py --minutes 10 --clients 8 [--hostile] [--no-kill]
     .venv/bin/python bench/soak.py --minutes 10 --database-url postgres://... --redis-url redis://...
@@ -508,22 +509,24 @@ def main() -> None:
             threading.Thread(target=traffic, args=(port, keys[i % len(keys)], stop, i + 1, stats, lock))
             for i in range(args.clients)
         ]
-        hostile_key = ""
+        hostile_keys: list[str] = []
         if args.hostile:
-            status, body, _ = admin.call(
-                "POST", "/admin/api-keys", {"customer_id": "hostile", "tier": "pilot"}
-            )
-            assert status == 201, body
-            hostile_key = body["api_key"]
-            threads.append(
-                threading.Thread(target=hostile, args=(port, body["api_key"], stop, stats, lock, keys[0]))
-            )
+            # Two keys: the floods (slow batches, trickled bodies) keep "hostile" at its share of the
+            # threads, where every further request of it answers 429 at once; the bodies go under
+            # "hostile-bodies", so that they are read, validated and (-0.0) stored.
+            for customer_id in ("hostile", "hostile-bodies"):
+                status, body, _ = admin.call(
+                    "POST", "/admin/api-keys", {"customer_id": customer_id, "tier": "pilot"}
+                )
+                assert status == 201, body
+                hostile_keys.append(body["api_key"])
+            floods, bodies = hostile_keys
+            threads.append(threading.Thread(target=hostile, args=(port, bodies, stop, stats, lock, keys[0])))
             threads += [
-                threading.Thread(target=slow_bodies, args=(port, body["api_key"], stop, stats, lock))
-                for _ in range(8)
+                threading.Thread(target=slow_bodies, args=(port, floods, stop, stats, lock)) for _ in range(8)
             ]
             threads += [
-                threading.Thread(target=slow_batches, args=(port, body["api_key"], stop, stats, lock))
+                threading.Thread(target=slow_batches, args=(port, floods, stop, stats, lock))
                 for _ in range(40)
             ]
         started = time.time()
@@ -572,7 +575,7 @@ def main() -> None:
                 if len(data) < 100:
                     break
             chains.append(client.call("GET", "/audit-trail/verify")[1])
-        if hostile_key:  # its -0.0 entries are in its own chain
+        for hostile_key in hostile_keys:  # the -0.0 entries are in hostile-bodies' chain
             chains.append(Client(port, hostile_key).call("GET", "/audit-trail/verify")[1])
         requests = sum(stats["status"].values())
         report.update(
