@@ -94,7 +94,27 @@ class ExportJobAdmin(ReadOnlyAdmin):
     search_fields = ["=id", "=customer__id"]
     date_hierarchy = "created_at"
     ordering = ["-created_at"]
-    readonly_fields = [f.name for f in ExportJob._meta.fields] + ["download", "period"]
+    # The job's page in words: the period as dates (not the stored JSON, nor the exclusive end
+    # instant), the filters as text, the size with separators (docs/architecture.md, console).
+    fieldsets = [
+        ("Report", {"fields": [("customer", "template", "format"), "period", "filters_text",
+                               ("compliance_status", "size"), "download"]}),
+        ("Processing", {"fields": [("status", "attempts"), "error", ("requested_by", "per_person_figures"),
+                                   ("created_at", "started_at", "completed_at")]}),
+        ("Record", {"classes": ["collapse"], "fields": ["id", "file_name", "sha256", "lease_until"]}),
+    ]  # fmt: skip
+    readonly_fields = [f.name for f in ExportJob._meta.fields] + [
+        "download",
+        "period",
+        "filters_text",
+        "size",
+    ]
+
+    @admin.display(description="filters")
+    def filters_text(self, job: ExportJob) -> str:
+        names = {"user_ids": "reviewers", "model_ids": "models", "calibration": "calibration categories"}
+        parts = [f"{names.get(k, k)}: {', '.join(map(str, v))}" for k, v in (job.filters or {}).items() if v]
+        return "; ".join(parts) or "none: every decision of the period"
 
     def has_add_permission(self, request, obj=None):
         return request.user.has_perm("compliance.add_exportjob")
@@ -120,7 +140,7 @@ class ExportJobAdmin(ReadOnlyAdmin):
     def size(self, job: ExportJob) -> str:
         if job.size_bytes is None:
             return "-"
-        return f"{job.size_bytes / 1024:.0f} KiB" if job.size_bytes >= 1024 else f"{job.size_bytes} B"
+        return f"{job.size_bytes / 1024:,.0f} KiB" if job.size_bytes >= 1024 else f"{job.size_bytes} B"
 
     @admin.display(description="file")
     def download(self, job: ExportJob) -> str:

@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from bias.models import BiasAlert
 from calibration.models import RiskUserState
 from compliance import services as compliance_services
+from compliance.models import ExportJob
 from console.permissions import COMPLIANCE_STAFF
 from keys.models import Customer
 from tests.console.test_admin_site import ANALYSIS, login
@@ -111,6 +112,11 @@ def test_export_jobs_show_their_period_on_the_list_and_the_overview(root):
             end=dt.datetime.fromisoformat(end).replace(tzinfo=dt.UTC) + dt.timedelta(days=1),
             time_period={"from": start, "to": end}, filters={},
         )  # fmt: skip
+    job = ExportJob.objects.order_by("created_at").first()
+    assert job is not None
+    page = _text(root.get(f"/admin/compliance/exportjob/{job.pk}/change/").content.decode())
+    assert "Period (UTC days): 2026-09-28 to 2026-10-27" in page and '{"from"' not in page
+    assert "none: every decision of the period" in page and "2026-10-28 00:00" not in page  # no exclusive end
     listed = _text(root.get("/admin/compliance/exportjob/").content.decode())
     overview = _text(root.get("/admin/").content.decode())
     for text in (listed, overview):
