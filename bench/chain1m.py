@@ -1,3 +1,4 @@
+# ruff: noqa: S608 -- the SQL here is built from constants of this script (fixed column names and expressions), never from input
 """A database holding one customer's 1,000,000-decision format-2 chain, for the erasure and
 verify benchmarks (docs/reference/erasure.md), and the erasure measured on a copy of it.
 
@@ -15,6 +16,12 @@ on 20 %, subgroups and a context on each. Every decision names a subject; every 
 50, 150, ...) names SUBJECT, so 1 % of the chain (10,000 entries of 1,000,000) is that one
 person, spread evenly across it. The data folder (`--data-dir`, with the checkpoint signing key)
 must be given to anything that verifies this database's checkpoints (TRUSTCAL_DATA_DIR).
+
+`--reuse --fill`: when a build had to be stopped (on a loaded machine the batch path can fall to
+a few hundred decisions a second), the batches it left out are written directly (`fill`): the
+same decisions, validated, made into rows and format-2 entries and appended by the service's own
+functions, without the planner's contributors; their calibration aggregates are added in SQL
+afterwards, their subgroup statistics and events are not written.
 
 `--erase` copies `--db` (CREATE DATABASE ... TEMPLATE, so the built database stays unerased for
 the next run) and on the copy times, one after the other: a plain psycopg UPDATE of the rows the
@@ -143,6 +150,76 @@ def build_parallel(args: argparse.Namespace, data_dir: Path) -> dict:
     }
 
 
+def fill(decisions: int) -> dict:
+    """The batches the build has not logged, written directly: each decision validated and made
+    into its row and its format-2 entry by the service's own functions (audit.inputs,
+    audit.records.new_decision, audit.plan.new_entry) and appended by audit.apply.entries_append
+    (salts, commitments, links, tree, checkpoints), 1,000 a transaction, without the planner and
+    its contributors; their calibration aggregates are then added in SQL (the expressions
+    calibration_seed.py checks against the service's rule). Subgroup statistics and events are
+    not written for them."""
+    from calibration_seed import SUMS
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from audit.apply import entries_append
+    from audit.inputs import item_validated
+    from audit.models import AuditEntry, Decision
+    from audit.plan import new_entry
+    from audit.records import ms, new_decision, payload_fingerprint
+    from config.bulk import bulk_insert
+    from keys.models import Customer
+
+    customer = Customer.objects.get(pk=CUSTOMER)
+    done = set(Decision.objects.filter(customer=customer).values_list("decision_id", flat=True))
+    start = (
+        Decision.objects.filter(customer=customer)
+        .order_by("timestamp")
+        .values_list("timestamp", flat=True)[0]
+    )
+    first_pk = (Decision.objects.order_by("-pk").values_list("pk", flat=True).first() or 0) + 1
+    new_id = AuditEntry._meta.get_field("id").get_default
+    started, filled = time.perf_counter(), 0
+    for first in range(0, decisions, BATCH):
+        if f"c1m-{first}" in done:
+            continue
+        rnd = random.Random(first)
+        items = [
+            item_validated(body(i, decisions, start, rnd)).data
+            for i in range(first, min(decisions, first + BATCH))
+        ]
+        now = ms(timezone.now())
+        with transaction.atomic():
+            rows = [
+                new_decision(customer=customer, data=d, fingerprint=payload_fingerprint(d), now=now)
+                for d in items
+            ]
+            bulk_insert(Decision, rows, with_ids=True)()
+            entries = [new_entry(customer_id=CUSTOMER, decision=r, type="decision", logged_at=now, entry_id=new_id())
+                       for r in rows]  # fmt: skip
+            entries_append(CUSTOMER, entries, decisions=len(rows))
+        filled += len(rows)
+        if filled % 50_000 == 0:
+            print(f"filled {filled:,} in {time.perf_counter() - started:.0f} s", flush=True)
+    seconds = time.perf_counter() - started
+    cols = ", ".join(SUMS)
+    updates = ", ".join(f"{n} = calibration_userdailyaggregate.{n} + excluded.{n}" for n in SUMS)
+    with connection.cursor() as cursor:
+        for key in ("'*'", "model_id"):
+            cursor.execute(
+                f"INSERT INTO calibration_userdailyaggregate (customer_id, user_id, model_key, day, {cols}) "
+                f"SELECT customer_id, user_id, {key}, (timestamp AT TIME ZONE 'UTC')::date, {', '.join(SUMS.values())} "
+                f"FROM audit_decision WHERE customer_id = %s AND id >= %s GROUP BY 1, 2, 3, 4 "
+                f"ON CONFLICT (customer_id, user_id, model_key, day) DO UPDATE SET {updates}",
+                [CUSTOMER, first_pk],
+            )
+    return {
+        "filled": filled,
+        "fill_seconds": round(seconds, 1),
+        "fill_aggregates_seconds": round(time.perf_counter() - started - seconds, 1),
+    }
+
+
 def verify() -> dict:
     """A full recheck of the chain, the tree and every signed checkpoint, as the worker runs it."""
     from audit.models import VerifyJob
@@ -226,6 +303,7 @@ def main() -> None:
     parser.add_argument("--verify", action="store_true", help="time a full verification of --db")
     parser.add_argument("--erase", action="store_true", help="time the erasure on a copy of --db")
     parser.add_argument("--jobs", type=int, default=2, help="builder processes")
+    parser.add_argument("--fill", action="store_true", help="write the batches a stopped build left out")
     parser.add_argument("--part", type=int, default=None, help=argparse.SUPPRESS)  # one builder's share
     parser.add_argument("--parts", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -245,6 +323,8 @@ def main() -> None:
     django_setup(django_env(db, args.redis_db, data_dir))
     if not args.reuse:
         out.update(build_parallel(args, data_dir))
+    if args.fill:
+        out.update(fill(args.decisions))
     if args.erase:
         out.update(erase(f"postgresql://postgres@127.0.0.1:5432/{db}"))
     if args.verify or args.erase:
