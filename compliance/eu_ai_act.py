@@ -6,15 +6,18 @@ from typing import Any
 
 from calibration import rules
 from compliance import printing, recommendations
+from compliance.citations import cite
 from compliance.evidence import SERIOUS, UNRESOLVED
 
 COMPLIANT = "COMPLIANT"
 NEEDS_REVIEW = "NEEDS_REVIEW"
 NON_COMPLIANT = "NON_COMPLIANT"
 INSUFFICIENT_EVIDENCE = "INSUFFICIENT_EVIDENCE"
-MIN_SCORED = 100  # scored decisions the COMPLIANT status needs
-MIN_COVERAGE = 0.80  # share of decisions with a confidence or an outcome it needs
-MIN_OVERTRUST_N = 10  # effective n of the organisation's over-trust rate it needs
+MIN_SCORED = recommendations.SCORED_MIN  # scored decisions the COMPLIANT status needs
+MIN_COVERAGE = recommendations.COVERAGE_MIN  # share of decisions with a confidence or an outcome it needs
+MIN_OVERTRUST_N = (
+    recommendations.OVERTRUST_N_MIN
+)  # effective n of the organisation's over-trust rate it needs
 _OVER_FLAGGED = (rules.OVERTRUSTING, rules.NON_DISCRIMINATING)
 
 
@@ -153,7 +156,7 @@ def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
     ]
     return [
         {
-            "point": "14(4)(a)",
+            "point": cite("eu.art14_4_a").removeprefix("Art. "),
             "obligation": "Understand the system's capacities and limitations; detect anomalies",
             "measured": (
                 f"{printing.count(amp['total'])} amplification alert(s) raised up to the period's end, "
@@ -164,7 +167,7 @@ def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         },
         {
-            "point": "14(4)(b)",
+            "point": cite("eu.art14_4_b").removeprefix("Art. "),
             "obligation": "Remain aware of automation bias",
             "measured": (
                 f"{printing.count(counts['overtrust'])} automation-bias incident(s) in "
@@ -175,7 +178,7 @@ def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         },
         {
-            "point": "14(4)(c)",
+            "point": cite("eu.art14_4_c").removeprefix("Art. "),
             "obligation": "Correctly interpret the output (interpretation aids)",
             "measured": (
                 f"The AI's confidence is recorded with {printing.count(counts['with_confidence'])} of "
@@ -185,7 +188,7 @@ def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         },
         {
-            "point": "14(4)(d)",
+            "point": cite("eu.art14_4_d").removeprefix("Art. "),
             "obligation": "Decide not to use, disregard, override or reverse the output",
             "measured": (
                 f"{printing.count(counts['overridden'])} override(s), a rate of "
@@ -195,7 +198,7 @@ def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
             ),
         },
         {
-            "point": "14(4)(e)",
+            "point": cite("eu.art14_4_e").removeprefix("Art. "),
             "obligation": "Intervene or interrupt the system (stop)",
             "measured": (
                 "No interruption or stop event is recorded by this service for the period; "
@@ -235,5 +238,5 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "models": evidence["models"],
             "decision_log": log_preview,
         },
-        "recommendations": recommendations.derive(evidence, summary),
+        "recommendations": recommendations.derive(evidence, summary, template="eu_ai_act"),
     }

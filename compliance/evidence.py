@@ -14,6 +14,7 @@ from audit import verify as audit_verify
 from bias import selectors as bias_selectors
 from bias.domain import DETECTION_WINDOW_DAYS
 from calibration import reporting
+from compliance import citations
 from config.timeutils import iso8601, isoformat
 from fairness import selectors as fairness_selectors
 from keys.models import Customer
@@ -181,16 +182,8 @@ def _subgroups(scope: Scope) -> dict[str, Any]:
     }
 
 
-REVIEW_EFFORT_POINT = (
-    "EU AI Act Art. 14(4)(b): the people overseeing the system remain aware of automation bias, the "
-    "tendency to rely on its output without examining it. Quick agreement with the AI (a review "
-    "shorter than half the model's median review time, at least 3 s) measures that tendency."
-)
-VIGILANCE_POINT = (
-    "EU AI Act Art. 14(4)(d): the people overseeing the system are able to disregard, override or "
-    "reverse its output. Probes whose AI recommendation is known to be wrong measure whether they "
-    "do when it matters."
-)
+REVIEW_EFFORT_POINT = citations.point("review_effort", citations.EU_AI_ACT)
+VIGILANCE_POINT = citations.point("vigilance", citations.EU_AI_ACT)
 
 
 PER_PERSON_WITHHELD = (

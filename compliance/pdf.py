@@ -10,6 +10,7 @@ Every value goes through compliance/printing.py, so no program representation of
 nan, a dict or a list) reaches the page."""
 
 import base64
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -83,19 +84,30 @@ def _sections(report: Report, info: dict[str, Any]) -> list[dict[str, Any]]:
         if section["id"] in chart_by_section and chart_by_section[section["id"]]["uri"]:
             parts.append({"kind": "chart", **chart_by_section[section["id"]]})
         if section["id"] == "recommendations":
-            parts.append(recommendation_rows(body))
+            parts.append(recommendation_rows(body, report.template))
         else:
             # The Texas report lists each alert once, with its history, under incidents and cure.
             parts.extend(blocks(body, list_alerts=section["id"] != "discrimination_screening"))
+        subsections = []
         for key in features.get(section["id"], ()):
-            parts.extend(feature_block(key, body.get(key)))
+            feature = list(feature_block(key, body.get(key), report.template))
+            feature[0]["anchor"] = f"{section['id']}-{key}"
+            subsections.append({"anchor": feature[0]["anchor"], "title": feature[0]["text"]})
+            parts.extend(feature)
         if section["id"] == LOG_SECTION[report.template]:
             parts.append({"kind": "log_pointer"})
-        out.append({"id": section["id"], "title": section["title"], "blocks": parts})
+        out.append(
+            {"id": section["id"], "title": section["title"], "blocks": parts, "subsections": subsections}
+        )
     return out
 
 
-def render_pdf(report: Report, out: HashingWriter) -> None:
+# A figure's unit stays on the line of its number ("5.0 %", "-14.4 pp").
+UNIT_AFTER_NUMBER = re.compile(r"(?<=\d) (%|pp\b)")
+
+
+def report_html(report: Report) -> str:
+    """The HTML the PDF is laid out from (tests lay it out too, to check lines and breaks)."""
     info = template_info(report.template)
     log_total = report.decisions
     attach = log_total > PDF_LOG_ROWS
@@ -128,9 +140,17 @@ def render_pdf(report: Report, out: HashingWriter) -> None:
             "attached": attach,
             "glossary": [t for t in GLOSSARY if eu or not t["term"].startswith("Compliance status")],
             "verify": verification(report),
+            # The PDF's CreationDate and ModDate (Info and XMP): the report is made once, at its generation.
+            "created": report.data["generated_at"][:19] + "Z",
         },
     )
-    document = HTML(string=html, url_fetcher=_NoNetworkFetcher())
+    return UNIT_AFTER_NUMBER.sub("\u00a0\\1", html)
+
+
+def render_pdf(report: Report, out: HashingWriter) -> None:
+    attach = report.decisions > PDF_LOG_ROWS
+    log_total = report.decisions
+    document = HTML(string=report_html(report), url_fetcher=_NoNetworkFetcher())
     options: dict[str, Any] = {"pdf_variant": PDF_VARIANT, "uncompressed_pdf": False}
     if not attach:
         document.write_pdf(out, **options)

@@ -141,7 +141,7 @@ def _bias(item: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, Any] |
             "Severity",
         ],
         "rows": [_finding_row(f) for f in findings],
-        "widths": [15, 10, 23, 14, 10, 20, 8],
+        "widths": [17, 10, 20, 14, 12, 17, 10],
     }
     return facts, table
 

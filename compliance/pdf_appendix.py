@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from compliance import printing
-from compliance.pdf_blocks import FEATURES
+from compliance.pdf_blocks import FEATURES, covered_sentence
 from compliance.pdf_tables import label
 from compliance.report import LOG_SECTION, Report, generation_members
 
@@ -92,29 +92,6 @@ def verification(report: Report) -> dict[str, Any]:
         "checkpoint": checkpoint,
         "checkpoint_at_head": checkpoint is not None
         and checkpoint["sequence"] == chain.get("entries_checked"),
-        "checkpoint_absent": FEATURES["checkpoint"][2],
+        "checkpoint_absent": FEATURES["checkpoint"][1],
         "withheld": not report.scope.per_person,
     }
-
-
-def covered_sentence(covered: Any) -> str:
-    """The sequence range the chain verification covered, in a sentence (never a range it did
-    not check: docs/reference/limits.md)."""
-    if not isinstance(covered, dict) or not covered.get("to_sequence"):
-        return "The chain had no entries to verify."
-    last = covered["to_sequence"]
-    through = covered.get("verified_through_sequence") or 0
-    first = printing.count(covered["rechecked_from_sequence"])
-    rechecked = f"entries {first} to {printing.count(last)} were rechecked when this report was generated"
-    if through:
-        earlier = (
-            printing.when(covered["earlier_check_at"])
-            if covered.get("earlier_check_at")
-            else "an earlier check"
-        )
-        if through >= last:
-            return f"Entries 1 to {printing.count(last)} were verified by a check at {earlier}; none was added since."
-        return (
-            f"Entries 1 to {printing.count(through)} were verified by a check at {earlier}, and {rechecked}."
-        )
-    return f"All entries, 1 to {printing.count(last)}, were verified when this report was generated."

@@ -7,14 +7,18 @@ from typing import Any
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 
-from compliance import erasure_print, oversight_print, printing
+from compliance import citations, erasure_print, oversight_print, printing
 from compliance.pdf_alerts import amplification_blocks, bias_blocks, incident_blocks
 from compliance.pdf_tables import is_counts, is_scalar_list, label, table
 
+# Thresholds the Texas report borrows from the EU AI Act report (compliance/recommendations.py).
+BORROWED = {"overtrust_rate"}
+# Recommendations whose figure is a count of what needs acting on: printed without a threshold.
+COUNTED = {"category", "flagged_reviewers", "missed_probes", "by_severity"}
 MOVED = {"decision_log", "compliance_status_reason", "status_history"}
 
-# Where the figures of review effort, vigilance and signed checkpoints print, with the Article
-# 14(4) point each evidences, and why they are absent until their feature adds them.
+# Where the figures of review effort, vigilance and signed checkpoints print, their headings, and
+# why they are absent until their feature adds them; what each evidences is compliance/citations.py.
 FEATURE_SECTIONS = {
     "eu_ai_act": {
         "trust_calibration_analysis": ("review_effort", "vigilance"),
@@ -27,27 +31,18 @@ FEATURE_SECTIONS = {
 }
 FEATURES = {
     "review_effort": (
-        "Review effort",
-        "Art. 14(4)(b): oversight that takes no time is not oversight (quick agreement with the AI).",
+        "Review effort: did the reviewer look?",
         "no decision of the period records how long its reviewer looked at it",
     ),
     "vigilance": (
-        "Vigilance probes",
-        "Art. 14(4)(a) and (b): known cases that test whether reviewers catch a wrong AI recommendation.",
+        "Vigilance: would the reviewer catch a wrong AI answer?",
         "no vigilance probe was logged in the period",
     ),
     "checkpoint": (
-        "Latest signed checkpoint",
-        "Art. 14(4)(a) and Art. 12 record-keeping: a signed commitment to the audit trail that the "
-        "operator cannot take back.",
+        "Signed checkpoint of the audit trail",
         "no signed checkpoint of the audit chain exists at the report's generation",
     ),
-    "erasures": (
-        "Erasures of personal data",
-        "GDPR Art. 17 and 5(1)(e) beside AI Act Art. 12 and 19(1): personal data erased on request or "
-        "at the retention maximum, while the logs stay complete and verifiable.",
-        "the erasures of the period could not be read",
-    ),
+    "erasures": ("Erasures of personal data", "the erasures of the period could not be read"),
 }
 # Partials that take their figures already printed (compliance/oversight_print.py).
 PRINTERS = {
@@ -57,10 +52,10 @@ PRINTERS = {
 }
 
 
-def feature_block(key: str, value: Any) -> Iterable[dict[str, Any]]:
-    title, point, absent = FEATURES[key]
+def feature_block(key: str, value: Any, template: str) -> Iterable[dict[str, Any]]:
+    title, absent = FEATURES[key]
     yield {"kind": "heading", "text": title, "depth": 1}
-    yield {"kind": "paragraph", "text": point, "note": True}
+    yield {"kind": "paragraph", "text": citations.point(key, template), "note": True}
     if value is None:
         yield {"kind": "paragraph", "text": f"{printing.NOT_MEASURED.capitalize()}: {absent}."}
         return
@@ -100,6 +95,8 @@ def blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) -
             yield table(key, item, label(key))
         elif isinstance(item, list) and not item and not is_scalar_list(item):
             continue
+        elif key == "covered" and isinstance(item, dict):
+            yield {"kind": "facts", "rows": [("Range verified", covered_sentence(item))]}
         elif isinstance(item, dict) and key == "attributes":
             if not item:
                 yield {"kind": "paragraph", "text": "No subgroup attribute was recorded in the period."}
@@ -112,15 +109,20 @@ def blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) -
             yield from blocks(item, depth=depth + 1)
 
 
-def recommendation_rows(recommendations: list[dict[str, Any]]) -> dict[str, Any]:
+def recommendation_rows(recommendations: list[dict[str, Any]], template: str) -> dict[str, Any]:
     rows = []
     for rec in recommendations:
         key = str(rec["figure"]).split(".")[-1]
         value, threshold = rec["value"], rec["threshold"]
-        if isinstance(value, str) or key == "category":  # an alert to triage, or a count of reviewers
+        if isinstance(value, str) or key in COUNTED:  # an alert to triage, or a count of reviewers or alerts
             measured = printing.figure(key, value)
         else:
-            measured = f"{printing.figure(key, value)} (threshold {printing.figure(key, threshold)})"
+            whose = (
+                "the EU AI Act report's threshold"
+                if template != citations.EU_AI_ACT and key in BORROWED
+                else "threshold"
+            )
+            measured = f"{printing.figure(key, value)} ({whose} {printing.figure(key, threshold)})"
         rows.append([rec["priority"], rec["text"], measured])
     return {
         "kind": "table",
@@ -130,3 +132,26 @@ def recommendation_rows(recommendations: list[dict[str, Any]]) -> dict[str, Any]
         "widths": [10, 62, 28],
         "note": "",
     }
+
+
+def covered_sentence(covered: Any) -> str:
+    """The sequence range the chain verification covered, in a sentence (never a range it did
+    not check: docs/reference/limits.md)."""
+    if not isinstance(covered, dict) or not covered.get("to_sequence"):
+        return "The chain had no entries to verify."
+    last = covered["to_sequence"]
+    through = covered.get("verified_through_sequence") or 0
+    first = printing.count(covered["rechecked_from_sequence"])
+    rechecked = f"entries {first} to {printing.count(last)} were rechecked when this report was generated"
+    if through:
+        earlier = (
+            printing.when(covered["earlier_check_at"])
+            if covered.get("earlier_check_at")
+            else "an earlier check"
+        )
+        if through >= last:
+            return f"Entries 1 to {printing.count(last)} were verified by a check at {earlier}; none was added since."
+        return (
+            f"Entries 1 to {printing.count(through)} were verified by a check at {earlier}, and {rechecked}."
+        )
+    return f"All entries, 1 to {printing.count(last)}, were verified when this report was generated."

@@ -51,6 +51,7 @@ def summary(report: Report) -> list[str]:
             f"{printing.pct(org['override_rate'], 'override_rate')} of decisions."
         )
         paragraphs.append(calibration_sentence(org))
+    paragraphs.append(oversight_sentence(report))
     alerts = alert_sentence(report, SERIOUS)
     if alerts:
         paragraphs.append(alerts)
@@ -148,3 +149,32 @@ def day_before(instant: str) -> str:
     """The last whole UTC day before an exclusive period end."""
     end = dt.datetime.fromisoformat(instant.replace("Z", "+00:00")) - dt.timedelta(microseconds=1)
     return end.astimezone(dt.UTC).date().isoformat()
+
+
+def oversight_sentence(report: Report) -> str:
+    """Review effort and vigilance in a sentence: the team's figures, naming no one."""
+    sections = report.data["sections"]
+    where = sections[
+        "trust_calibration_analysis" if report.template == "eu_ai_act" else "disclosure_and_human_review"
+    ]
+    team = (where.get("review_effort") or {}).get("team") or {}
+    totals = (where.get("vigilance") or {}).get("totals") or {}
+    if team.get("timed_decisions"):
+        effort = (
+            f"Review effort: {printing.count(team['timed_decisions'])} of {printing.count(team['decisions'])} "
+            f"decisions record how long their reviewer looked, and {printing.count(team['flagged_reviewers'])} "
+            "reviewer(s) are flagged for quick agreement with the AI."
+        )
+    else:
+        effort = (
+            "Review effort is not measured: no decision of the period records how long its reviewer looked."
+        )
+    if totals.get("known_wrong"):
+        vigilance = (
+            f"Vigilance: reviewers caught {printing.count(totals['caught'])} of "
+            f"{printing.count(totals['known_wrong'])} probes with a known-wrong AI recommendation "
+            f"({printing.pct(totals['catch_rate'])})."
+        )
+    else:
+        vigilance = "Vigilance is not measured: no probe with a known-wrong AI recommendation was logged."
+    return f"{effort} {vigilance}"

@@ -4,7 +4,7 @@ value and the threshold it crossed, so an auditor can check it against the table
 from typing import Any
 
 from calibration import rules
-from compliance import printing
+from compliance import citations, printing
 
 # Thresholds of the report (docs/reference/calibration.md and reports.md use the same numbers where they name one).
 CONFIDENCE_SHOWN_MIN = 0.9
@@ -12,6 +12,11 @@ OUTCOMES_KNOWN_MIN = 0.2
 RELIANCE_MIN = 0.5
 OVERRIDE_GAP_MAX = 0.1
 MIN_DECISIONS_FOR_RATES = 10
+# The evidence the EU report's COMPLIANT status needs (compliance/eu_ai_act.py): scored decisions,
+# the share of decisions with a confidence or an outcome, the over-trust rate's effective n.
+SCORED_MIN = 100
+COVERAGE_MIN = 0.80
+OVERTRUST_N_MIN = 10
 
 PRIORITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
@@ -39,7 +44,9 @@ def _override_gaps(subgroups: dict[str, Any]) -> list[tuple[str, str, float]]:
     return sorted(out, key=lambda item: -abs(item[2]))
 
 
-def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
+def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) -> list[dict[str, Any]]:
+    """The recommendations of a report of `template`: the Texas report borrows the EU report's
+    over-trust threshold as a figure to act on, never as a limit it applies (compliance/citations.py)."""
     org = evidence["organisation"]
     counts = org["counts"]
     n = summary["total_decisions"]
@@ -70,34 +77,11 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
         return recs
     org = evidence["organisation"]
     over, ci = org["overtrust_rate"], org["overtrust_rate_ci"]
-    if (
-        summary["compliance_status"] == "NON_COMPLIANT"
-        and over is not None
-        and ci[0] > rules.thresholds().overtrust
-    ):
-        recs.append(
-            _rec(
-                "critical",
-                "overtrust_rate",
-                over,
-                rules.thresholds().overtrust,
-                f"Reviewers followed the AI in {_pct(over)} of the stake where it was more likely wrong (95 % "
-                f"interval from {_pct(ci[0])}): review the OVERTRUSTING decisions ({printing.count(counts['overtrust'])}) "
-                "with the reviewers concerned and require a written reason before a low-confidence AI "
-                "recommendation is accepted.",
-            )
-        )
+    recs.extend(overtrust(org, summary, template))
     if summary["compliance_status"] == "INSUFFICIENT_EVIDENCE":
-        recs.append(
-            _rec(
-                "high",
-                "coverage",
-                org["coverage"],
-                0.8,
-                f"The evidence cannot show calibrated reliance: {summary['compliance_status_reason']} Log the AI's "
-                "confidence with every decision and the outcomes as they become known.",
-            )
-        )
+        recs.extend(insufficient_evidence(org))
+    recs.extend(oversight_findings(evidence))
+    recs.extend(serious_bias_alerts(evidence["bias_alerts"]))
     for alert in evidence["amplification"]["unresolved_high_or_critical"]:
         recs.append(
             _rec(
@@ -158,7 +142,8 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
                 round(shown, 6),
                 CONFIDENCE_SHOWN_MIN,
                 f"Only {_pct(shown)} of decisions carry the AI's confidence: log and show it with every "
-                "recommendation so reviewers can interpret the output (Art. 14(4)(c)).",
+                "recommendation so reviewers can interpret the output"
+                + (f" ({citations.cite('eu.art14_4_c')})." if template == citations.EU_AI_ACT else "."),
             )
         )
     known = counts["with_outcome"] / n
@@ -214,3 +199,129 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, 
             )
         )
     return sorted(recs, key=lambda r: PRIORITY_ORDER[r["priority"]])
+
+
+def insufficient_evidence(org: dict[str, Any]) -> list[dict[str, Any]]:
+    """One recommendation for each reason the evidence cannot show calibrated reliance (the
+    conditions of INSUFFICIENT_EVIDENCE, docs/reference/reports.md), each with what would lift it."""
+    th = rules.thresholds()
+    ci_high = org["overtrust_rate_ci"][1]
+    reasons = [
+        (
+            org["scored_decisions"] < SCORED_MIN,
+            ("scored_decisions", org["scored_decisions"], SCORED_MIN),
+            f"Only {printing.count(org['scored_decisions'])} decision(s) carry a confidence or an outcome, under "
+            f"the {printing.count(SCORED_MIN)} needed: log the AI's confidence with every decision.",
+        ),
+        (
+            (org["coverage"] or 0.0) < COVERAGE_MIN,
+            ("coverage", org["coverage"], COVERAGE_MIN),
+            f"Only {_pct(org['coverage'])} of decisions carry a confidence or an outcome, under "
+            f"{_pct(COVERAGE_MIN)}: log the confidence with every decision and the outcomes as they become known.",
+        ),
+        (
+            org["overtrust_effective_n"] < OVERTRUST_N_MIN,
+            ("overtrust_effective_n", org["overtrust_effective_n"], OVERTRUST_N_MIN),
+            f"The over-trust rate rests on an effective {org['overtrust_effective_n']:.1f} decisions where the AI "
+            f"was more likely wrong, under {OVERTRUST_N_MIN}: record outcomes, or report over a longer period.",
+        ),
+        (
+            ci_high is not None and ci_high >= th.overtrust,
+            ("overtrust_rate_ci", ci_high, th.overtrust),
+            f"The over-trust rate's 95 % interval reaches {_pct(ci_high)}, so a rate of {_pct(th.overtrust)} "
+            "cannot be ruled out: more scored decisions (confidences, outcomes) narrow it.",
+        ),
+    ]
+    return [_rec("high", *figure, text) for holds, figure, text in reasons if holds]
+
+
+def oversight_findings(evidence: dict[str, Any]) -> list[dict[str, Any]]:
+    """Flagged rubber-stampers (review effort) and known-wrong probes that were followed (vigilance)."""
+    recs = []
+    effort = evidence.get("review_effort") or {}
+    flagged = [u["user_id"] for u in effort.get("reviewers", []) if u["flagged"]]
+    count = len(flagged) if "reviewers" in effort else (effort.get("team") or {}).get("flagged_reviewers", 0)
+    if count:
+        who = (
+            f": {', '.join(flagged)}" if flagged else " (the rows per reviewer are withheld from this report)"
+        )
+        recs.append(
+            _rec(
+                "high",
+                "review_effort.flagged_reviewers",
+                count,
+                0,
+                f"{printing.count(count)} reviewer(s) are flagged for quick agreement with the AI{who}: look at "
+                "their quick agreements with them and give each decision the review time its case needs.",
+            )
+        )
+    vigilance = evidence.get("vigilance") or {}
+    totals = vigilance.get("totals") or {}
+    missed = (totals.get("known_wrong") or 0) - (totals.get("caught") or 0)
+    if missed > 0:
+        names = [u["user_id"] for u in vigilance.get("reviewers", []) if u["known_wrong"] > u["caught"]]
+        who = f" (by {', '.join(names)})" if names else ""
+        recs.append(
+            _rec(
+                "high",
+                "vigilance.missed_probes",
+                missed,
+                0,
+                f"{printing.count(missed)} of {printing.count(totals['known_wrong'])} probes with a known-wrong AI "
+                f"recommendation were followed{who}: go through each missed probe with its reviewer and keep "
+                "probing until they catch them.",
+            )
+        )
+    return recs
+
+
+def serious_bias_alerts(bias: dict[str, Any]) -> list[dict[str, Any]]:
+    """Bias alerts of the period at high or critical severity (they have no triage state)."""
+    recs = []
+    for severity in ("critical", "high"):
+        ids = [a["alert_id"] for a in bias.get("items", []) if a["severity"] == severity]
+        if ids:
+            recs.append(
+                _rec(
+                    severity,
+                    "bias_alerts.by_severity",
+                    len(ids),
+                    0,
+                    f"{printing.count(len(ids))} {severity} bias alert(s) were raised in the period "
+                    f"({printing.enumeration(ids)}): investigate the groups each compares and record what "
+                    "was found and done.",
+                )
+            )
+    return recs
+
+
+def overtrust(org: dict[str, Any], summary: dict[str, Any], template: str) -> list[dict[str, Any]]:
+    """The organisation's over-trust flagged (the EU report's NON_COMPLIANT rule); the Texas
+    report names the threshold as the EU report's, at a lower priority."""
+    over, ci, counts = org["overtrust_rate"], org["overtrust_rate_ci"], org["counts"]
+    recs: list[dict[str, Any]] = []
+    if (
+        summary["compliance_status"] == "NON_COMPLIANT"
+        and over is not None
+        and ci[0] > rules.thresholds().overtrust
+    ):
+        eu = template == citations.EU_AI_ACT
+        borrowed = (
+            ""
+            if eu
+            else f", above the over-trust rate of {_pct(rules.thresholds().overtrust)} that this service's report "
+            "under the EU AI Act holds against oversight (the Texas Act sets no numeric threshold)"
+        )
+        recs.append(
+            _rec(
+                "critical" if eu else "high",
+                "overtrust_rate",
+                over,
+                rules.thresholds().overtrust,
+                f"Reviewers followed the AI in {_pct(over)} of the stake where it was more likely wrong (95 % "
+                f"interval from {_pct(ci[0])}){borrowed}: review the OVERTRUSTING decisions "
+                f"({printing.count(counts['overtrust'])}) with the reviewers concerned and require a written "
+                "reason before a low-confidence AI recommendation is accepted.",
+            )
+        )
+    return recs

@@ -120,5 +120,5 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
                 "cure taken: who changed it, when, and their notes."
             ),
         },
-        "recommendations": recommendations.derive(evidence, summary),
+        "recommendations": recommendations.derive(evidence, summary, template="texas_traiga"),
     }

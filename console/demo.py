@@ -176,6 +176,10 @@ def seed(*, create_users: bool = True) -> Report:
         report.add(
             f"Demo organisation {demo_data.CUSTOMER} exists already ({existing} decisions): left as it is."
         )
+        # Its months are those of the day it was seeded; the statuses are what a report states now.
+        customer = Customer.objects.get(pk=demo_data.CUSTOMER)
+        seeded = customer.created_at
+        _months(customer, demo_oversight.timed(demo_data.decisions(now=seeded)), report, seeded)
         _users(report, create_users=create_users)
         return report
     now = timezone.now()

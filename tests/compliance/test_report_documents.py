@@ -33,6 +33,11 @@ def _assert_pdf_a3b(content: bytes) -> None:
     intent = root["/OutputIntents"][0].get_object()
     assert intent["/S"] == "/GTS_PDFA1" and "sRGB" in intent["/OutputConditionIdentifier"]
     assert intent["/DestOutputProfile"].get_object().get_data()[36:40] == b"acsp"  # an ICC profile
+    info = PdfReader(io.BytesIO(content)).metadata
+    assert info is not None
+    created = str(info.get("/CreationDate"))
+    assert re.fullmatch(r"D:\d{14}Z?.*", created) and str(info.get("/ModDate")) == created
+    assert "<xmp:CreateDate>" in xmp and "<xmp:ModifyDate>" in xmp, xmp
 
 
 def _assert_clean(text: str) -> None:
@@ -45,7 +50,7 @@ def demo_api():
     return client_for(make_key("demo-bank").value)
 
 
-def test_demo_reports_are_pdf_a3b_clean_and_carry_the_triage_record(demo_api):
+def test_demo_reports_are_pdf_a3b_clean_and_carry_the_triage_record(demo_api, caplog):
     call_command("seed_demo", stdout=io.StringIO())
     alert = next(
         a
@@ -72,6 +77,8 @@ def test_demo_reports_are_pdf_a3b_clean_and_carry_the_triage_record(demo_api):
             "rates print as percentages"
         )
     assert not STATUSES.search(_text(tx)), "the Texas report names no status of its own"
+    # WeasyPrint subsets fonts with HarfBuzz-Subset (libharfbuzz-subset0), not its fontTools fallback.
+    assert not [r for r in caplog.records if "instead of HarfBuzz-Subset" in r.getMessage()]
     assert eu_job["compliance_status"] in _text(eu)
     # More decisions than the 200 printed: the whole log is embedded as the associated file.
     for content in (eu, tx):

@@ -1,7 +1,9 @@
 """python manage.py seed_demo: a realistic demo organisation for a newcomer to look at."""
 
+import socket
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 
@@ -42,7 +44,28 @@ class Command(BaseCommand):
             if options["no_users"]
             else "as demo-officer (a compliance officer) or demo-admin (everything)"
         )
-        self.stdout.write(
-            f"Done in {time.monotonic() - started:.1f} s. Start the service (`make run`) and sign in at "
-            f"http://127.0.0.1:8000/admin/ {who}."
-        )
+        url = sign_in_url(settings.BIND)
+        if _listening(settings.BIND):
+            then = f"The service answers on {settings.BIND}: sign in at {url} {who}."
+        else:
+            then = f"Then start the service (`make run`) and sign in at {url} {who}."
+        self.stdout.write(f"Done in {time.monotonic() - started:.1f} s. {then}")
+
+
+def sign_in_url(bind: str) -> str:
+    """The console's address for the service's bind (TRUSTCAL_BIND in the README's environment table): a
+    wildcard host is reached on the loopback address."""
+    host, _, port = bind.rpartition(":")
+    host = host.strip("[]")
+    if host in ("", "0.0.0.0", "::"):  # noqa: S104 (a bind, read, not listened on)
+        host = "127.0.0.1"
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}/admin/"
+
+
+def _listening(bind: str) -> bool:
+    host, _, port = sign_in_url(bind).removeprefix("http://").removesuffix("/admin/").rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=0.5):
+            return True
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,171 @@
+"""The PDF reports laid out as WeasyPrint lays them out for the PDF, on the demo organisation (the
+EU report of the older month, the Texas report of the recent one): every line stays inside its
+column, no heading is the last thing on a page, a unit never starts a line, what the reader sees
+names no internal state, and every legal citation is one of compliance/citations.py, of the
+report's own law (docs/reference/reports.md)."""
+
+import datetime as dt
+import io
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from weasyprint import HTML
+from weasyprint.formatting_structure import boxes
+
+from compliance.citations import CITATIONS, TEMPLATE_LAWS
+from compliance.evidence import Scope
+from compliance.pdf import report_html
+from compliance.report import report_build
+from console import demo_data
+from keys.models import Customer
+
+pytestmark = pytest.mark.django_db
+
+HEADINGS = {"h1", "h2", "h3", "h4", "dt"}
+SLACK = 0.5  # CSS px: rounding of glyph advances
+
+
+def _scope(customer: Customer, first: dt.date, last: dt.date) -> Scope:
+    start = dt.datetime.combine(first, dt.time(), tzinfo=dt.UTC)
+    end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
+    return Scope(customer=customer, start=start, end=end, time_period={"from": str(first), "to": str(last)})
+
+
+def _lines(box: Any, block: Any = None) -> Iterator[tuple[Any, Any]]:
+    """Each line box with the block whose content box it must stay inside."""
+    if isinstance(box, boxes.LineBox):
+        yield box, block
+        return
+    if isinstance(box, boxes.BlockContainerBox):
+        block = box
+    for child in getattr(box, "children", ()):
+        yield from _lines(child, block)
+
+
+def _texts(box: Any) -> Iterator[Any]:
+    if isinstance(box, boxes.TextBox):
+        yield box
+    for child in getattr(box, "children", ()):
+        yield from _texts(child)
+
+
+def _flow(page: Any) -> list[Any]:
+    """The page's content, margin boxes (running header and footer) left out."""
+    return [c for c in page._page_box.children if not isinstance(c, boxes.MarginBox)]
+
+
+def _last_line_tag(page: Any) -> str:
+    tag = ""
+    for root in _flow(page):
+        for line, block in _lines(root):
+            if any(t.text.strip() for t in _texts(line)):
+                tag = block.element_tag if block is not None else ""
+    return tag
+
+
+@pytest.fixture(scope="module")
+def demo_documents(django_db_setup, django_db_blocker) -> Iterator[dict[str, tuple[str, Any]]]:
+    with django_db_blocker.unblock():
+        call_command("seed_demo", stdout=io.StringIO())
+        customer = Customer.objects.get(pk=demo_data.CUSTOMER)
+        older, recent = demo_data.months(dt.datetime.now(dt.UTC))
+        out = {}
+        for template, month in (("eu_ai_act", older), ("texas_traiga", recent)):
+            html = report_html(report_build(scope=_scope(customer, *month), template=template))
+            out[template] = (html, HTML(string=html).render())
+        yield out
+        call_command("flush", interactive=False, verbosity=0)
+
+
+@pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
+def test_no_line_is_wider_than_its_column(demo_documents, template):
+    _, document = demo_documents[template]
+    wide = []
+    for number, page in enumerate(document.pages, 1):
+        for root in _flow(page):
+            for line, block in _lines(root):
+                right = block.content_box_x() + block.width
+                for text in _texts(line):
+                    if text.position_x + text.width > right + SLACK:
+                        wide.append((number, text.text[:60], round(text.position_x + text.width - right, 1)))
+    assert not wide, wide
+
+
+@pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
+def test_no_heading_is_the_last_line_of_a_page_and_no_unit_starts_a_line(demo_documents, template):
+    _, document = demo_documents[template]
+    pages = document.pages
+    assert len(pages) > 10
+    orphaned = [n for n, page in enumerate(pages[:-1], 1) if _last_line_tag(page) in HEADINGS]
+    assert not orphaned, f"a heading ends pages {orphaned}"
+    units = []
+    for number, page in enumerate(pages, 1):
+        for root in _flow(page):
+            for line, _ in _lines(root):
+                first = next((t.text.lstrip() for t in _texts(line) if t.text.strip()), "")
+                if first.startswith(("%", "pp ")) or first == "pp":
+                    units.append((number, first[:40]))
+    assert not units, units
+
+
+@pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
+def test_the_report_prints_no_internal_state_and_no_doubled_heading(demo_documents, template):
+    html, _ = demo_documents[template]
+    for internal in ("Verified through sequence", "Rechecked from sequence", "Earlier check at"):
+        assert internal not in html, internal
+    assert "Range verified" in html
+    for heading in ("Review effort: did the reviewer look?", "Signed checkpoint of the audit trail"):
+        assert html.count(f">{heading}</h3>") == 1, heading
+    assert ">Review effort</h3>" not in html and ">Latest signed checkpoint</h3>" not in html
+
+
+@pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
+def test_the_contents_list_every_section_and_the_summary_names_review_effort_and_vigilance(
+    demo_documents, template
+):
+    html, document = demo_documents[template]
+    contents = html[html.index('<nav class="toc">') : html.index("</nav>")]
+    for anchor in re.findall(r'<(?:section|h3) class="[^"]*" id="([^"]+)"|<h3 id="([^"]+)"', html):
+        target = anchor[0] or anchor[1]
+        assert f'href="#{target}"' in contents, target
+    assert contents.count("<li>") >= 13
+    summary = _printed(document)
+    assert "Review effort: " in summary and "Vigilance: reviewers caught " in summary
+
+
+# An article or section reference as printed: "Art. 14(4)(b)", "Article 14", "§552.056", or a bare
+# "14(4)(a)" in a table of points.
+REFERENCE = re.compile(
+    r"(?:Art\.|Article)\s\d+(?:\(\d+\))*(?:\([a-z]\))?|§\s?\d+\.\d+(?:\([a-z]\))?|\b\d+\(\d+\)(?:\([a-z]\))?"
+)
+BORROWED = re.compile(r"under the EU AI Act", re.IGNORECASE)
+
+
+def _printed(document: Any) -> str:
+    return "\n".join(" ".join(t.text for t in _texts(page._page_box)) for page in document.pages)
+
+
+@pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
+def test_every_citation_printed_is_in_the_table_and_of_the_reports_own_law(demo_documents, template):
+    _, document = demo_documents[template]
+    text = _printed(document)
+    own = {c.text for c in CITATIONS.values() if c.law in TEMPLATE_LAWS[template]}
+    every = {c.text for c in CITATIONS.values()}
+    unknown, foreign = [], []
+    for match in REFERENCE.finditer(text):
+        cited = match.group().replace("§ ", "§")
+        context = text[max(0, match.start() - 80) : match.end() + 20]
+        if not any(c == cited or c.endswith(" " + cited) for c in every):
+            unknown.append(context)
+        elif not any(c == cited or c.endswith(" " + cited) for c in own) and not BORROWED.search(context):
+            foreign.append(context)
+    assert not unknown, unknown
+    assert not foreign, foreign
+    if template == "texas_traiga":
+        assert "§552.056" in text and "Art." not in text
+        assert "the EU AI Act report's threshold" in text, "the borrowed over-trust figure says whose it is"
+    else:
+        assert "Art. 14(4)(b)" in text and "Art. 14(4)(d)" in text and "Art. 14(4)(a) and (b)" not in text
