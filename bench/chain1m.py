@@ -327,6 +327,7 @@ def main() -> None:
         out.update(fill(args.decisions))
     if args.erase:
         out.update(erase(f"postgresql://postgres@127.0.0.1:5432/{db}"))
+        print(json.dumps(out), flush=True)  # before the verification, which takes minutes
     if args.verify or args.erase:
         out.update(verify())
     out["load_average_end"] = load_average()
