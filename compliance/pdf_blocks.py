@@ -68,6 +68,8 @@ def feature_block(key: str, value: Any, template: str) -> Iterable[dict[str, Any
     shown = dict(value) if isinstance(value, dict) else value
     if isinstance(shown, dict) and shown.get("created_at"):
         shown["created_at"] = printing.when(shown["created_at"])
+    if isinstance(shown, dict) and isinstance(shown.get("sequence"), int):
+        shown["sequence"] = printing.count(shown["sequence"])
     printer = PRINTERS.get(key)
     figures = printer(value) if printer is not None else None
     yield {"kind": "partial", "template": partial, "value": shown, "figures": figures}

@@ -120,6 +120,7 @@ def test_the_report_prints_no_internal_state_and_no_doubled_heading(demo_documen
     for heading in ("Review effort: did the reviewer look?", "Signed checkpoint of the audit trail"):
         assert html.count(f">{heading}</h3>") == 1, heading
     assert ">Review effort</h3>" not in html and ">Latest signed checkpoint</h3>" not in html
+    assert re.search(r"Entries covered</td><td>1 to \d{1,3},\d{3}</td>", html), "a sequence with separators"
 
 
 @pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
