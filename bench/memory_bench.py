@@ -31,10 +31,15 @@ PYTHON = sys.executable
 
 
 def _children(pid: int) -> list[int]:
-    try:
-        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
+    """Children forked by any of the process's threads (Celery forks new pool processes from
+    a thread other than its main one: /proc/PID/task/PID/children alone misses them)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(p) for p in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return sorted(set(out))
 
 
 def _tree(pid: int) -> list[int]:
