@@ -78,7 +78,7 @@ def _memory_kb(pid: int) -> tuple[int, int]:
 
 
 def snapshot(root: int) -> dict:
-    pids = _tree(root)
+    pids = list(dict.fromkeys(_tree(root)))  # a process listed under two threads counts once
     parent = {child: pid for pid in pids for child in _children(pid)}
     processes = []
     for pid in pids:
