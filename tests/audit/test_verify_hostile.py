@@ -124,14 +124,15 @@ def test_a_real_worker_recovers_jobs_of_a_killed_worker_and_of_a_lost_message(tr
         customer_id="acme", status="queued", lease_until=timezone.now() - dt.timedelta(seconds=1)
     )  # its message never reached a worker
     # Beat looks for lost jobs every second here (30 s by default), so the test waits for the
-    # recovery, not for the schedule.
+    # recovery, not for the schedule. A resent message that the embedded broker does not hand
+    # over is sent again a minute later (as the first check's wait allows): 150 s covers one.
     with celery_worker("rescuer", beat=True, concurrency=1, TRUSTCAL_VERIFY_RECOVER_SECONDS="1"):
         _wait(
             lambda: (
                 set(VerifyJob.objects.filter(pk__in=[dead.pk, lost.pk]).values_list("status", flat=True))
                 == {"completed"}
             ),
-            90,
+            150,
             "the recovery of both jobs",
         )
     for job in VerifyJob.objects.filter(pk__in=[dead.pk, lost.pk]):

@@ -1,4 +1,4 @@
-"""Recommendations cover every finding (docs/reference/reports.md, "Recommendations"): flagged
+"""Recommendations cover every finding (docs/reference/reports.md, The EU AI Act Article 14 report (`eu_ai_act`), item 5): flagged
 rubber-stampers, missed probes, open high and critical alerts and each reason for
 INSUFFICIENT_EVIDENCE get one, and the Texas report borrows the EU over-trust threshold only as a
 figure, never as its own limit. Built cases: the evidence as compliance/evidence.py gathers it."""
