@@ -180,6 +180,11 @@ def _connection_lost(exc: Exception) -> bool:
     sqlstate = getattr(exc.__cause__, "sqlstate", None)
     if sqlstate:
         return sqlstate.startswith("08") or sqlstate in _LOST_SQLSTATES
+    if exc.__cause__ is not None and type(exc.__cause__).__name__ == "OperationalError":
+        # The driver's own error with no SQLSTATE is the client library's: the session failed
+        # (an error met where a pipeline ends, "consuming input failed: server closed the
+        # connection", leaves the driver's connection looking open).
+        return True
     raw = connection.connection  # no SQLSTATE: lost when the driver's connection is closed or broken
     return raw is None or bool(getattr(raw, "closed", False)) or bool(getattr(raw, "broken", False))
 

@@ -270,7 +270,9 @@ def attachments_locked(customer_id: str, decision_ids: list[str]) -> dict[str, S
                 found[row.decision_id] = row
         return found
     with prepared.cursor() as lock, prepared.cursor() as read:
-        with connection.connection.pipeline():
+        # Errors raised when the pipeline ends are Django's, as any statement's (a lost
+        # connection is an OperationalError the group commit recognises, not psycopg's own).
+        with connection.wrap_database_errors, connection.connection.pipeline():
             lock.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
             read.execute(_ATTACHMENTS_SQL, [customer_id, list(decision_ids)])
         # Read once the pipeline is left: its Sync collects both results in one wait (a fetch
