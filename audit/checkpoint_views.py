@@ -16,7 +16,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from audit import checkpoints, selectors, tree
+from audit import checkpoint_key, checkpoints, selectors, tree
 from audit.export import entries_ndjson
 from audit.models import SignedCheckpoint
 from config.api import PagePagination, TenantAPIView
@@ -155,10 +155,10 @@ class CheckpointKeyView(APIView):
     def get(self, request):
         return Response(
             {
-                "origin": checkpoints.key_name(),
+                "origin": checkpoint_key.key_name(),
                 "algorithm": "ed25519",
-                "public_key": _b64(checkpoints.public_key()),
-                "verifier_key": checkpoints.verifier_key(),
+                "public_key": _b64(checkpoint_key.public_key()),
+                "verifier_key": checkpoint_key.verifier_key(),
             }
         )
 

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core import checks
 from django.core.checks import CheckMessage, Error
 
-from audit import checkpoints
+from audit import checkpoint_key
 from config.checks import TAG
 
 
@@ -20,5 +20,5 @@ def checkpoint_key_check(
 ) -> list[CheckMessage]:
     if settings.TRUSTCAL_PRODUCTION and not settings.TRUSTCAL_CHECKPOINT_KEY:
         return []  # trustcal.E002 says so; never generate a host's own key in production
-    problem = checkpoints.key_problem()
+    problem = checkpoint_key.key_problem()
     return [Error(problem, id="trustcal.E005")] if problem is not None else []

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Sum
 
-from audit import checkpoints
+from audit import checkpoint_key
 from audit.models import ChainHead
 from config.exceptions import HealthProblem
 from keys.models import Customer
@@ -34,7 +34,7 @@ def health_checks() -> dict[str, Callable[[], dict[str, Any] | None]]:
 
 
 def _checkpoint_key_check() -> dict[str, Any] | None:
-    problem = checkpoints.key_problem()
+    problem = checkpoint_key.key_problem()
     if problem is not None:
         logger.error("checkpoints paused: %s", problem)
         raise HealthProblem("checkpoints paused: the signing key cannot be used (the service log says why)")

@@ -75,6 +75,16 @@ def format2_problem(doc: dict[str, Any]) -> str | None:
     inner = strict_loads(canonical)
     if not isinstance(inner, dict) or inner.get("format") != 2:
         return "its canonical text is not a format-2 entry"
+    problem = _clear_fields_problem(doc, inner)
+    if problem or "personal" not in inner:
+        return problem  # no personal part: an erasure entry
+    if doc.get("erased") is True:
+        return _erased_problem(doc)
+    return _personal_problem(doc, str(inner["personal"]))
+
+
+def _clear_fields_problem(doc: dict[str, Any], inner: dict[str, Any]) -> str | None:
+    """The fields shown in clear are exactly the canonical's (the personal part aside)."""
     for key, value in doc.items():
         if key in WIRE_ONLY:
             continue
@@ -83,14 +93,20 @@ def format2_problem(doc: dict[str, Any]) -> str | None:
     for key in inner:
         if key != "personal" and key not in doc:
             return f"it does not show {key}, which its hash covers"
-    if "personal" not in inner:
-        return None  # an entry with no personal part (an erasure entry)
+    return None
+
+
+def _erased_problem(doc: dict[str, Any]) -> str:
+    """ "erased" for an intact erased entry: no personal field left anywhere."""
+    if doc.get("personal_fields") is not None or doc.get("salt") is not None:
+        return "it is marked erased but still carries personal fields"
+    shown = [doc.get(name) for name in PERSONAL_FIELDS if doc.get(name) is not None]
+    return "erased" if not shown else "it is marked erased but shows a personal field"
+
+
+def _personal_problem(doc: dict[str, Any], committed: str) -> str | None:
+    """The personal fields match the entry's commitment, and those shown in clear are theirs."""
     personal, salt = doc.get("personal_fields"), doc.get("salt")
-    if doc.get("erased") is True:
-        if personal is not None or salt is not None:
-            return "it is marked erased but still carries personal fields"
-        shown = [doc.get(name) for name in PERSONAL_FIELDS if doc.get(name) is not None]
-        return "erased" if not shown else "it is marked erased but shows a personal field"
     if (
         not isinstance(personal, dict)
         or sorted(personal) != sorted(PERSONAL_FIELDS)
@@ -101,7 +117,7 @@ def format2_problem(doc: dict[str, Any]) -> str | None:
         salt_bytes = bytes.fromhex(salt)
     except ValueError:
         return "its salt is not hex"
-    if not hmac.compare_digest(commitment(salt_bytes, personal), str(inner["personal"])):
+    if not hmac.compare_digest(commitment(salt_bytes, personal), committed):
         return "its personal fields do not match their commitment (one was changed)"
     for name in PERSONAL_FIELDS:
         if name in doc and not same_value(doc[name], personal[name]):

@@ -194,24 +194,9 @@ def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs:
     erased = 0
     proved: list[str] = []
     for number, sequence, previous_hash, value, problem in _entries(stream, jobs):
-        if problem is not None and problem.startswith("twice: "):
-            out.write(
-                f"FAILED at line {number}: an object of the entry names a key twice ({problem[7:]}), "
-                "so what the entry holds is not defined.\n"
-            )
-            return False
-        if problem is not None and not problem.startswith("content") and problem != "erased":
-            raise Unreadable(f"line {number} of the export is {problem}")
-        where = f"line {number} (sequence {sequence})"
-        if sequence != edge.size + 1:
-            first = "the export must start at sequence 1" if edge.size == 0 else f"expected {edge.size + 1}"
-            out.write(f"FAILED at {where}: entries are missing or out of order ({first}).\n")
-            return False
-        if previous_hash != previous:
-            out.write(f"FAILED at {where}: previous_hash is not the hash of the entry before it.\n")
-            return False
-        if problem is not None and problem.startswith("content"):
-            out.write(f"FAILED at {where}: the entry's content does not match its hash ({problem[9:]}).\n")
+        failure = _link_failure(number, sequence, previous_hash, problem, size=edge.size, previous=previous)
+        if failure:
+            out.write(failure)
             return False
         erased += problem == "erased"
         edge.append(bytes.fromhex(value))
@@ -219,9 +204,10 @@ def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs:
         for signed in by_size.pop(edge.size, []):
             if edge.root() != signed.checkpoint.root:
                 out.write(
-                    f"FAILED at {where}: the tree of the first {edge.size} entries has root "
-                    f"{base64.b64encode(edge.root()).decode()}, but the {signed.describe()} says "
-                    f"{base64.b64encode(signed.checkpoint.root).decode()}: history was rewritten.\n"
+                    f"FAILED at line {number} (sequence {sequence}): the tree of the first {edge.size} "
+                    f"entries has root {base64.b64encode(edge.root()).decode()}, but the "
+                    f"{signed.describe()} says {base64.b64encode(signed.checkpoint.root).decode()}: "
+                    "history was rewritten.\n"
                 )
                 return False
             proved.append(signed.describe())
@@ -233,15 +219,7 @@ def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs:
                     f"{size}: signed entries are missing (deleted, or the export was cut short).\n"
                 )
         return False
-    log = next(iter(origins), "")
-    out.write(f"OK: {edge.size} entries of {log}; every hash and link recomputed from line 1.\n")
-    if erased:
-        out.write(
-            f"OK: {erased} entries had their personal fields erased; their hashes, links and commitments "
-            "still stand (docs/reference/erasure.md); every other entry's personal fields match their commitment.\n"
-        )
-    for line in proved:
-        out.write(f"OK: the tree of the export matches the {line}.\n")
+    _report_verified(out, log=next(iter(origins), ""), size=edge.size, erased=erased, proved=proved)
     covered = max((signed.checkpoint.size for signed in checkpoints), default=0)
     if covered < edge.size:
         out.write(
@@ -249,6 +227,41 @@ def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs:
             "them; a later checkpoint proves them.\n"
         )
     return True
+
+
+def _link_failure(
+    number: int, sequence: Any, previous_hash: Any, problem: str | None, *, size: int, previous: str
+) -> str | None:
+    """Why the entry on line `number` does not extend a chain of `size` entries ending in the
+    hash `previous` (the FAILED line), or None when it does. Raises Unreadable for a line that
+    is not an entry at all."""
+    if problem is not None and problem.startswith("twice: "):
+        return (
+            f"FAILED at line {number}: an object of the entry names a key twice ({problem[7:]}), "
+            "so what the entry holds is not defined.\n"
+        )
+    if problem is not None and not problem.startswith("content") and problem != "erased":
+        raise Unreadable(f"line {number} of the export is {problem}")
+    where = f"line {number} (sequence {sequence})"
+    if sequence != size + 1:
+        first = "the export must start at sequence 1" if size == 0 else f"expected {size + 1}"
+        return f"FAILED at {where}: entries are missing or out of order ({first}).\n"
+    if previous_hash != previous:
+        return f"FAILED at {where}: previous_hash is not the hash of the entry before it.\n"
+    if problem is not None and problem.startswith("content"):
+        return f"FAILED at {where}: the entry's content does not match its hash ({problem[9:]}).\n"
+    return None
+
+
+def _report_verified(out: TextIO, *, log: str, size: int, erased: int, proved: list[str]) -> None:
+    out.write(f"OK: {size} entries of {log}; every hash and link recomputed from line 1.\n")
+    if erased:
+        out.write(
+            f"OK: {erased} entries had their personal fields erased; their hashes, links and commitments "
+            "still stand (docs/reference/erasure.md); every other entry's personal fields match their commitment.\n"
+        )
+    for line in proved:
+        out.write(f"OK: the tree of the export matches the {line}.\n")
 
 
 def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, out: TextIO) -> bool:

@@ -15,8 +15,9 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate, TruncMonth, TruncWeek
 
-from audit.measures import accuracy, confidence_check
+from audit.measures import accuracy
 from calibration import rules
+from calibration.confidence import confidence_check
 from calibration.selectors import RISK_USER_KEYS, DayRange, periods, trend_point, trend_summary
 
 _TRUNC = {"day": TruncDate, "week": TruncWeek, "month": TruncMonth}

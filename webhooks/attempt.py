@@ -14,7 +14,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from config.timeutils import isoformat
-from webhooks import conf, connections, signing, transport
+from webhooks import conf, connections, signing, transport, url_safety
 from webhooks.models import Delivery, DispatchCounter, Event, Webhook
 
 API_VERSION = "1.0.0"
@@ -70,8 +70,8 @@ def send(webhook: Webhook, event: Event, now: dt.datetime) -> transport.SendResu
     Transport failures come back as a failed SendResult; anything raised is a bug of ours."""
     keep_alive = conf.keepalive_seconds() > 0
     try:
-        target = transport.resolve(webhook.url, rules=transport.url_rules())
-    except transport.UnsafeUrl as exc:
+        target = url_safety.resolve(webhook.url, rules=url_safety.url_rules())
+    except url_safety.UnsafeUrl as exc:
         connections.pool().drop(webhook.pk)
         return transport.SendResult(
             ok=False, status=None, duration_ms=0, error=f"url_refused: {exc}", body=""

@@ -2,7 +2,7 @@
 
 A connection is filed under (webhook id, scheme, host, port, address): the host is the name
 used for the Host header and TLS SNI, the address the URL check (docs/reference/webhooks.md, "URL safety") returned when the connection
-was opened. The URL is still resolved and checked before every attempt (transport.resolve);
+was opened. The URL is still resolved and checked before every attempt (url_safety.resolve);
 an idle connection is handed out only for the same webhook and the same freshly checked
 address, never for a URL that is now refused (attempt.send drops the webhook's connections
 then). An idle connection is closed after WEBHOOK_KEEPALIVE_SECONDS, or at once when the

@@ -21,7 +21,7 @@ from config.bulk import bulk_insert
 from config.exceptions import RateLimited
 from config.ratelimit import SlidingWindow
 from keys.models import Customer
-from webhooks import attempt, conf, dispatch, signing, transport
+from webhooks import attempt, conf, dispatch, signing, transport, url_safety
 from webhooks.events import EVENT_REGULATIONS, EVENT_TYPES, TEST_EVENT_TYPE
 from webhooks.exceptions import (
     WebhookAlreadyEnabled,
@@ -146,8 +146,8 @@ def webhook_url_validate(url: Any) -> str:
     if not isinstance(url, str):
         raise WebhookInvalidUrl("url must be a string.")
     try:
-        transport.resolve(url.strip(), rules=transport.url_rules())
-    except transport.UnsafeUrl as exc:
+        url_safety.resolve(url.strip(), rules=url_safety.url_rules())
+    except url_safety.UnsafeUrl as exc:
         raise WebhookInvalidUrl(str(exc))
     return url.strip()
 

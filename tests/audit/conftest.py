@@ -2,14 +2,14 @@
 
 import pytest
 
-from audit import checkpoints
+from audit import checkpoint_key
 
 
 @pytest.fixture
 def key_path(settings, tmp_path):
-    checkpoints.signing_key.cache_clear()
+    checkpoint_key.signing_key.cache_clear()
     yield tmp_path
-    checkpoints.signing_key.cache_clear()
+    checkpoint_key.signing_key.cache_clear()
 
 
 @pytest.fixture

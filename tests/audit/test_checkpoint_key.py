@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from audit import checkpoints
+from audit import checkpoint_key
 from audit.exceptions import CheckpointKeyError
 from audit.models import SignedCheckpoint
 from tests import processes
@@ -63,9 +63,9 @@ def test_a_lost_generated_key_is_never_replaced_while_its_checkpoints_exist(sett
     assert api.post("/v1/audit-trail/checkpoints").status_code == 201
     kept = generated.read_bytes()
     generated.unlink()
-    checkpoints.signing_key.cache_clear()
+    checkpoint_key.signing_key.cache_clear()
     with pytest.raises(CheckpointKeyError) as caught:
-        checkpoints.signing_key()
+        checkpoint_key.signing_key()
     assert not generated.exists()  # nothing generated in its place
     assert "1 checkpoints signed by it exist" in caught.value.detail
     assert f"Restore the file from a backup to {generated}" in caught.value.detail
@@ -80,12 +80,12 @@ def test_a_lost_generated_key_is_never_replaced_while_its_checkpoints_exist(sett
 def test_a_key_file_readable_by_group_or_others_is_refused(settings, key_path, anon_api):
     for mode in (0o640, 0o604):
         settings.TRUSTCAL_CHECKPOINT_KEY = _seed_file(key_path / f"key-{mode:o}", mode)
-        checkpoints.signing_key.cache_clear()
+        checkpoint_key.signing_key.cache_clear()
         with pytest.raises(CheckpointKeyError) as caught:
-            checkpoints.signing_key()
+            checkpoint_key.signing_key()
         assert "readable by group or others" in caught.value.detail and "chmod 600" in caught.value.detail
     settings.TRUSTCAL_CHECKPOINT_KEY = _seed_file(key_path / "owner-only")
-    checkpoints.signing_key.cache_clear()
+    checkpoint_key.signing_key.cache_clear()
     assert anon_api.get("/v1/audit-trail/checkpoint-key").status_code == 200
 
 

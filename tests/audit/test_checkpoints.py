@@ -15,7 +15,7 @@ import time_machine
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from audit import checkpoints
+from audit import checkpoint_key, checkpoints
 from audit.models import SignedCheckpoint
 from tests.audit.factories import all_entries, decision_body, recompute_hash
 from tests.audit.test_merkle_proofs import rfc_mth
@@ -194,7 +194,7 @@ def test_the_embedded_key_is_generated_on_first_use_owner_only(settings, key_pat
     first = anon_api.get("/v1/audit-trail/checkpoint-key").json()
     mode = stat.S_IMODE(os.stat(settings.TRUSTCAL_CHECKPOINT_KEY_DEFAULT).st_mode)
     assert mode == 0o600
-    checkpoints.signing_key.cache_clear()
+    checkpoint_key.signing_key.cache_clear()
     assert anon_api.get("/v1/audit-trail/checkpoint-key").json() == first  # the same key, reread
 
 
@@ -211,12 +211,12 @@ def test_a_configured_key_file_pem_or_seed_is_used_and_never_generated(settings,
     (key_path / "pem").write_bytes(pem)
     for name in ("seed", "pem"):
         settings.TRUSTCAL_CHECKPOINT_KEY = str(key_path / name)
-        checkpoints.signing_key.cache_clear()
+        checkpoint_key.signing_key.cache_clear()
         assert anon_api.get("/v1/audit-trail/checkpoint-key").json()["public_key"] == public
     settings.TRUSTCAL_CHECKPOINT_KEY = str(key_path / "missing")
-    checkpoints.signing_key.cache_clear()
+    checkpoint_key.signing_key.cache_clear()
     with pytest.raises(checkpoints.CheckpointKeyError) as caught:
-        checkpoints.signing_key()
+        checkpoint_key.signing_key()
     assert not (key_path / "missing").exists()
     assert base64.b64encode(seed).decode() not in str(caught.value)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from audit import checkpoints, merkle, note, tree
+from audit import checkpoint_key, merkle, note, tree
 from audit.models import SignedCheckpoint
 from audit.offline_consistency import verify_consistency
 from tests.audit.factories import decision_body
@@ -97,13 +97,16 @@ def test_a_history_rewritten_and_signed_again_fails_the_offline_consistency_chec
     root = tree.root_at("acme", 10)
     text = note.checkpoint_text(
         note.Checkpoint(
-            origin=checkpoints.origin("acme"),
+            origin=checkpoint_key.origin("acme"),
             size=10,
             root=root,
             extensions=("time 2026-11-26T00:00:00.000Z",),
         )
     )
-    forged = {"sequence": 10, "note": note.sign(text, checkpoints.key_name(), checkpoints.signing_key())}
+    forged = {
+        "sequence": 10,
+        "note": note.sign(text, checkpoint_key.key_name(), checkpoint_key.signing_key()),
+    }
     code, out = offline(*_files(api, tmp_path, old, forged))
     assert code == 1, out
     assert "does NOT extend" in out and "first 6 entries were changed" in out

@@ -11,6 +11,7 @@ from statsmodels.discrete.discrete_model import Logit
 from statsmodels.stats.proportion import proportion_confint
 
 from audit import measures
+from calibration import confidence
 
 TH = measures.Thresholds()
 
@@ -166,8 +167,8 @@ def test_the_cox_fit_is_statsmodels_logit():
         c = rng.uniform(0.05, 0.95)
         p = 1 / (1 + math.exp(-(0.4 + 0.7 * math.log(c / (1 - c)))))
         rows.append((c, int(rng.random() < p)))
-    check = measures.confidence_check((c, y, 1) for c, y in rows)
-    x = [[1.0, measures.logit(c)] for c, _ in rows]
+    check = confidence.confidence_check((c, y, 1) for c, y in rows)
+    x = [[1.0, confidence.logit(c)] for c, _ in rows]
     fit = Logit([y for _, y in rows], x).fit(disp=0)
     (a_low, a_high), (b_low, b_high) = fit.conf_int(alpha=0.05).tolist()
     assert check["intercept"] == pytest.approx(fit.params[0], abs=1e-8)
@@ -181,10 +182,10 @@ def test_the_cox_fit_is_statsmodels_logit():
 def test_a_calibrated_confidence_is_consistent_and_few_decisions_are_not_checked():
     rng = random.Random(5)
     rows = [(c, int(rng.random() < c)) for c in (rng.uniform(0.05, 0.95) for _ in range(2000))]
-    assert measures.confidence_check((c, y, 1) for c, y in rows)["verdict"] == "consistent"
-    assert measures.confidence_check((c, y, 1) for c, y in rows[:99])["verdict"] == "not_checked"
+    assert confidence.confidence_check((c, y, 1) for c, y in rows)["verdict"] == "consistent"
+    assert confidence.confidence_check((c, y, 1) for c, y in rows[:99])["verdict"] == "not_checked"
     # All outcomes alike: no finite fit.
-    assert measures.confidence_check([(0.7, 1, 150)])["verdict"] == "not_checked"
+    assert confidence.confidence_check([(0.7, 1, 150)])["verdict"] == "not_checked"
 
 
 def test_the_clustered_effective_n_is_the_ratio_estimators_variance_by_hand():

@@ -6,7 +6,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from tests.webhooks.helpers import emit, webhook
-from webhooks import dispatch, transport
+from webhooks import dispatch, url_safety
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +59,7 @@ def test_an_allowed_network_is_admitted_and_others_are_not(api, settings):
 def test_an_allowed_network_that_reaches_link_local_is_a_failed_start(settings, network):
     settings.WEBHOOK_ALLOWED_NETWORKS = [network]
     with pytest.raises(ImproperlyConfigured):
-        transport.url_rules()
+        url_safety.url_rules()
 
 
 def test_the_worker_applies_the_allowed_networks_too(settings):

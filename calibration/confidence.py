@@ -1,0 +1,84 @@
+"""The confidence check of the AI (docs/reference/calibration.md, Confidence check): is
+the AI's confidence a probability? A Cox (1958) logistic fit over (confidence, outcome) groups,
+free of Django and the database like `audit.measures`, whose interval quantile and ratio it uses.
+`calibration.reporting` feeds it the groups from SQL."""
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from audit.measures import Z95, ratio
+
+CONFIDENCE_CHECK_MIN = 100
+LOGIT_CLIP = 1e-4  # confidences are clipped to [1e-4, 1 - 1e-4] before the logit
+
+
+def logit(c: float) -> float:
+    c = min(1 - LOGIT_CLIP, max(LOGIT_CLIP, c))
+    return math.log(c / (1 - c))
+
+
+def confidence_check(
+    pairs: Iterable[tuple[float, int, int]], *, brier_sum: float | None = None
+) -> dict[str, Any]:
+    """The Cox (1958) calibration check of the AI's confidence over (confidence, y, count) groups:
+    logit P(y = 1) = a + b * logit(c), fitted by Newton-Raphson, with Wald 95 % intervals, and
+    the Brier score. `verdict` is `consistent` when a's interval holds 0 and b's holds 1,
+    `miscalibrated` otherwise, `not_checked` under CONFIDENCE_CHECK_MIN decisions or when the fit
+    has no finite solution (all outcomes alike, or separated by the confidence)."""
+    groups = [(logit(c), y, k, c) for c, y, k in pairs if k > 0]
+    total = sum(k for _, _, k, _ in groups)
+    brier = ratio(sum(k * (c - y) ** 2 for _, y, k, c in groups) if brier_sum is None else brier_sum, total)
+    out: dict[str, Any] = {
+        "decisions": total,
+        "intercept": None,
+        "intercept_ci": None,
+        "slope": None,
+        "slope_ci": None,
+        "brier_score": brier,
+        "verdict": "not_checked",
+    }
+    if total < CONFIDENCE_CHECK_MIN:
+        return out
+    fit = _logistic_fit(groups)
+    if fit is None:
+        return out
+    (a, b), (var_a, var_b) = fit
+    a_ci = [a - Z95 * math.sqrt(var_a), a + Z95 * math.sqrt(var_a)]
+    b_ci = [b - Z95 * math.sqrt(var_b), b + Z95 * math.sqrt(var_b)]
+    consistent = a_ci[0] <= 0 <= a_ci[1] and b_ci[0] <= 1 <= b_ci[1]
+    out.update(
+        intercept=a,
+        intercept_ci=a_ci,
+        slope=b,
+        slope_ci=b_ci,
+        verdict="consistent" if consistent else "miscalibrated",
+    )
+    return out
+
+
+def _logistic_fit(
+    groups: list[tuple[float, int, int, float]], iterations: int = 50
+) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """Maximum likelihood (a, b) of y ~ a + b x and the diagonal of the inverse information."""
+    a, b = 0.0, 1.0
+    for _ in range(iterations):
+        g0 = g1 = h00 = h01 = h11 = 0.0
+        for x, y, k, _c in groups:
+            eta = a + b * x
+            p = 1 / (1 + math.exp(-eta)) if eta > -700 else 0.0
+            w = k * p * (1 - p)
+            g0 += k * (y - p)
+            g1 += k * (y - p) * x
+            h00, h01, h11 = h00 + w, h01 + w * x, h11 + w * x * x
+        det = h00 * h11 - h01 * h01
+        if det <= 1e-12 * max(1.0, h00 * h11):
+            return None
+        da = (h11 * g0 - h01 * g1) / det
+        db = (h00 * g1 - h01 * g0) / det
+        a, b = a + da, b + db
+        if abs(a) > 1e6 or abs(b) > 1e6:
+            return None
+        if abs(da) < 1e-10 and abs(db) < 1e-10:
+            return (a, b), (h11 / det, h00 / det)
+    return None
