@@ -3,6 +3,7 @@ calibration figures, subgroups, alerts and the audit chain. Both templates organ
 same evidence; every figure is computed in SQL (grouped), none per decision in Python."""
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -196,7 +197,7 @@ def _narrow(scope: Scope) -> dict[str, Any]:
     return {"model_id": scope.filters.get("model_ids"), "user_id": scope.filters.get("user_ids")}
 
 
-def _reviewer_rows(scope: Scope, users: list[dict[str, Any]]) -> dict[str, Any]:
+def _reviewer_rows(scope: Scope, users: Sequence[Mapping[str, object]]) -> dict[str, Any]:
     """The rows per reviewer, or, without the per-person permission, a member saying they are
     withheld (so that no reader takes their absence for "no reviewer")."""
     return {"reviewers": users} if scope.per_person else {"reviewers_withheld": PER_PERSON_WITHHELD}

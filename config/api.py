@@ -2,14 +2,15 @@
 the exception handler that turns every error into an RFC 9457 problem document
 (docs/reference/errors.md, The problem document)."""
 
+import datetime as dt
 import json
 import logging
 import math
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from django.core.exceptions import ImproperlyConfigured, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, OperationalError
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
@@ -26,6 +27,10 @@ from config.inputs import query_text as text_param
 from config.pagination import CamelPagePagination, PagePagination
 from config.parsers import StrictJSONParser
 from config.timeutils import isoformat, parse_timestamp
+
+if TYPE_CHECKING:  # config imports no app at run time (docs/architecture.md, Boundaries)
+    from keys.authentication import ApiPrincipal
+    from keys.models import Customer
 
 logger = logging.getLogger("trustcal.api")
 
@@ -56,7 +61,7 @@ class IdConverter:
 register_converter(IdConverter, "id")
 
 
-def paths(route: str, view: Callable, name: str) -> list[URLPattern]:
+def paths(route: str, view: Callable[..., HttpResponse], name: str) -> list[URLPattern]:
     """A path that answers with and without a trailing slash, without redirecting."""
     return [path(route, view, name=name), path(route + "/", view)]
 
@@ -65,9 +70,15 @@ def paths(route: str, view: Callable, name: str) -> list[URLPattern]:
 
 
 def problem_body(
-    *, status: int, code: str, title: str, detail: str, request_id: str | None, errors: list | None = None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
+    *,
+    status: int,
+    code: str,
+    title: str,
+    detail: str,
+    request_id: str | None,
+    errors: list[dict[str, object]] | None = None,
+) -> dict[str, object]:
+    body: dict[str, object] = {
         "type": "about:blank",
         "title": title,
         "status": status,
@@ -87,7 +98,7 @@ def problem_response(
     code: str,
     title: str,
     detail: str,
-    errors: list | None = None,
+    errors: list[dict[str, object]] | None = None,
     headers: dict[str, str] | None = None,
 ) -> HttpResponse:
     """A problem document as a plain Django response (for middleware and URL handlers)."""
@@ -103,7 +114,8 @@ def problem_response(
     return response
 
 
-def _flatten_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+def _flatten_errors(detail: object, prefix: str = "") -> list[dict[str, str]]:
+    """DRF's error detail (nested dicts and lists of messages) as a flat list with paths."""
     out: list[dict[str, str]] = []
     if isinstance(detail, dict):
         for key, value in detail.items():
@@ -143,15 +155,21 @@ _DRF_MAP: list[tuple[type[Exception], int, str, str]] = [
 
 
 def _problem(
-    request_id: str | None, status: int, code: str, title: str, detail: str, errors=None, headers=None
-):
+    request_id: str | None,
+    status: int,
+    code: str,
+    title: str,
+    detail: str,
+    errors: list[dict[str, object]] | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
     body = problem_body(
         status=status, code=code, title=title, detail=detail, request_id=request_id, errors=errors
     )
     return Response(body, status=status, content_type=PROBLEM_CONTENT_TYPE, headers=headers)
 
 
-def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+def problem_exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     request = context.get("request")
     request_id = getattr(request, "request_id", None) if request is not None else None
     if isinstance(exc, DomainError):
@@ -206,7 +224,7 @@ def _database_unreachable(exc: Exception) -> bool:
 # --- parsing -----------------------------------------------------------------------------------
 
 
-def require_object(data: Any) -> dict[str, Any]:
+def require_object(data: object) -> dict[str, Any]:  # Any: a JSON object's members, not yet validated
     """Request bodies are JSON objects; anything else is a VALIDATION_ERROR."""
     if not isinstance(data, dict):
         raise ValidationFailed(
@@ -220,14 +238,14 @@ class UTCDateTimeField(serializers.DateTimeField):
     """ISO 8601 in (naive taken as UTC), ISO 8601 UTC with Z and milliseconds out
     (docs/reference/conventions.md, Timestamps)."""
 
-    def to_internal_value(self, value: Any):
+    def to_internal_value(self, value: object) -> dt.datetime:
         parsed = parse_timestamp(value) if isinstance(value, str) else None
         if parsed is None:
             raise serializers.ValidationError("Not a valid ISO 8601 timestamp.")
         return parsed
 
-    def to_representation(self, value: Any):
-        return isoformat(value) if value else None
+    def to_representation(self, value: dt.datetime) -> str:
+        return isoformat(value)  # DRF renders a None attribute as null without calling this
 
 
 # --- the tenant-scoped bases ---------------------------------------------------------------------
@@ -268,25 +286,25 @@ _AUTHENTICATED = (
 _FILTERED = ("get_queryset", "filter_queryset", "get_object", "customer_field")
 
 
-class _CallerCustomer:
+class _CallerCustomer(APIView):
     @property
-    def customer(self) -> Any:
-        """The authenticated key's customer (keys.models.Customer; config imports no app)."""
-        return cast(Any, self.request.user).customer  # type: ignore[attr-defined]
+    def customer(self) -> "Customer":
+        """The authenticated key's customer (the authentication sets `request.user` to its key)."""
+        return cast("ApiPrincipal", self.request.user).customer
 
 
-class TenantAPIView(_CallerCustomer, APIView):
+class TenantAPIView(_CallerCustomer):
     """A non-resource endpoint on the caller's own data (POST /log, /calibrate, ...): always
     authenticated by an API key, `self.customer` always the key's customer."""
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         _refuse_tenant_overrides(
             cls, TenantAPIView, _AUTHENTICATED, "read the caller's data through self.customer."
         )
 
 
-class TenantViewSet(_CallerCustomer, viewsets.GenericViewSet):
+class TenantViewSet(_CallerCustomer, viewsets.GenericViewSet[Any]):  # Any: each subclass's own model
     """Every resource viewset derives from this: the queryset is always filtered to the
     caller's customer, so another customer's id is a 404, a list shows only the caller's rows,
     and no view can forget the filter. A subclass provides `queryset` or
@@ -295,23 +313,24 @@ class TenantViewSet(_CallerCustomer, viewsets.GenericViewSet):
     customer_field = "customer"
     lookup_value_regex = ID_PATTERN
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         _refuse_tenant_overrides(
             cls, TenantViewSet, _AUTHENTICATED + _FILTERED, "override get_base_queryset() instead."
         )
 
-    def get_base_queryset(self) -> QuerySet:
+    def get_base_queryset(self) -> QuerySet[Any]:  # Any: each subclass's own model
         queryset = getattr(self, "queryset", None)
-        assert queryset is not None, f"{type(self).__name__} needs a queryset or get_base_queryset()"
-        return cast(QuerySet, queryset).all()
+        if queryset is None:
+            raise ImproperlyConfigured(f"{type(self).__name__} needs a queryset or get_base_queryset()")
+        return cast("QuerySet[Any]", queryset).all()
 
-    def get_queryset(self) -> QuerySet:
+    def get_queryset(self) -> QuerySet[Any]:  # Any: each subclass's own model
         if getattr(self, "swagger_fake_view", False):
             return self.get_base_queryset().none()
         return self.get_base_queryset().filter(**{self.customer_field: self.customer})
 
-    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+    def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:  # Any: each subclass's own model
         # The filter backends narrow what get_queryset() gave; the tenant filter is applied
         # again so that no backend can widen it.
         queryset = super().filter_queryset(queryset)

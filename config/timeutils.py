@@ -1,6 +1,7 @@
 """Timestamps on the wire: out as ISO 8601 UTC with Z and milliseconds; in as any ISO 8601."""
 
 import datetime as dt
+from typing import overload
 
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -8,6 +9,12 @@ from django.utils.dateparse import parse_date, parse_datetime
 UTC = dt.UTC
 
 
+@overload
+def isoformat(value: dt.datetime) -> str: ...
+@overload
+def isoformat(value: None) -> None: ...
+@overload
+def isoformat(value: dt.datetime | None) -> str | None: ...
 def isoformat(value: dt.datetime | None) -> str | None:
     if value is None:
         return None

@@ -76,10 +76,8 @@ def review_effort(request: HttpRequest) -> HttpResponse:
         since, until = _utc_days(context)
         effort = oversight_selectors.review_effort(customer, since=since, until=until)
         team = effort.team()
-        team["rate_text"] = _rate(
-            team["quick_agreement_rate"], team["quick_agreement_rate_ci"], "no timed decision"
-        )
-        context.update(team=team, models=effort.models)
+        rate_text = _rate(team["quick_agreement_rate"], team["quick_agreement_rate_ci"], "no timed decision")
+        context.update(team={**team, "rate_text": rate_text}, models=effort.models)
         context["reviewers"] = (
             [
                 {
@@ -104,9 +102,11 @@ def vigilance(request: HttpRequest) -> HttpResponse:
         since, until = _utc_days(context)
         result = oversight_selectors.vigilance(customer, since=since, until=until)
         totals = result.totals
-        totals["rate_text"] = _rate(totals["catch_rate"], totals["catch_rate_ci"], "no known_wrong probe")
-        totals["false_text"] = _share(totals["false_override_rate"])
-        context["totals"] = totals
+        context["totals"] = {
+            **totals,
+            "rate_text": _rate(totals["catch_rate"], totals["catch_rate_ci"], "no known_wrong probe"),
+            "false_text": _share(totals["false_override_rate"]),
+        }
         context["reviewers"] = (
             [
                 {**u, "rate_text": _rate(u["catch_rate"], u["catch_rate_ci"], "no known_wrong probe")}

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
 
-def _sync_per_person_group(sender, using="default", apps=None, **kwargs) -> None:
+def _sync_per_person_group(sender: AppConfig, using: str = "default", **kwargs: object) -> None:
     from django.contrib.auth.models import Group, Permission
 
     from oversight.permissions import per_person_group_sync

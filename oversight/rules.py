@@ -4,7 +4,7 @@ the evidence level. Every figure is computed from counts, never from decisions."
 
 import math
 from statistics import NormalDist
-from typing import Any
+from typing import TypedDict
 
 from django.conf import settings
 
@@ -30,7 +30,15 @@ def median_fraction() -> float:
     return float(getattr(settings, "OVERSIGHT_MEDIAN_FRACTION", 0.5))
 
 
-def rule() -> dict[str, Any]:
+class Rule(TypedDict):
+    floor_seconds: float
+    median_fraction: float
+    min_timed_for_median: int
+    flag_rate: float
+    min_timed_for_flag: int
+
+
+def rule() -> Rule:
     """The rule as GET /oversight/review-effort states it."""
     return {
         "floor_seconds": floor_seconds(),

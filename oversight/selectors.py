@@ -5,24 +5,62 @@ audit.selectors, grouped in SQL; the statistics are oversight.rules on those few
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from audit import selectors as audit_selectors
-from audit.selectors import Narrow
+from audit.selectors import Narrow, UserReviewCounts
 from keys.models import Customer
 from oversight import rules
 
 
+class ModelTimes(TypedDict):
+    """A model's review times in GET /oversight/review-effort."""
+
+    model_id: str | None
+    timed_decisions: int
+    median_review_seconds: float | None
+    threshold_seconds: float | None
+
+
+class QuickAgreement(TypedDict):
+    """What a reviewer and the team share: how many decisions, how many timed and quick."""
+
+    decisions: int
+    timed_decisions: int
+    quick_decisions: int
+    quick_agreements: int
+    quick_agreement_rate: float | None
+    quick_agreement_rate_ci: list[float] | None
+
+
+class ReviewerEffort(QuickAgreement):
+    """A reviewer's row in GET /oversight/review-effort."""
+
+    user_id: str
+    median_review_seconds: float | None
+    overreliance_when_quick: float | None
+    overreliance_when_considered: float | None
+    flagged: bool
+
+
+class TeamEffort(QuickAgreement):
+    """The team's figures, naming no one."""
+
+    reviewers: int
+    flagged_reviewers: int
+    timed_share: float | None
+
+
 @dataclass(frozen=True)
 class ReviewEffort:
-    models: list[dict[str, Any]]
-    users: list[dict[str, Any]]  # flagged first, then by quick_agreement_rate descending
+    models: list[ModelTimes]
+    users: list[ReviewerEffort]  # flagged first, then by quick_agreement_rate descending
 
     @property
     def flagged(self) -> int:
         return sum(1 for user in self.users if user["flagged"])
 
-    def team(self) -> dict[str, Any]:
+    def team(self) -> TeamEffort:
         """The team's figures without naming anyone: what the console shows to every officer."""
         decisions = sum(u["decisions"] for u in self.users)
         timed = sum(u["timed_decisions"] for u in self.users)
@@ -59,12 +97,12 @@ def review_effort(
         for m in times
     }
     models = [
-        {
-            "model_id": m.model_id,
-            "timed_decisions": m.timed_decisions,
-            "median_review_seconds": rules.rounded(m.median_review_seconds, 3),
-            "threshold_seconds": rules.rounded(thresholds[m.model_id], 3),
-        }
+        ModelTimes(
+            model_id=m.model_id,
+            timed_decisions=m.timed_decisions,
+            median_review_seconds=rules.rounded(m.median_review_seconds, 3),
+            threshold_seconds=rules.rounded(thresholds[m.model_id], 3),
+        )
         for m in times
     ]
     counts = audit_selectors.review_counts_by_user(
@@ -75,7 +113,7 @@ def review_effort(
     return ReviewEffort(models=models, users=users)
 
 
-def _user_row(row: Any) -> dict[str, Any]:
+def _user_row(row: UserReviewCounts) -> ReviewerEffort:
     interval = rules.wilson(row.quick_agreements, row.timed_decisions)
     flagged = (
         row.timed_decisions >= rules.MIN_TIMED_FOR_FLAG
@@ -102,10 +140,31 @@ def _user_row(row: Any) -> dict[str, Any]:
 _PROBE_COUNTS = ["probes", "known_wrong", "caught", "corrected", "known_right", "false_overrides"]
 
 
+class ProbeFigures(TypedDict):
+    """The vigilance figures of a set of probes (a reviewer's, or all of them)."""
+
+    probes: int
+    known_wrong: int
+    caught: int
+    corrected: int
+    catch_rate: float | None
+    catch_rate_ci: list[float] | None
+    known_right: int
+    false_overrides: int
+    false_override_rate: float | None
+    false_override_rate_ci: list[float] | None
+    d_prime: float | None
+    evidence: str
+
+
+class ReviewerVigilance(ProbeFigures):
+    user_id: str
+
+
 @dataclass(frozen=True)
 class Vigilance:
-    totals: dict[str, Any]
-    users: list[dict[str, Any]]  # lowest catch_rate first
+    totals: ProbeFigures
+    users: list[ReviewerVigilance]  # lowest catch_rate first
 
 
 def vigilance(
@@ -121,13 +180,13 @@ def vigilance(
     rows = audit_selectors.probe_counts_by_user(
         customer.pk, since=since, until=until, model_id=model_id, user_id=user_id
     )
-    users = [{"user_id": row.user_id, **probe_figures(vars(row))} for row in rows]
+    users = [ReviewerVigilance(user_id=row.user_id, **probe_figures(vars(row))) for row in rows]
     users.sort(key=lambda u: (u["catch_rate"] is None, u["catch_rate"] or 0.0, u["user_id"]))
     totals = probe_figures({name: sum(getattr(row, name) for row in rows) for name in _PROBE_COUNTS})
     return Vigilance(totals=totals, users=users)
 
 
-def probe_figures(counts: dict[str, int]) -> dict[str, Any]:
+def probe_figures(counts: dict[str, int]) -> ProbeFigures:
     """The vigilance figures of a set of probes from its counts."""
     known_wrong, caught = counts["known_wrong"], counts["caught"]
     known_right, false_overrides = counts["known_right"], counts["false_overrides"]

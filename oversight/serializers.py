@@ -4,7 +4,7 @@ schema); the views build the bodies directly from oversight.selectors."""
 from rest_framework import serializers
 
 
-class RuleOutput(serializers.Serializer):
+class RuleOutput(serializers.Serializer[dict[str, object]]):
     floor_seconds = serializers.FloatField()
     median_fraction = serializers.FloatField()
     min_timed_for_median = serializers.IntegerField()
@@ -12,14 +12,14 @@ class RuleOutput(serializers.Serializer):
     min_timed_for_flag = serializers.IntegerField()
 
 
-class ModelTimesOutput(serializers.Serializer):
+class ModelTimesOutput(serializers.Serializer[dict[str, object]]):
     model_id = serializers.CharField(allow_null=True)
     timed_decisions = serializers.IntegerField()
     median_review_seconds = serializers.FloatField(allow_null=True)
     threshold_seconds = serializers.FloatField()
 
 
-class ReviewerOutput(serializers.Serializer):
+class ReviewerOutput(serializers.Serializer[dict[str, object]]):
     user_id = serializers.CharField()
     decisions = serializers.IntegerField()
     timed_decisions = serializers.IntegerField()
@@ -35,7 +35,7 @@ class ReviewerOutput(serializers.Serializer):
     flagged = serializers.BooleanField()
 
 
-class PageOutput(serializers.Serializer):
+class PageOutput(serializers.Serializer[dict[str, object]]):
     page = serializers.IntegerField()
     limit = serializers.IntegerField()
     total = serializers.IntegerField()
@@ -43,7 +43,7 @@ class PageOutput(serializers.Serializer):
     has_more = serializers.BooleanField()
 
 
-class ReviewEffortOutput(serializers.Serializer):
+class ReviewEffortOutput(serializers.Serializer[dict[str, object]]):
     to = serializers.CharField()
     rule = RuleOutput()
     models = ModelTimesOutput(many=True)
@@ -51,7 +51,7 @@ class ReviewEffortOutput(serializers.Serializer):
     pagination = PageOutput()
 
 
-class ProbeFiguresOutput(serializers.Serializer):
+class ProbeFiguresOutput(serializers.Serializer[dict[str, object]]):
     probes = serializers.IntegerField()
     known_wrong = serializers.IntegerField()
     caught = serializers.IntegerField()
@@ -70,7 +70,7 @@ class ReviewerProbesOutput(ProbeFiguresOutput):
     user_id = serializers.CharField()
 
 
-class VigilanceOutput(serializers.Serializer):
+class VigilanceOutput(serializers.Serializer[dict[str, object]]):
     to = serializers.CharField()
     totals = ProbeFiguresOutput()
     data = ReviewerProbesOutput(many=True)  # type: ignore[assignment]

@@ -1,12 +1,15 @@
 """GET /oversight/review-effort and GET /oversight/vigilance (docs/reference/oversight.md)."""
 
 import datetime as dt
-from typing import Any
+from collections.abc import Sequence
 
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
+from audit.selectors import Narrow
 from config.api import PagePagination, TenantAPIView
 from config.filters import FilterBackend, filter_values
 from config.timeutils import iso8601
@@ -15,10 +18,11 @@ from oversight.filters import OversightFilters
 from oversight.serializers import ReviewEffortOutput, VigilanceOutput
 
 
-def _window(filters: dict[str, Any], default_days: int) -> tuple[dt.datetime, dt.datetime]:
+def _window(
+    since: dt.datetime | None, until: dt.datetime | None, default_days: int
+) -> tuple[dt.datetime, dt.datetime]:
     """[from, to): a date covers its UTC day, a timestamp is exact; `to` defaults to now (or
     `from` when that is later), `from` to `default_days` days before `to`."""
-    since, until = filters["from"], filters["to"]
     if until is None:
         now = timezone.now()
         until = max(now, since) if since is not None else now
@@ -27,7 +31,7 @@ def _window(filters: dict[str, Any], default_days: int) -> tuple[dt.datetime, dt
     return since, until
 
 
-def _page(request: Any, view: Any, rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _page[Row](request: Request, view: APIView, rows: list[Row]) -> tuple[list[Row], dict[str, int]]:
     paginator = PagePagination()
     page = paginator.paginate_queryset(rows, request, view)
     return list(page or []), paginator.envelope()
@@ -42,16 +46,16 @@ class _OversightView(TenantAPIView):
     window_days: int
 
     def figures(
-        self, since: dt.datetime, until: dt.datetime, filters: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self, since: dt.datetime, until: dt.datetime, *, model_id: Narrow, user_id: Narrow
+    ) -> tuple[dict[str, object], Sequence[object]]:
         """The report's figures besides its reviewers, and the reviewers in order."""
         raise NotImplementedError
 
-    def get(self, request: Any) -> Response:
+    def get(self, request: Request) -> Response:
         filters = filter_values(request, self)
-        since, until = _window(filters, self.window_days)
-        figures, users = self.figures(since, until, filters)
-        data, pagination = _page(request, self, users)
+        since, until = _window(filters["from"], filters["to"], self.window_days)
+        figures, users = self.figures(since, until, model_id=filters["model_id"], user_id=filters["user_id"])
+        data, pagination = _page(request, self, list(users))
         return Response(
             {
                 "from": iso8601(since),
@@ -80,10 +84,10 @@ class ReviewEffortView(_OversightView):
     window_days = rules.REVIEW_WINDOW_DAYS
 
     def figures(
-        self, since: dt.datetime, until: dt.datetime, filters: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self, since: dt.datetime, until: dt.datetime, *, model_id: Narrow, user_id: Narrow
+    ) -> tuple[dict[str, object], list[selectors.ReviewerEffort]]:
         effort = selectors.review_effort(
-            self.customer, since=since, until=until, model_id=filters["model_id"], user_id=filters["user_id"]
+            self.customer, since=since, until=until, model_id=model_id, user_id=user_id
         )
         return {"rule": rules.rule(), "models": effort.models}, effort.users
 
@@ -104,9 +108,9 @@ class VigilanceView(_OversightView):
     window_days = rules.VIGILANCE_WINDOW_DAYS
 
     def figures(
-        self, since: dt.datetime, until: dt.datetime, filters: dict[str, Any]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        self, since: dt.datetime, until: dt.datetime, *, model_id: Narrow, user_id: Narrow
+    ) -> tuple[dict[str, object], list[selectors.ReviewerVigilance]]:
         result = selectors.vigilance(
-            self.customer, since=since, until=until, model_id=filters["model_id"], user_id=filters["user_id"]
+            self.customer, since=since, until=until, model_id=model_id, user_id=user_id
         )
         return {"totals": result.totals}, result.users

@@ -1,0 +1,125 @@
+"""The decision path is typed (docs/architecture.md, Typing): mypy's strict flags hold for the
+modules pyproject.toml names, and no signature there takes or returns `Any` without a comment
+saying why on the annotation's line (`# Any: ...`)."""
+
+import ast
+import io
+import re
+import tokenize
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MYPY = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+
+# Where the rule holds: the decision path, from the view to the plan and the aggregates.
+DECISION_PATH = ["oversight", "config/api.py"]
+# mypy --strict's flags that can be set per module.
+STRICT_FLAGS = {
+    "disallow_any_generics",
+    "disallow_subclassing_any",
+    "disallow_untyped_calls",
+    "disallow_untyped_defs",
+    "disallow_incomplete_defs",
+    "disallow_untyped_decorators",
+    "warn_return_any",
+    "warn_unused_ignores",
+    "no_implicit_reexport",
+    "strict_equality",
+    "extra_checks",
+}
+STRICT_MODULES = ["oversight.*", "config.api"]
+
+
+def _modules(where: str) -> list[Path]:
+    path = ROOT / where
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*.py") if "migrations" not in p.parts)
+
+
+def _comments(source: str) -> dict[int, str]:
+    return {
+        token.start[0]: token.string
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    }
+
+
+def _names_any(annotation: ast.expr) -> bool:
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Name) and node.id == "Any":
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "Any":
+            return True
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.search(r"\bAny\b", node.value)
+        ):
+            return True
+    return False
+
+
+def unexplained_any(source: str, name: str) -> list[str]:
+    """`file:line function` for each annotation of a signature that names Any with no
+    `# Any: <why>` comment on a line it spans (or on the `def` line)."""
+    comments = _comments(source)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        arguments = node.args
+        annotations = [
+            a.annotation
+            for a in (
+                *arguments.posonlyargs,
+                *arguments.args,
+                *arguments.kwonlyargs,
+                arguments.vararg,
+                arguments.kwarg,
+            )
+            if a is not None and a.annotation is not None
+        ]
+        if node.returns is not None:
+            annotations.append(node.returns)
+        for annotation in annotations:
+            if not _names_any(annotation):
+                continue
+            end = annotation.end_lineno or annotation.lineno
+            lines = {node.lineno, *range(annotation.lineno, end + 1)}
+            if not any(re.search(r"#.*\bAny: \S", comments.get(line, "")) for line in lines):
+                found.append(f"{name}:{annotation.lineno} {node.name}")
+    return found
+
+
+@pytest.mark.parametrize("where", DECISION_PATH)
+def test_no_signature_on_the_decision_path_takes_any_without_saying_why(where: str):
+    found = [
+        problem
+        for path in _modules(where)
+        for problem in unexplained_any(path.read_text(), path.relative_to(ROOT).as_posix())
+    ]
+    assert found == [], "an Any in a signature needs a `# Any: <why>` comment on its line"
+
+
+def test_an_unexplained_any_is_found_and_an_explained_one_is_not():
+    source = (
+        "from typing import Any\n"
+        "def a(x: Any) -> None: ...\n"
+        "def b(x: dict[str, Any]) -> None: ...  # Any: a JSON object, not yet validated\n"
+        "def c(\n    x: int,\n) -> 'list[Any]': ...\n"
+        "def d(x: int) -> int: ...\n"
+    )
+    assert unexplained_any(source, "m.py") == ["m.py:2 a", "m.py:6 c"]
+
+
+def test_the_decision_path_is_under_mypys_strict_flags():
+    overrides = MYPY.get("overrides", [])
+    strict = [o for o in overrides if {k for k, v in o.items() if v is True} >= STRICT_FLAGS]
+    covered = {
+        module for o in strict for module in ([o["module"]] if isinstance(o["module"], str) else o["module"])
+    }
+    assert set(STRICT_MODULES) <= covered
