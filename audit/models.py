@@ -133,6 +133,17 @@ class Decision(models.Model):
             models.Index(
                 fields=["customer", "timestamp", "user_id", "model_id"], name="audit_dec_cust_ts_user"
             ),
+            # The confidence check (calibration/reporting.py) reads a window's latest 10,000 real
+            # decisions with a confidence and an outcome: a backward scan of this partial index,
+            # index-only on PostgreSQL (the columns it groups and filters are included).
+            models.Index(
+                fields=["customer", "timestamp", "decision_id"],
+                include=["ai_confidence", "ai_recommendation", "outcome", "model_id"],
+                name="audit_dec_conf_check",
+                condition=models.Q(
+                    ai_confidence__isnull=False, outcome__isnull=False, probe_kind__isnull=True
+                ),
+            ),
             models.Index(fields=["customer", "user_id", "timestamp"], name="audit_dec_cust_user_ts"),
             models.Index(fields=["customer", "model_id", "timestamp"], name="audit_dec_cust_model_ts"),
             models.Index(

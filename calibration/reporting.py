@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from django.db import connections
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate, TruncMonth, TruncWeek
 
@@ -93,21 +94,24 @@ def user_figures(decisions: QuerySet) -> tuple[dict[str, Any], list[dict[str, An
 
 def decisions_confidence_check(decisions: QuerySet) -> dict[str, Any]:
     """The confidence check (docs/reference/calibration.md, Confidence check) over the latest
-    CONFIDENCE_CHECK_LIMIT decisions of `decisions` that have both a confidence and an outcome."""
+    CONFIDENCE_CHECK_LIMIT decisions of `decisions` that have both a confidence and an outcome.
+
+    One statement: the latest decisions (a backward scan of the partial index
+    `audit_dec_conf_check`, index-only on PostgreSQL) grouped by (confidence, recommendation,
+    outcome), so the rows never leave the database."""
     latest = (
         decisions.filter(ai_confidence__isnull=False, outcome__isnull=False)
         .order_by("-timestamp", "-decision_id")
-        .values("pk")[:CONFIDENCE_CHECK_LIMIT]
+        .values_list("ai_confidence", "ai_recommendation", "outcome")[:CONFIDENCE_CHECK_LIMIT]
     )
-    rows = (
-        decisions.model.objects.filter(pk__in=latest)
-        .order_by()
-        .values("ai_confidence", "ai_recommendation", "outcome")
-        .annotate(g_n=Count("pk"))
-    )
+    inner, params = latest.query.sql_with_params()
+    columns = "ai_confidence, ai_recommendation, outcome"
+    sql = f"SELECT {columns}, COUNT(*) FROM ({inner}) latest GROUP BY {columns}"  # noqa: S608 (the ORM's SQL; values are parameters)
     pairs: dict[tuple[float, int], int] = defaultdict(int)
-    for row in rows.iterator(chunk_size=2000):
-        pairs[(row["ai_confidence"], int(rules.same(row["outcome"], row["ai_recommendation"])))] += row["g_n"]
+    with connections[decisions.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        for confidence, recommendation, outcome, n in cursor.fetchall():
+            pairs[(confidence, int(rules.same(outcome, recommendation)))] += n
     check = confidence_check((c, y, n) for (c, y), n in sorted(pairs.items()))
     check["limit"] = CONFIDENCE_CHECK_LIMIT
     return check

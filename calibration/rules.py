@@ -115,14 +115,18 @@ def figures(
     over: Clusters | None = None,
     under: Clusters | None = None,
     skill: bool = True,
+    th: measures.Thresholds | None = None,
 ) -> dict[str, Any]:
     """Every figure of a user, an organisation or a period (docs/reference/calibration.md) from its
-    summed aggregate columns; `pi` is the window's AI accuracy when the sums are a part of it."""
-    return measures.figures(sums, thresholds(), pi=pi, over_clusters=over, under_clusters=under, skill=skill)
+    summed aggregate columns; `pi` is the window's AI accuracy when the sums are a part of it.
+    `th`: the settings read once by a caller that computes many users' figures."""
+    return measures.figures(
+        sums, th or thresholds(), pi=pi, over_clusters=over, under_clusters=under, skill=skill
+    )
 
 
-def is_risk_user(figures: Mapping[str, Any]) -> bool:
-    return measures.is_risk_user(figures, thresholds())
+def is_risk_user(figures: Mapping[str, Any], th: measures.Thresholds | None = None) -> bool:
+    return measures.is_risk_user(figures, th or thresholds())
 
 
 def least_squares_slope(values: list[tuple[int, float]]) -> float:

@@ -3,6 +3,7 @@ a user's profile sums at most `window_days` rows; the organization scope, risk u
 trend points group those rows in SQL."""
 
 import datetime as dt
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -70,23 +71,6 @@ _USER_SUMS_SQL = (
     + f" FROM {_TABLE} WHERE {_WHERE} AND user_id = %s"
 )
 
-# The organisation: the window's sums and, per rate, the reviewers-as-clusters sums
-# (k, sum N_j^2, sum N_j D_j, sum D_j^2) of docs/reference/calibration.md, Rates, in one statement
-# over the per-user sums.
-_CLUSTER_PARTS = [("fwo_sum", "wo_sum"), ("uwu_sum", "wu_sum")]
-_ORG_SQL = (
-    "SELECT "  # noqa: S608 (fixed column and table names; every value is a parameter)
-    + ", ".join(f"SUM({_Q(name)})" for name in rules.SUM_FIELDS)
-    + ", "
-    + ", ".join(
-        f"SUM(CASE WHEN {d} > 0 THEN 1 ELSE 0 END), SUM({n} * {n}), SUM({n} * {d}), SUM({d} * {d})"
-        for n, d in _CLUSTER_PARTS
-    )
-    + " FROM (SELECT user_id, "
-    + ", ".join(f"SUM({_Q(name)}) AS {_Q(name)}" for name in rules.SUM_FIELDS)
-    + f" FROM {_TABLE} WHERE {_WHERE} GROUP BY user_id) per_user"
-)
-
 
 def _window(customer: Customer, days: DayRange, model_id: str | None) -> list[Any]:
     return [customer.pk, model_id or ALL_MODELS, days.start, days.end]
@@ -113,51 +97,77 @@ def user_profile(
     }
 
 
-def organization_sums(
-    customer: Customer, *, days: DayRange, model_id: str | None = None
-) -> tuple[dict[str, float], rules.Clusters, rules.Clusters]:
-    """The window's summed columns and the over- and under-trust rates' reviewer clusters."""
+# One row per reviewer of the window with its summed columns: the organisation's sums, its
+# reviewers-as-clusters sums and the risk users all come from these rows, so the window's daily
+# rows are grouped once per request.
+# A count column is summed as a 4-byte integer (a reviewer's count on one day is far below 2^31):
+# PostgreSQL sums a bigint column into numeric, which costs more than the grouping itself.
+_PER_USER_SQL = (
+    "SELECT user_id, "  # noqa: S608 (fixed column and table names; every value is a parameter)
+    + ", ".join(
+        f"SUM({_Q(name)})" if name in rules.FLOAT_FIELDS else f"SUM(CAST({_Q(name)} AS INTEGER))"
+        for name in rules.SUM_FIELDS
+    )
+    + f" FROM {_TABLE} WHERE {_WHERE} GROUP BY user_id"
+)
+
+
+@dataclass(frozen=True)
+class OrganizationWindow:
+    """An organisation's window read once: its figures and its risk users."""
+
+    figures: dict[str, Any]
+    risk_users: list[dict[str, Any]]
+
+
+def _per_user_sums(
+    customer: Customer, days: DayRange, model_id: str | None
+) -> list[tuple[str, dict[str, float]]]:
     with connection.cursor() as cursor:
-        cursor.execute(_ORG_SQL, _window(customer, days, model_id))
-        row = list(cursor.fetchone() or ())
-    width = len(rules.SUM_FIELDS)
-    sums = _typed(rules.SUM_FIELDS, row[:width])
-    extra = [value or 0 for value in row[width:]]
-    over = rules.Clusters(int(extra[0]), float(extra[1]), float(extra[2]), float(extra[3]))
-    under = rules.Clusters(int(extra[4]), float(extra[5]), float(extra[6]), float(extra[7]))
-    return sums, over, under
+        cursor.execute(_PER_USER_SQL, _window(customer, days, model_id))
+        rows = cursor.fetchall()
+    return [(row[0], _typed(rules.SUM_FIELDS, row[1:])) for row in rows]
+
+
+def organization_window(
+    customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 100
+) -> OrganizationWindow:
+    """An organisation's figures (every scored decision of the window weighs the same, the rates'
+    effective n with reviewers as clusters: docs/reference/calibration.md, Organisation figures)
+    and its risk users (docs/reference/calibration.md, Risk users: users with enough scored
+    decisions whose risk level is high or whose category is flagged, largest reliance gap
+    first), from one grouping of the window's daily rows by reviewer."""
+    per_user = _per_user_sums(customer, days, model_id)
+    sums = {
+        name: (math.fsum if name in rules.FLOAT_FIELDS else sum)(user[name] for _, user in per_user)
+        for name in rules.SUM_FIELDS
+    }
+    over = rules.Clusters.of((user["fwo_sum"], user["wo_sum"]) for _, user in per_user)
+    under = rules.Clusters.of((user["uwu_sum"], user["wu_sum"]) for _, user in per_user)
+    at_risk = []
+    th = rules.thresholds()
+    for user_id, user in per_user:
+        if user["scored_n"] < th.risk_min_scored:
+            continue
+        figures = rules.figures(user, th=th)
+        if rules.is_risk_user(figures, th):
+            at_risk.append({"user_id": user_id, **{key: figures[key] for key in RISK_USER_KEYS}})
+    at_risk.sort(key=lambda u: (-(u["reliance_gap"] or 0.0), u["user_id"]))
+    return OrganizationWindow(rules.figures(sums, over=over, under=under), at_risk[:limit])
 
 
 def organization_figures(
     customer: Customer, *, days: DayRange, model_id: str | None = None
 ) -> dict[str, Any]:
-    """An organisation's figures: every scored decision of the window weighs the same, the rates'
-    effective n with reviewers as clusters (docs/reference/calibration.md, Organisation figures)."""
-    sums, over, under = organization_sums(customer, days=days, model_id=model_id)
-    return rules.figures(sums, over=over, under=under)
-
-
-def _per_user(qs: QuerySet) -> QuerySet:
-    """One row per user with the summed columns, grouped in SQL."""
-    return qs.order_by().values("user_id").annotate(**_sum_annotations())
+    """An organisation's figures over `days` (see `organization_window`)."""
+    return organization_window(customer, days=days, model_id=model_id).figures
 
 
 def risk_users(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 100
 ) -> list[dict[str, Any]]:
-    """Users with enough scored decisions whose risk level is high or whose category is flagged,
-    largest reliance gap first (docs/reference/calibration.md, Risk users). The users with enough
-    scored decisions are grouped in SQL; each one's figures are computed from its sums."""
-    qs = _per_user(aggregate_rows(customer, days=days, model_id=model_id)).filter(
-        s_scored_n__gte=rules.risk_min_decisions()
-    )
-    out = []
-    for row in qs:
-        figures = rules.figures(_unprefix(row))
-        if rules.is_risk_user(figures):
-            out.append({"user_id": row["user_id"], **{key: figures[key] for key in RISK_USER_KEYS}})
-    out.sort(key=lambda u: (-(u["reliance_gap"] or 0.0), u["user_id"]))
-    return out[:limit]
+    """The risk users over `days`, largest reliance gap first (see `organization_window`)."""
+    return organization_window(customer, days=days, model_id=model_id, limit=limit).risk_users
 
 
 RISK_USER_KEYS = (
@@ -265,9 +275,10 @@ def user_calibration_list(
     """Every user's calibration figures over `days`, risk users first (docs/reference/calibration.md, Risk
     users), then by reliance gap, largest first; users without a score last."""
     out = []
-    for row in _per_user(aggregate_rows(customer, days=days, model_id=model_id)):
-        figures = rules.figures(_unprefix(row))
-        out.append({"user_id": row["user_id"], "at_risk": rules.is_risk_user(figures), **figures})
+    th = rules.thresholds()
+    for user_id, sums in _per_user_sums(customer, days, model_id):
+        figures = rules.figures(sums, th=th)
+        out.append({"user_id": user_id, "at_risk": rules.is_risk_user(figures, th), **figures})
     out.sort(
         key=lambda u: (not u["at_risk"], u["reliance_gap"] is None, -(u["reliance_gap"] or 0.0), u["user_id"])
     )

@@ -66,8 +66,8 @@ class TrustScoreView(TenantAPIView):
             if model_id is None:
                 services.risk_user_evaluate(customer=customer, user_id=user_id, figures=figures)
         else:
-            figures = selectors.organization_figures(customer, days=days, model_id=model_id)
-            at_risk = selectors.risk_users(customer, days=days, model_id=model_id)
+            organization = selectors.organization_window(customer, days=days, model_id=model_id)
+            figures, at_risk = organization.figures, organization.risk_users
             if model_id is None:
                 services.risk_users_refresh(customer=customer, at_risk=at_risk)
         body = {
