@@ -40,9 +40,9 @@ def stored_load(
     valid = [item for item in items if isinstance(item, Item)]
     ids = sorted(
         {
-            item.data["decision_id"]
+            item.data.decision_id
             for item in valid
-            if item.data.get("decision_id") and not (optimistic and item.kind == "decision")
+            if item.data.decision_id and not (optimistic and item.kind == "decision")
         }
     )
     stored = Stored()
@@ -53,16 +53,14 @@ def stored_load(
         stored.decisions.update({d.decision_id: d for d in rows.order_by("pk")})
     known = stored.decisions
     replayed = {
-        known[i.data["decision_id"]]
-        for i in valid
-        if i.kind == "decision" and i.data.get("decision_id") in known
+        known[i.data.decision_id] for i in valid if i.kind == "decision" and i.data.decision_id in known
     }
     repeated = {
-        known[i.data["decision_id"]]
+        known[i.data.decision_id]
         for i in valid
         if i.kind == "outcome"
-        and i.data["decision_id"] in known
-        and known[i.data["decision_id"]].outcome == i.data["outcome"]
+        and i.data.decision_id in known
+        and known[i.data.decision_id].outcome == i.data.outcome
     }
     # the lowest sequence's decision entry, the highest sequence's outcome entry
     stored.decision_entries = _entries_of(replayed, AuditEntry.Type.DECISION, "-sequence")
@@ -83,7 +81,7 @@ def _entries_of(decisions: set[Decision], type: str, order: str) -> dict[str, Au
 def _contributors_load(customer: Customer, items: Sequence[Item | DomainError]) -> dict[str, Any]:
     """Each contributor's rows for the decisions the items name, by contributor name. A
     generated decision_id is new by construction, so only ids the client gave are passed."""
-    ids = sorted({i.data["decision_id"] for i in items if isinstance(i, Item) and i.data.get("decision_id")})
+    ids = sorted({i.data.decision_id for i in items if isinstance(i, Item) and i.data.decision_id})
     return {c.name: c.load(customer_id=customer.pk, decision_ids=ids) for c in registry.contributors()}
 
 

@@ -19,7 +19,7 @@ from audit import registry
 from audit.chain import entries_seal
 from audit.exceptions import DecisionNotFound
 from audit.fields import SNAPSHOT_FIELDS
-from audit.inputs import Item
+from audit.inputs import Item, LateOutcomeInput
 from audit.models import AuditEntry, Decision
 from audit.records import (
     decision_conflict,
@@ -136,8 +136,8 @@ def plan_items(
             plan.results.append(ItemResult(index, item.status, raw_decision_id(bodies[index]), error=item))
             continue
         data = item.data
-        decision_id: str = data.get("decision_id") or ""
-        if item.kind == "outcome":
+        decision_id: str = data.decision_id or ""
+        if isinstance(data, LateOutcomeInput):
             decision = known.get(decision_id)
             if decision is None:
                 error = DecisionNotFound(f"No decision '{decision_id}'.")
@@ -147,17 +147,17 @@ def plan_items(
             if conflict is not None:
                 plan.results.append(ItemResult(index, 409, decision_id, error=conflict))
                 continue
-            if decision.outcome == data["outcome"]:
+            if decision.outcome == data.outcome:
                 last = last_outcome.get(decision_id)
                 if last is None and decision_id not in first_entry:
                     last = stored.last_outcomes.get(decision_id)
-                if last is not None and last.outcome == data["outcome"]:
+                if last is not None and last.outcome == data.outcome:
                     plan.results.append(ItemResult(index, 200, decision_id, entry=last))
                     continue
             if decision_id not in first_entry and decision_id not in changed:
                 # a stored row: the plan changes a copy of its own, never the caller's object
                 decision = known[decision_id] = copy.copy(decision)
-            previous_outcome, previous_category = outcome_apply(decision, data["outcome"])
+            previous_outcome, previous_category = outcome_apply(decision, data.outcome)
             entry = entry_for(decision, AuditEntry.Type.OUTCOME)
             record(
                 registry.Change(

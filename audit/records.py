@@ -10,6 +10,7 @@ from audit import categories as rules
 from audit.exceptions import DecisionConflict
 from audit.fields import DECISION_FIELDS, FINGERPRINT_WHEN_SENT, REVIEW_SECONDS_MAX
 from audit.hashing import canonical_json
+from audit.inputs import DecisionInput
 from audit.models import Decision
 from config.bulk import unsaved
 from config.timeutils import isoformat
@@ -21,37 +22,44 @@ def ms(value: dt.datetime) -> dt.datetime:
     return value.replace(microsecond=value.microsecond // 1000 * 1000)
 
 
-def payload_fingerprint(data: dict[str, Any]) -> str:
+def columns(data: DecisionInput) -> dict[str, object]:
+    """The decision's stored fields (audit.fields.DECISION_FIELDS) as its columns hold them:
+    the subgroups given only, the probe as an object."""
+    values: dict[str, object] = {name: getattr(data, name) for name in DECISION_FIELDS}
+    values["subgroups"] = data.subgroups.stored()
+    values["probe"] = data.probe.model_dump() if data.probe is not None else None
+    return values
+
+
+def payload_fingerprint(data: DecisionInput) -> str:
     """The normalised request: the same decision sent again (alias or not, any offset)
     has the same fingerprint. The timestamp counts only when the client sent one."""
-    doc = {name: data.get(name) for name in DECISION_FIELDS if name not in FINGERPRINT_WHEN_SENT}
-    timestamp = data.get("timestamp")
+    values = columns(data)
+    doc = {name: values[name] for name in DECISION_FIELDS if name not in FINGERPRINT_WHEN_SENT}
+    timestamp = data.timestamp
     doc["timestamp"] = isoformat(ms(timestamp)) if timestamp is not None else None
     for name in FINGERPRINT_WHEN_SENT:  # only when sent: older decisions keep their fingerprints
-        value = data.get(name)
+        value = values[name]
         if value is not None:
             doc[name] = isoformat(ms(value)) if isinstance(value, dt.datetime) else value
     return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
 
 
-def new_decision(*, customer: Customer, data: dict[str, Any], fingerprint: str, now: dt.datetime) -> Decision:
+def new_decision(*, customer: Customer, data: DecisionInput, fingerprint: str, now: dt.datetime) -> Decision:
     """The decision row of a new decision (not saved), with its calibration category."""
-    values: dict[str, Any] = {name: data.get(name) for name in DECISION_FIELDS}
+    values = columns(data)
     if not values["decision_id"]:
         del values["decision_id"]  # generated: the field's default
-    values["context"] = values["context"] or ""
-    values["subgroups"] = values["subgroups"] or {}
-    values["metadata"] = values["metadata"] or {}
     values["customer_id"] = customer.pk
-    values["timestamp"] = ms(data.get("timestamp") or now)
+    values["timestamp"] = ms(data.timestamp or now)
     values["logged_at"] = now
-    values["followed_ai"] = rules.followed(values["ai_recommendation"], values["user_decision"])
+    values["followed_ai"] = rules.followed(data.ai_recommendation, data.user_decision)
     values["calibration_category"] = rules.record_category(
-        ai_recommendation=values["ai_recommendation"],
-        user_decision=values["user_decision"],
-        confidence=values["ai_confidence"],
-        outcome=values["outcome"],
-        probe=bool(values.get("probe")),
+        ai_recommendation=data.ai_recommendation,
+        user_decision=data.user_decision,
+        confidence=data.ai_confidence,
+        outcome=data.outcome,
+        probe=data.probe is not None,
     )
     values["payload_fingerprint"] = fingerprint
     decision: Decision = unsaved(Decision, values, related={"customer": customer})

@@ -11,15 +11,13 @@ from typing import Any
 from audit.apply import entries_append
 from audit.fields import DECISION_FIELDS
 from audit.group import GroupCommit
-from audit.inputs import Item, item_validated
+from audit.inputs import BATCH_MAX, DecisionInput, Item, LateOutcomeInput, item_validated
 from audit.models import AuditEntry, Decision
 from audit.pipeline import items_write
 from audit.plan import ItemResult, new_entry
 from audit.records import payload_fingerprint
 from config.exceptions import DomainError
 from keys.models import Customer
-
-BATCH_MAX = 1000
 
 __all__ = [
     "BATCH_MAX",
@@ -75,7 +73,7 @@ def _one(*, customer: Customer, item: Item, source: str) -> ItemResult:
     return result
 
 
-def decision_log(*, customer: Customer, data: dict[str, Any], source: str = "log") -> LogResult:
+def decision_log(*, customer: Customer, data: DecisionInput, source: str = "log") -> LogResult:
     """Record one validated decision (POST /log, POST /calibrate): a plan of one. A known
     decision_id with the same payload is a replay (created=False); with another payload,
     DECISION_CONFLICT."""
@@ -87,22 +85,28 @@ def decision_log(*, customer: Customer, data: dict[str, Any], source: str = "log
 def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: str) -> tuple[AuditEntry, bool]:
     """A later ground truth: append an `outcome` entry and update the decision. The same
     outcome sent again answers the entry that recorded it (created=False)."""
-    item = Item("outcome", {"decision_id": decision_id, "outcome": outcome})
+    item = Item("outcome", LateOutcomeInput(decision_id=decision_id, outcome=outcome))
     result = _one(customer=customer, item=item, source="log")
     assert result.entry is not None
     return result.entry, result.status == 201
 
 
-def decisions_log_batch(*, customer: Customer, items: Sequence[Any], source: str = "log") -> BatchResult:
-    """Many POST /log bodies with exactly the effects of the same calls in order, in one
-    plan: every valid item is committed together; an invalid one is reported and stores
-    nothing."""
+def items_validated(items: Sequence[object]) -> list[Item | DomainError]:
+    """Each POST /log body of a batch validated alone: its item, or the error that rejects it."""
     validated: list[Item | DomainError] = []
     for body in items:
         try:
             validated.append(item_validated(body, strings_checked=False))
         except DomainError as exc:
             validated.append(exc)
+    return validated
+
+
+def decisions_log_batch(*, customer: Customer, items: Sequence[object], source: str = "log") -> BatchResult:
+    """Many POST /log bodies with exactly the effects of the same calls in order, in one
+    plan: every valid item is committed together; an invalid one is reported and stores
+    nothing."""
+    validated = items_validated(items)
     results = items_write(customer=customer, items=validated, bodies=items, sources=[source] * len(items))
     return BatchResult(results)
 

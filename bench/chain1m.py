@@ -163,7 +163,7 @@ def fill(decisions: int) -> dict:
     from django.utils import timezone
 
     from audit.apply import entries_append
-    from audit.inputs import item_validated
+    from audit.inputs import decision_validated
     from audit.models import AuditEntry, Decision
     from audit.plan import new_entry
     from audit.records import ms, new_decision, payload_fingerprint
@@ -185,7 +185,7 @@ def fill(decisions: int) -> dict:
             continue
         rnd = random.Random(first)
         items = [
-            item_validated(body(i, decisions, start, rnd)).data
+            decision_validated(body(i, decisions, start, rnd))
             for i in range(first, min(decisions, first + BATCH))
         ]
         now = ms(timezone.now())

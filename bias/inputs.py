@@ -1,35 +1,25 @@
-"""The body of POST /detect-bias (docs/reference/bias.md), declared once (config.bodies). The
-subgroups object is the decision's own declaration (audit.inputs.SUBGROUPS): one rule for every
-door that carries subgroups."""
+"""The body of POST /detect-bias (docs/reference/bias.md), a request body model
+(config.bodymodels). The subgroups object is the decision's own (audit.inputs.SubgroupsInput):
+one rule for every door that carries subgroups."""
 
-from typing import Any
+from typing import Annotated, Self
 
-from audit.fields import DECISION_ID_HELP, DECISION_ID_PATTERN, ID_MAX
-from audit.inputs import SUBGROUPS, subgroup_attributes
-from config.bodies import Body, Field, Problems
+from pydantic import model_validator
 
-
-def _attributes(values: dict[str, Any], problems: Problems) -> None:
-    """The subgroups as attribute names (`custom.region`); at least one is needed."""
-    subgroups = values.pop("subgroups")
-    if subgroups is None:
-        return
-    values["attributes"] = subgroup_attributes(subgroups)
-    if not values["attributes"]:
-        problems.add("subgroups", "at least one attribute is required")
+from audit.inputs import DECISION_ID_HELP, DECISION_ID_PATTERN, ID_MAX, SubgroupsInput
+from config.bodymodels import BodyModel, Text, problem
 
 
-DETECT_BIAS = Body(
-    "DetectBiasInput",
-    (
-        Field(
-            "decision_id",
-            required=True,
-            max_length=ID_MAX,
-            pattern=DECISION_ID_PATTERN,
-            pattern_help=DECISION_ID_HELP,
-        ),
-        Field("subgroups", "object", required=True, body=SUBGROUPS),
-    ),
-    checks=(_attributes,),
-)
+class DetectBiasInput(BodyModel):
+    decision_id: Annotated[str, Text(ID_MAX, pattern=DECISION_ID_PATTERN, pattern_help=DECISION_ID_HELP)]
+    subgroups: SubgroupsInput
+
+    @model_validator(mode="after")
+    def _some_attribute(self) -> Self:
+        if not self.attributes():
+            raise problem("at least one attribute is required", at="subgroups")
+        return self
+
+    def attributes(self) -> dict[str, str]:
+        """The subgroups as attribute names (`custom.region`)."""
+        return self.subgroups.attributes()

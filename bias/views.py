@@ -7,11 +7,11 @@ from rest_framework.response import Response
 from bias import selectors, services
 from bias.domain import DETECTION_WINDOW_DAYS
 from bias.filters import ATTRIBUTE_HELP, BiasFeedFilters, attribute_name
-from bias.inputs import DETECT_BIAS
+from bias.inputs import DetectBiasInput
 from bias.models import BiasAlert
 from bias.serializers import BiasAlertOutput, DetectBiasOutput, SubgroupReportOutput
 from config.api import PagePagination, TenantViewSet
-from config.bodies import parse, serializer
+from config.bodymodels import body_parse
 from config.inputs import query_day_window, query_text
 from config.schema import TrustcalAutoSchema
 
@@ -23,9 +23,12 @@ class DetectBiasViewSet(TenantViewSet):
     serializer_class = DetectBiasOutput
     pagination_class = None
 
-    @extend_schema(request=serializer(DETECT_BIAS), responses={200: DetectBiasOutput})
+    @extend_schema(request=DetectBiasInput, responses={200: DetectBiasOutput})
     def create(self, request):
-        result = services.bias_detect(customer=self.customer, **parse(DETECT_BIAS, request.data))
+        body = body_parse(DetectBiasInput, request.data)
+        result = services.bias_detect(
+            customer=self.customer, decision_id=body.decision_id, attributes=body.attributes()
+        )
         return Response(DetectBiasOutput(result).data)
 
 

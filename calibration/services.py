@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit import services as audit_services
+from audit.inputs import DecisionInput
 from calibration import rules, selectors
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
 from config.bulk import additive_upsert
@@ -93,7 +94,7 @@ class CalibrateResult:
     profile: dict[str, Any]
 
 
-def decision_calibrate(*, customer: Customer, data: dict[str, Any]) -> CalibrateResult:
+def decision_calibrate(*, customer: Customer, data: DecisionInput) -> CalibrateResult:
     """POST /calibrate: record the decision exactly as POST /log (its own transaction, which
     holds the customer's chain head only for its last statement and the commit), then read
     the user's profile and record whether the user is now at risk (a write only when that

@@ -9,7 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from audit import selectors as audit_selectors
-from audit.inputs import DECISION, decision_validated
+from audit.inputs import DecisionInput, decision_validated
 from calibration import explain, reporting, selectors, services
 from calibration.inputs import MAX_RANGE_DAYS, TRUST_SCORE
 from calibration.selectors import INTERVALS, DayRange
@@ -24,7 +24,7 @@ class CalibrateView(TenantAPIView):
     @extend_schema(
         operation_id="calibrate",
         description="Records the decision exactly as POST /log would and answers its calibration and the user's profile.",
-        request=serializer(DECISION),
+        request=DecisionInput,
         responses={200: CalibrateOutput},
     )
     def post(self, request):

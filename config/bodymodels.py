@@ -15,6 +15,8 @@ service judges itself (`Judged`); keys a body does not declare are ignored unles
 says `extra="forbid"`.
 """
 
+import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -31,15 +33,29 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, ErrorDetails, PydanticCustomError, core_schema
 
 from config.api import require_object
-from config.bodies import failure
+from config.exceptions import ValidationFailed
+from config.timeutils import parse_bound, parse_timestamp
 
 # A rule's own message travels as a custom error of this type (its text is the message).
 _RULE = "rule"
 
 
-def problem(message: str) -> PydanticCustomError:
-    """The error a field rule raises: `message` is what the problem document says."""
-    return PydanticCustomError(_RULE, "{message}", {"message": message})
+def problem(message: str, *, at: str = "") -> PydanticCustomError:
+    """The error a field rule raises: `message` is what the problem document says; `at` a path
+    inside the value judged (a key of a map, a field of the model a model rule judges)."""
+    return problems([(at, message)])
+
+
+def problems(found: list[tuple[str, str]]) -> PydanticCustomError:
+    """Several problems found by one rule (a map's keys, a rule over several fields), each
+    (path inside the value judged, message), listed in that order."""
+    return PydanticCustomError(_RULE, "{message}", {"message": found[0][1], "at": tuple(found)})
+
+
+def failure(errors: list[dict[str, str]]) -> ValidationFailed:
+    """VALIDATION_ERROR listing every problem; the detail shows the first five."""
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
+    return ValidationFailed(detail, errors=errors)
 
 
 class BodyModel(BaseModel):
@@ -56,7 +72,7 @@ class BodyModel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _null_is_absent(cls, data: object) -> object:
-        if cls.partial or not isinstance(data, dict):
+        if cls.partial or not isinstance(data, dict) or None not in data.values():
             return data
         judged = _judged_fields(cls)
         return {key: value for key, value in data.items() if value is not None or key in judged}
@@ -73,16 +89,51 @@ def body_parse[M: BodyModel](model: type[M], data: Any) -> M:  # Any: whatever t
     try:
         return model.model_validate(require_object(data))
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        # keys the body refuses first, then the fields in their declared order (pydantic's own)
-        ordered = sorted(errors, key=lambda e: e["type"] != "extra_forbidden")
-        raise failure([{"field": _path(e["loc"]), "message": _message(model, e)} for e in ordered]) from None
+        raise failure(body_errors(model, exc)) from None
 
 
-def _path(loc: tuple[int | str, ...]) -> str:
+def body_errors(model: type[BaseModel], exc: ValidationError) -> list[dict[str, str]]:
+    """The problem document's `errors` of a failed validation: in each object, the keys it
+    refuses first, then its fields in their declared order (pydantic's own)."""
+    listed: list[dict[str, str]] = []
+    for error in _extras_first(exc.errors(include_url=False, include_input=False)):
+        ctx = error.get("ctx") or {}
+        if error["type"] == _RULE and "at" in ctx:
+            for at, message in ctx["at"]:
+                listed.append({"field": _path(error["loc"], at), "message": message})
+        else:
+            listed.append({"field": _path(error["loc"]), "message": _message(model, error)})
+    return listed
+
+
+def _extras_first(errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """Each refused key moved before the first problem of the object that holds it."""
+    out: list[ErrorDetails] = []
+    for error in errors:
+        if error["type"] != "extra_forbidden":
+            out.append(error)
+            continue
+        owner = error["loc"][:-1]
+        place = next(
+            (
+                i
+                for i, e in enumerate(out)
+                if e["loc"][: len(owner)] == owner
+                and len(e["loc"]) > len(owner)
+                and e["type"] != "extra_forbidden"
+            ),
+            len(out),
+        )
+        out.insert(place, error)
+    return out
+
+
+def _path(loc: tuple[int | str, ...], at: str = "") -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    if at:
+        out += at if not out or at.startswith("[") else f".{at}"
     return out or "body"
 
 
@@ -150,23 +201,23 @@ class Text:
     pattern: str = ""
     pattern_help: str = ""
 
+    def judge(self, value: str) -> str:
+        """The string as kept, or the rule's problem."""
+        if self.trim:
+            value = value.strip()
+        if not self.allow_blank and not value.strip():
+            raise problem("must not be blank")
+        if len(value) > self.max_length:
+            raise problem(f"must be at most {self.max_length} characters")
+        if self.pattern and not re.fullmatch(self.pattern, value):
+            raise problem(f"must be {self.pattern_help or 'of the form ' + self.pattern}")
+        return value
+
     def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
-        regex = re.compile(self.pattern) if self.pattern else None
+        return core_schema.no_info_after_validator_function(self._judge_optional, handler(source))
 
-        def check(value: str | None) -> str | None:
-            if value is None:  # an optional field of a PATCH body
-                return None
-            if self.trim:
-                value = value.strip()
-            if not self.allow_blank and not value.strip():
-                raise problem("must not be blank")
-            if len(value) > self.max_length:
-                raise problem(f"must be at most {self.max_length} characters")
-            if regex is not None and not regex.fullmatch(value):
-                raise problem(f"must be {self.pattern_help or 'of the form ' + self.pattern}")
-            return value
-
-        return core_schema.no_info_after_validator_function(check, handler(source))
+    def _judge_optional(self, value: str | None) -> str | None:
+        return None if value is None else self.judge(value)  # None: an optional field of a PATCH body
 
     def __get_pydantic_json_schema__(
         self, schema: CoreSchema, handler: GetJsonSchemaHandler
@@ -214,6 +265,188 @@ class Judged:
         return dict(self.schema)
 
 
+MAX_BIGINT = 2**63 - 1
+BOUND_HELP = "a date (YYYY-MM-DD, the whole UTC day) or an ISO 8601 timestamp"
+
+
+class PlainRule:
+    """A rule that judges the raw JSON value itself (`check`) and documents itself (`schema`);
+    None (a PATCH's null, a default) passes unjudged."""
+
+    def check(self, raw: object) -> object:
+        """The value as kept (None passes), or the rule's problem."""
+        raise NotImplementedError
+
+    def schema(self) -> dict[str, Any]:  # Any: a JSON schema fragment
+        raise NotImplementedError
+
+    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_plain_validator_function(self.check)
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return self.schema()
+
+
+def _range_text(minimum: float | None, maximum: float | None) -> str:
+    if minimum is not None and maximum is not None:
+        return f"between {minimum:g} and {maximum:,g}"
+    if minimum is not None:
+        return f"at least {minimum:g}"
+    return f"at most {maximum:,g}"
+
+
+@dataclass(frozen=True)
+class Number(PlainRule):
+    """A finite JSON number (not true or false) within `minimum`..`maximum`, as a float (-0.0 as
+    0.0: a number is kept as the value it denotes), or as sent when `keep`."""
+
+    minimum: float | None = None
+    maximum: float | None = None
+    keep: bool = False
+
+    def check(self, raw: object) -> object:
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise problem("must be a number")
+        try:
+            number = float(raw) + 0.0
+        except OverflowError:  # an integer beyond the range of a double
+            number = math.inf
+        if not math.isfinite(number):
+            raise problem("must be a number that fits a finite double")
+        if (self.minimum is not None and number < self.minimum) or (
+            self.maximum is not None and number > self.maximum
+        ):
+            raise problem(f"must be {_range_text(self.minimum, self.maximum)}")
+        return raw if self.keep else number
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "number"}
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        return out
+
+
+@dataclass(frozen=True)
+class Integer(PlainRule):
+    """A JSON integer (not true or false) within `minimum`..`maximum` (a 64-bit column's at most)."""
+
+    minimum: int | None = None
+    maximum: int = MAX_BIGINT
+
+    def check(self, raw: object) -> object:
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise problem("must be an integer")
+        if (self.minimum is not None and raw < self.minimum) or raw > self.maximum:
+            raise problem(f"must be an integer {_range_text(self.minimum, self.maximum)}")
+        return raw
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "integer", "maximum": self.maximum}
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        return out
+
+
+@dataclass(frozen=True)
+class Timestamp(PlainRule):
+    """An ISO 8601 timestamp (a naive one is UTC) -> an aware datetime in UTC."""
+
+    def check(self, raw: object) -> object:
+        if raw is None:
+            return None
+        try:
+            value = parse_timestamp(raw) if isinstance(raw, str) else None
+        except (OverflowError, ValueError):
+            value = None
+        if value is None:
+            raise problem("must be an ISO 8601 timestamp in years 1..9999")
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "format": "date-time"}
+
+
+@dataclass(frozen=True)
+class Bound(PlainRule):
+    """A `from`/`to` bound (docs/reference/conventions.md, Time bounds), kept as sent."""
+
+    def check(self, raw: object) -> object:
+        if raw is None:
+            return None
+        if (
+            not isinstance(raw, str)
+            or parse_bound(raw, end=False) is None
+            or parse_bound(raw, end=True) is None
+        ):
+            raise problem(f"must be {BOUND_HELP} in years 1..9999")
+        return raw
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "description": BOUND_HELP}
+
+
+@dataclass(frozen=True)
+class JsonObject(PlainRule):
+    """Any JSON object of at most `max_bytes` bytes as compact UTF-8 JSON (0: no limit), kept as sent."""
+
+    max_bytes: int = 0
+
+    def check(self, raw: object) -> object:
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            raise problem("must be an object")
+        if self.max_bytes:
+            size = len(json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+            if size > self.max_bytes:
+                raise problem(f"must be at most {self.max_bytes} bytes as JSON ({size} given)")
+        return raw
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": True}
+
+
+@dataclass(frozen=True)
+class Objects(PlainRule):
+    """An array of `min_length`..`max_length` JSON objects, kept as sent: each is judged later,
+    on its own (a batch's items)."""
+
+    min_length: int
+    max_length: int
+
+    def check(self, raw: object) -> object:
+        if raw is None:
+            return None
+        if not isinstance(raw, list):
+            raise problem("must be an array")
+        if not self.min_length <= len(raw) <= self.max_length:
+            raise problem(f"must hold {self.min_length} to {self.max_length} items")
+        found = [
+            (f"[{i}]", "must not be null" if item is None else "must be an object")
+            for i, item in enumerate(raw)
+            if not isinstance(item, dict)
+        ]
+        if found:
+            raise problems(found)
+        return raw
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "type": "array",
+            "minItems": self.min_length,
+            "maxItems": self.max_length,
+            "items": {"type": "object", "additionalProperties": True},
+        }
+
+
 def models_of(base: type[BodyModel] = BodyModel) -> set[type[BodyModel]]:
     """Every body model defined so far (for the test that the schema's bodies come from them)."""
     found: set[type[BodyModel]] = set()
@@ -225,4 +458,23 @@ def models_of(base: type[BodyModel] = BodyModel) -> set[type[BodyModel]]:
     return found
 
 
-__all__ = ["BodyModel", "Choice", "Judged", "Text", "body_parse", "models_of", "problem"]
+__all__ = [
+    "BOUND_HELP",
+    "BodyModel",
+    "Bound",
+    "Choice",
+    "Integer",
+    "JsonObject",
+    "Judged",
+    "Number",
+    "Objects",
+    "PlainRule",
+    "Text",
+    "Timestamp",
+    "body_errors",
+    "body_parse",
+    "failure",
+    "models_of",
+    "problem",
+    "problems",
+]

@@ -204,10 +204,10 @@ def test_a_caller_inside_a_transaction_writes_alone(gate):
     assert Decision.objects.filter(decision_id="t1").exists()
 
 
-def _validated(body: dict) -> dict:
-    from audit.inputs import item_validated
+def _validated(body: dict):
+    from audit.inputs import decision_validated
 
-    return item_validated(body).data
+    return decision_validated(body)
 
 
 def test_a_follower_that_waits_too_long_is_withdrawn_and_answers_503(gate, settings):

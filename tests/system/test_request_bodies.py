@@ -65,7 +65,7 @@ def test_every_request_body_in_the_schema_is_a_declared_body():
         and name != "LogRequestRequest"
     }
     assert not undeclared, f"request bodies not built from a declaration: {sorted(undeclared)}"
-    for name in ("DecisionInputRequest", "SubgroupsInputRequest", "SignalInputRequest", "ExportInputRequest"):
+    for name in ("DecisionInputRequest", "SubgroupsInput", "SignalInputRequest", "ExportInputRequest"):
         assert name in components
 
 
