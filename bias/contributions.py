@@ -18,13 +18,14 @@ from django.utils import timezone
 from audit.registry import Change, Contributor, Erased, Event, TrailEntry, register, register_eraser
 from bias.domain import subgroups_lenient, subgroups_object
 from bias.models import SubgroupAttachment
-from bias.stats import Deltas, attachments_locked, counted_attributes, decision_state, upsert_stats
+from bias.setwise import Staged, folded, setwise, staged_apply
+from bias.stats import attachments_locked, counted_attributes, decision_state, upsert_stats
 
 
 @dataclass
 class SubgroupFold:
     attachments: dict[str, SubgroupAttachment]
-    deltas: Deltas = field(default_factory=Deltas)
+    staged: list[Staged] = field(default_factory=list)  # written set-wise or folded (bias.setwise)
     counted: dict[str, dict[str, str]] = field(default_factory=dict)  # decision_id -> its attributes
     touched: dict[str, SubgroupAttachment] = field(default_factory=dict)
     adopted: dict[str, dict[str, str]] = field(
@@ -57,15 +58,15 @@ class BiasContributor(Contributor):
                 acc.touched[decision.decision_id] = attachment
             acc.counted[decision.decision_id] = attributes
             if attributes:
-                acc.deltas.add(state, attributes, +1)
+                acc.staged.append(Staged(state, attributes, +1))
             return []
         if decision.decision_id not in acc.counted:
             acc.counted[decision.decision_id] = counted_attributes(decision, attachment)
         attributes = acc.counted[decision.decision_id]
         old = decision_state(decision, outcome=change.previous_outcome, category=change.previous_category)
         if attributes and old != state:
-            acc.deltas.add(old, attributes, -1)
-            acc.deltas.add(state, attributes, +1)
+            acc.staged.append(Staged(old, attributes, -1))
+            acc.staged.append(Staged(state, attributes, +1))
         return []
 
     def trail(self, acc: SubgroupFold, change: Change) -> list[TrailEntry]:
@@ -78,7 +79,10 @@ class BiasContributor(Contributor):
         return [TrailEntry("subgroups_attached", {"subgroups": subgroups_object(adopted)})]
 
     def apply(self, *, customer_id: str, acc: SubgroupFold) -> None:
-        upsert_stats(customer_id, acc.deltas)
+        if setwise(acc.staged):
+            staged_apply(customer_id=customer_id, changes=acc.staged)
+        else:
+            upsert_stats(customer_id, folded(acc.staged))
         if acc.touched:
             now = timezone.now()
             touched = list(acc.touched.values())

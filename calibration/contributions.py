@@ -8,36 +8,45 @@ from audit.registry import Change, Contributor, Erased, Event, register, registe
 from calibration import rules
 from calibration.models import RiskUserState, UserDailyAggregate
 from calibration.services import AggregateFold, aggregates_fold_apply, decision_day, miscalibrated_event
+from calibration.setwise import Staged, setwise, staged_apply
 
 
 class CalibrationContributor(Contributor):
+    """Each change is staged as the records it adds and takes away, as the change leaves the
+    decision; apply() writes them set-wise or folds them (calibration.setwise)."""
+
     name = "calibration"
 
-    def start(self, *, customer: Any, loaded: Any) -> AggregateFold:
-        return AggregateFold()
+    def start(self, *, customer: Any, loaded: Any) -> list[Staged]:
+        return []
 
-    def add(self, acc: AggregateFold, change: Change) -> list[Event]:
+    def add(self, acc: list[Staged], change: Change) -> list[Event]:
         decision = change.decision
-        new = rules.contribution(rules.record_of(decision))
+        record = rules.record_of(decision)
         if change.kind == "new":
-            delta = new
+            previous = None
             fires = decision.calibration_category in rules.MISCALIBRATED
         else:
-            old = rules.contribution(
-                rules.record_of(decision, outcome=change.previous_outcome, category=change.previous_category)
+            previous = rules.record_of(
+                decision, outcome=change.previous_outcome, category=change.previous_category
             )
-            delta = rules.delta(new, old)
             fires = (
                 decision.calibration_category in rules.MISCALIBRATED
                 and decision.calibration_category != change.previous_category
             )
-        acc.add(user_id=decision.user_id, model_id=decision.model_id, day=decision_day(decision), delta=delta)
+        acc.append(Staged(decision.user_id, decision.model_id, decision_day(decision), record, previous))
         if fires:
             return [miscalibrated_event(decision=decision, entry_id=change.entry_id, source=change.source)]
         return []
 
-    def apply(self, *, customer_id: str, acc: AggregateFold) -> None:
-        aggregates_fold_apply(customer_id=customer_id, fold=acc)
+    def apply(self, *, customer_id: str, acc: list[Staged]) -> None:
+        if setwise(acc):
+            staged_apply(customer_id=customer_id, changes=acc)
+            return
+        fold = AggregateFold()
+        for change in acc:
+            fold.add(user_id=change.user_id, model_id=change.model_id, day=change.day, delta=change.delta())
+        aggregates_fold_apply(customer_id=customer_id, fold=fold)
 
 
 register(CalibrationContributor())

@@ -96,3 +96,17 @@ def admin_api(admin_key) -> APIClient:
 @pytest.fixture
 def anon_api() -> APIClient:
     return APIClient()
+
+
+@pytest.fixture(params=["folded", "set-wise"])
+def applier(request, settings) -> str:
+    """Both ways the decision pipeline writes calibration aggregates and subgroup statistics
+    (docs/architecture.md, "The set-wise batch path"): folded in Python for every write, or
+    derived set-wise in SQL for every write (PostgreSQL's; skipped on SQLite)."""
+    if request.param == "set-wise":
+        if connection.vendor != "postgresql":
+            pytest.skip("the set-wise applier is PostgreSQL's")
+        settings.INGEST_SETWISE_FROM = 1
+    else:
+        settings.INGEST_SETWISE_FROM = 10**9
+    return request.param

@@ -312,6 +312,10 @@ RATE_LIMITS_ENABLED = env.bool("TRUSTCAL_RATE_LIMITS_ENABLED", default=True)
 DECISION_GROUP_COMMIT = env.bool("TRUSTCAL_DECISION_GROUP_COMMIT", default=True)
 DECISION_GROUP_MAX = env.int("TRUSTCAL_DECISION_GROUP_MAX", default=200)
 DECISION_GROUP_WAIT_SECONDS = env.float("TRUSTCAL_DECISION_GROUP_WAIT_SECONDS", default=30.0)
+# From how many changes one write derives its calibration aggregates and subgroup statistics
+# set-wise on PostgreSQL (docs/architecture.md, "The set-wise batch path"); fewer are folded in
+# Python. Not an operator's setting: the tests run both appliers through it.
+INGEST_SETWISE_FROM = 50
 KEY_ROTATION_GRACE_HOURS = 24
 # The staff console's sign-in: failures per client address and per user name in one window,
 # then 429 until the window ends (docs/reference/limits.md, "Console sign-in").

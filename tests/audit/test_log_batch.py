@@ -83,7 +83,7 @@ def figures(api):
     return _without((users, calibrate, subgroups["attributes"], trail))
 
 
-def test_a_batch_and_the_same_calls_one_by_one_give_identical_figures_and_chains(api):
+def test_a_batch_and_the_same_calls_one_by_one_give_identical_figures_and_chains(api, applier):
     items = history()
     batch = post_batch(api, items)
     one_by_one = client_for(make_key("globex", "enterprise").value)
@@ -111,7 +111,7 @@ def test_a_batch_and_the_same_calls_one_by_one_give_identical_figures_and_chains
     assert [row["sequence"] for row in stored] == list(range(1, len(stored) + 1))
 
 
-def test_a_mixed_batch_reports_each_item_and_stores_only_the_valid_ones(api):
+def test_a_mixed_batch_reports_each_item_and_stores_only_the_valid_ones(api, applier):
     assert api.post("/v1/log", decision_body(decision_id="old"), format="json").status_code == 201
     items = [
         decision_body(decision_id="new-1"),
@@ -189,7 +189,7 @@ def test_ndjson_is_accepted_with_the_same_answer(api):
     assert api.get("/v1/audit-trail/verify").json()["entries_checked"] == 4
 
 
-def test_events_fire_as_for_single_calls(api, other_api):
+def test_events_fire_as_for_single_calls(api, other_api, applier):
     items = [
         decision_body(decision_id="e-1", ai_confidence=0.2),  # followed at low confidence
         decision_body(decision_id="e-2", user_decision="deny", ai_confidence=0.9),  # overrode high

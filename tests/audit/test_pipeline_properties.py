@@ -199,7 +199,7 @@ def _state(customer_id: str) -> dict[str, Any]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(threads=st.lists(thread_ops, min_size=2, max_size=3))
-def test_concurrent_writes_equal_a_serial_replay_in_commit_order(threads, settings_rate_limits_off):
+def test_concurrent_writes_equal_a_serial_replay_in_commit_order(threads, settings_rate_limits_off, applier):
     run = next(_run)
     concurrent, serial = make_key(f"conc{run}", "enterprise"), make_key(f"serial{run}", "enterprise")
     plans = [_plan_thread(f"t{t}", ops) for t, ops in enumerate(threads)]

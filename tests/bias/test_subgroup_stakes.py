@@ -172,7 +172,9 @@ def _changes(api, bodies: list[dict[str, Any]]) -> None:
                            "user_decision": "deny", "ai_confidence": 0.2})  # fmt: skip
 
 
-def test_a_batch_and_the_same_decisions_one_by_one_write_the_same_rows_and_the_migration_rebuilds_them():
+def test_a_batch_and_the_same_decisions_one_by_one_write_the_same_rows_and_the_migration_rebuilds_them(
+    applier,
+):
     batch = client_for(make_key("by-batch", "enterprise").value)
     single = client_for(make_key("one-by-one", "enterprise").value)
     bodies = _bodies(120, seed=30)

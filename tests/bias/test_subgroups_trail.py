@@ -107,7 +107,7 @@ def test_an_attachment_appends_a_subgroups_attached_entry_and_the_chain_verifies
     assert api.get("/v1/audit-trail/verify").json()["valid"] is True
 
 
-def test_subgroup_figures_are_reproducible_from_the_audit_trail_alone(api):
+def test_subgroup_figures_are_reproducible_from_the_audit_trail_alone(api, applier):
     rng = random.Random(30)
     for i in range(0, 120, 7):  # posted before their decisions are logged (some carry none)
         detect(api, f"trail-{i}", {"gender": rng.choice(["female", "male"]), "ethnicity": "a"})
