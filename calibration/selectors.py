@@ -283,3 +283,13 @@ def user_calibration_list(
         key=lambda u: (not u["at_risk"], u["reliance_gap"] is None, -(u["reliance_gap"] or 0.0), u["user_id"])
     )
     return out[:limit]
+
+
+def model_ids_with_decisions(customer: Customer, model_id: str | None = None) -> list[str]:
+    """The model ids the customer's decisions name (vigilance probes aside), sorted; with
+    `model_id`, that one if it has decisions. From the daily aggregates (a row per reviewer, model
+    and day), not from the decisions themselves."""
+    rows = UserDailyAggregate.objects.filter(customer=customer).exclude(model_key=ALL_MODELS)
+    if model_id is not None:
+        rows = rows.filter(model_key=model_id)
+    return list(rows.order_by("model_key").values_list("model_key", flat=True).distinct())

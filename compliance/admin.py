@@ -218,3 +218,6 @@ class ExportJobAdmin(ReadOnlyAdmin):
             form=form,
             template="admin/compliance/exportjob/request.html",
         )
+
+
+from compliance import profile_admin  # noqa: E402,F401  (registers the system profiles' pages)

@@ -34,7 +34,17 @@ CITATIONS: dict[str, Citation] = {
     "eu.art19_1": Citation(
         "Art. 19(1)", EU_AI_ACT, EU_AI_ACT_SOURCE + ", Article 19(1) (automatically generated logs)"
     ),
+    "eu.art26_2": Citation(
+        "Art. 26(2)",
+        EU_AI_ACT,
+        EU_AI_ACT_SOURCE + ", Article 26(2) (human oversight assigned to competent persons)",
+    ),
     "eu.art26_7": Citation("Art. 26(7)", EU_AI_ACT, EU_AI_ACT_SOURCE + ", Article 26(7) (informing workers)"),
+    "eu.annex_iv_1_a": Citation(
+        "Annex IV, point 1(a)",
+        EU_AI_ACT,
+        EU_AI_ACT_SOURCE + ", Annex IV, point 1(a) (intended purpose, provider and version of the system)",
+    ),
     "gdpr.art5_1_e": Citation("Art. 5(1)(e)", GDPR, GDPR_SOURCE + ", Article 5(1)(e) (storage limitation)"),
     "gdpr.art17": Citation("Art. 17", GDPR, GDPR_SOURCE + ", Article 17 (right to erasure)"),
     "tx.552_056": Citation("§552.056", TEXAS_TRAIGA, TRAIGA_SOURCE + ", section 552.056"),
@@ -66,6 +76,12 @@ POINTS = {
         "record-keeping and the ability to monitor the system's operation: a signed commitment to the "
         "audit trail that the operator cannot take back.",
     ),
+    "system_description": (
+        ("eu.annex_iv_1_a", "eu.art26_2"),
+        "the system described by its intended purpose, its provider and its version, and the natural "
+        "persons meant to oversee it. Each model the period's decisions name is described as its deployer "
+        "recorded it.",
+    ),
     "erasures": (
         ("gdpr.art17", "gdpr.art5_1_e", "eu.art12", "eu.art19_1"),
         "personal data erased on request or at the retention maximum, while the logs stay complete "
@@ -88,6 +104,25 @@ def point(key: str, template: str) -> str:
             f"Post-deployment monitoring and safeguards (the NIST AI RMF, a framework {cite('tx.552_105_e')} "
             f"recognises): {sentence}"
         )
+    if key == "system_description":
+        return (
+            "The system's context as the NIST AI RMF (MAP 1.1), a framework "
+            f"{cite('tx.552_105_e')} recognises, asks a deployer to document it: its intended purpose, "
+            "deployment setting and users. Each model the period's decisions name is described as its "
+            "deployer recorded it."
+        )
     if key == "erasures":
         return sentence[:1].upper() + sentence[1:]
     return f"What this evidences under the EU AI Act, which the Texas Act does not require: {sentence}"
+
+
+def withheld(template: str) -> str:
+    """The note that stands for the rows per reviewer a report withholds (docs/reference/
+    oversight.md, "Who sees what"), with the point of law in the report's own law only."""
+    note = (
+        "Withheld: this report was requested in the staff console by someone who may see the team's "
+        "oversight figures but not each reviewer's"
+    )
+    if template == EU_AI_ACT:
+        return f"{note} (worker monitoring, EU AI Act {cite('eu.art26_7')})."
+    return f"{note} (each reviewer's figures are the monitoring of a worker)."

@@ -22,7 +22,7 @@ _OVER_FLAGGED = (rules.OVERTRUSTING, rules.NON_DISCRIMINATING)
 
 
 def _pct(value: float) -> str:
-    return f"{value * 100:.1f} %"
+    return f"{value * 100:.1f}%"
 
 
 def compliance_status(
@@ -38,7 +38,7 @@ def compliance_status(
         return NON_COMPLIANT, "An open critical alert."
     if org["scored_decisions"] >= th.min_scored and over_ci[0] > th.overtrust:
         return NON_COMPLIANT, (
-            f"The organisation's over-trust rate is {_pct(org['overtrust_rate'])} (95 % interval "
+            f"The organisation's over-trust rate is {_pct(org['overtrust_rate'])} (95% interval "
             f"{_pct(over_ci[0])} to {_pct(over_ci[1])}), above {_pct(th.overtrust)}."
         )
     if "high" in open_serious:
@@ -71,11 +71,11 @@ def compliance_status(
         )
     if over_ci[1] >= th.overtrust:
         return INSUFFICIENT_EVIDENCE, (
-            f"The over-trust rate's 95 % interval reaches {_pct(over_ci[1])}: the evidence cannot rule out a rate "
+            f"The over-trust rate's 95% interval reaches {_pct(over_ci[1])}: the evidence cannot rule out a rate "
             f"of {_pct(th.overtrust)} or more."
         )
     return COMPLIANT, (
-        f"Over-trust {_pct(org['overtrust_rate'] or 0.0)} (95 % interval up to {_pct(over_ci[1])}) over "
+        f"Over-trust {_pct(org['overtrust_rate'] or 0.0)} (95% interval up to {_pct(over_ci[1])}) over "
         f"{org['scored_decisions']} scored decisions ({_pct(org['coverage'])} coverage), no reviewer flagged and "
         "no open high or critical alert."
     )
@@ -211,6 +211,7 @@ def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
 def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dict[str, Any]:
     summary = executive_summary(evidence)
     summary["oversight_measures"] = oversight_measures(evidence)
+    summary["system_description"] = evidence["system_description"]
     org = dict(evidence["organisation"])
     return {
         "executive_summary": summary,

@@ -15,7 +15,7 @@ from audit import verify as audit_verify
 from bias import selectors as bias_selectors
 from bias.domain import DETECTION_WINDOW_DAYS
 from calibration import reporting
-from compliance import citations
+from compliance import citations, profiles
 from config.timeutils import iso8601, isoformat
 from fairness import selectors as fairness_selectors
 from keys.models import Customer
@@ -187,10 +187,7 @@ REVIEW_EFFORT_POINT = citations.point("review_effort", citations.EU_AI_ACT)
 VIGILANCE_POINT = citations.point("vigilance", citations.EU_AI_ACT)
 
 
-PER_PERSON_WITHHELD = (
-    "Withheld: this report was requested in the staff console by someone who may see the team's "
-    "oversight figures but not each reviewer's (worker monitoring, EU AI Act Art. 26(7))."
-)
+PER_PERSON_WITHHELD = citations.withheld(citations.EU_AI_ACT)
 
 
 def _narrow(scope: Scope) -> dict[str, Any]:
@@ -270,6 +267,8 @@ def gather(scope: Scope) -> dict[str, Any]:
     checkpoint = audit_checkpoints.checkpoint_for_report(customer=scope.customer)
     chain = audit_verify.chain_verify_covered(scope.customer)  # with the range it covers
     now = dt.datetime.now(dt.UTC)
+    models = reporting.models_seen(decisions)
+    model_ids = list(dict.fromkeys(row["model_id"] for row in models if row["model_id"]))
     return {
         "window": {"from": iso8601(scope.start), "to": iso8601(scope.end)},
         "organisation": organisation,
@@ -277,7 +276,8 @@ def gather(scope: Scope) -> dict[str, Any]:
         "confidence_bands": reporting.confidence_bands(decisions),
         "confidence_check": reporting.decisions_confidence_check(decisions),
         "trend": reporting.trust_trend(decisions, start=scope.first_day, end=scope.last_day),
-        "models": reporting.models_seen(decisions),
+        "models": models,
+        "system_description": profiles.profiles_of(customer=scope.customer, model_ids=model_ids),
         "subgroups": _subgroups(scope),
         **alerts(scope),
         **_oversight(scope),

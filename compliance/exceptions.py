@@ -8,3 +8,8 @@ class ExportNotFound(NotFound):
 class ExportNotReady(Conflict):
     code = "EXPORT_NOT_READY"
     title = "Export not ready"
+
+
+class SystemProfileLimitReached(Conflict):
+    code = "SYSTEM_PROFILE_LIMIT_REACHED"
+    title = "System profile limit reached"

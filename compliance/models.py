@@ -60,3 +60,45 @@ class ExportJob(models.Model):
     @property
     def download_url(self) -> str | None:
         return f"/v1/export/{self.id}/download" if self.status == self.Status.COMPLETED else None
+
+
+# The fields of a system profile (docs/reference/system-profiles.md), in the order the reports
+# print them, with their longest text.
+PROFILE_FIELDS: dict[str, int] = {
+    "name": 200,
+    "purpose": 2000,
+    "deployment_context": 2000,
+    "provider": 200,
+    "version": 100,
+    "intended_reviewers": 1000,
+}
+
+
+class SystemProfile(models.Model):
+    """What the deployer says of one of its models (a `model_id` its decisions carry): printed in
+    both report templates, "not provided" for an empty field. Edited through the API and the
+    console by the same service (compliance/profiles.py)."""
+
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="system_profiles")
+    model_id = models.CharField(max_length=256)
+    name = models.CharField(max_length=PROFILE_FIELDS["name"], blank=True, default="")
+    purpose = models.TextField(max_length=PROFILE_FIELDS["purpose"], blank=True, default="")
+    deployment_context = models.TextField(
+        max_length=PROFILE_FIELDS["deployment_context"], blank=True, default=""
+    )
+    provider = models.CharField(max_length=PROFILE_FIELDS["provider"], blank=True, default="")
+    version = models.CharField(max_length=PROFILE_FIELDS["version"], blank=True, default="")
+    intended_reviewers = models.TextField(
+        max_length=PROFILE_FIELDS["intended_reviewers"], blank=True, default=""
+    )
+    updated_at = models.DateTimeField(default=timezone.now)
+    updated_by = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["customer", "model_id"], name="compl_profile_cust_model")
+        ]
+        verbose_name = "system profile"
+
+    def __str__(self) -> str:
+        return f"{self.model_id} ({self.name})" if self.name else self.model_id

@@ -1,13 +1,13 @@
 """The blocks of a PDF section (facts, tables, headings, alert cards, feature partials), made
 from a section's data in the order it holds them; templates/compliance/report.html lays them out."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 
-from compliance import citations, erasure_print, oversight_print, printing
+from compliance import citations, erasure_print, oversight_print, printing, profile_print
 from compliance.pdf_alerts import amplification_blocks, bias_blocks, incident_blocks
 from compliance.pdf_tables import is_counts, is_scalar_list, label, table
 
@@ -21,10 +21,12 @@ MOVED = {"decision_log", "compliance_status_reason", "status_history"}
 # why they are absent until their feature adds them; what each evidences is compliance/citations.py.
 FEATURE_SECTIONS = {
     "eu_ai_act": {
+        "executive_summary": ("system_description",),
         "trust_calibration_analysis": ("review_effort", "vigilance"),
         "audit_trail": ("checkpoint", "erasures"),
     },
     "texas_traiga": {
+        "system_and_purpose": ("system_description",),
         "disclosure_and_human_review": ("review_effort", "vigilance"),
         "monitoring_and_safeguards": ("checkpoint", "erasures"),
     },
@@ -43,12 +45,14 @@ FEATURES = {
         "no signed checkpoint of the audit chain exists at the report's generation",
     ),
     "erasures": ("Erasures of personal data", "the erasures of the period could not be read"),
+    "system_description": ("System description", "the system profiles could not be read"),
 }
 # Partials that take their figures already printed (compliance/oversight_print.py).
-PRINTERS = {
+PRINTERS: dict[str, Callable[[Any], Any]] = {
     "review_effort": oversight_print.review_effort,
     "vigilance": oversight_print.vigilance,
     "erasures": erasure_print.erasures,
+    "system_description": profile_print.system_description,
 }
 
 

@@ -24,6 +24,7 @@ from django.utils import timezone
 from compliance import eu_ai_act
 from compliance.evidence import Scope
 from compliance.models import ExportJob
+from compliance.profiles import profile_save as profile_save  # system profiles (compliance/profiles.py)
 from compliance.report import HashingWriter, Report, log_report_build, render_csv, render_json, report_build
 from config.exceptions import RateLimited
 from keys.models import Customer

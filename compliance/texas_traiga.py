@@ -5,7 +5,7 @@ the evidence."""
 
 from typing import Any
 
-from compliance import eu_ai_act, printing, recommendations
+from compliance import citations, eu_ai_act, printing, recommendations
 
 
 def _nist(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -49,6 +49,15 @@ def _nist(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, A
     ]
 
 
+def _oversight(figures: dict[str, Any], key: str) -> dict[str, Any]:
+    """Review effort or vigilance in this report's own words: what it evidences, and the note of
+    withheld rows, neither citing the EU AI Act's articles (docs/reference/reports.md, Citations)."""
+    out = {**figures, "evidences": citations.point(key, citations.TEXAS_TRAIGA)}
+    if "reviewers_withheld" in out:
+        out["reviewers_withheld"] = citations.withheld(citations.TEXAS_TRAIGA)
+    return out
+
+
 def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dict[str, Any]:
     summary = eu_ai_act.executive_summary(evidence)
     org = evidence["organisation"]
@@ -60,7 +69,8 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "models": evidence["models"],
             "decisions": total,
             "reviewers": summary["reviewers"],
-            "deployment_context": (
+            "system_description": evidence["system_description"],
+            "human_review": (
                 "AI recommendations reviewed by a human before a decision takes effect; every "
                 "decision records the AI's recommendation, its confidence where given, the "
                 "reviewer's decision and, when known, the outcome."
@@ -72,8 +82,8 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "switch_rate": org["switch_rate"],
             "confidence_shown": counts["with_confidence"],
             "initial_decisions_recorded": counts["with_initial_decision"],
-            "review_effort": evidence["review_effort"],
-            "vigilance": evidence["vigilance"],
+            "review_effort": _oversight(evidence["review_effort"], "review_effort"),
+            "vigilance": _oversight(evidence["vigilance"], "vigilance"),
             "note": (
                 "TRAIGA requires governmental agencies to disclose to consumers that they interact "
                 "with an AI system; this service records human review, not the disclosure itself."

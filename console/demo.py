@@ -14,6 +14,7 @@ from audit import platform as audit_platform
 from audit import services as audit_services
 from bias import services as bias_services
 from compliance import selectors as compliance_selectors
+from compliance import services as compliance_services
 from config.exceptions import DomainError
 from console import demo_data, demo_oversight, demo_signals
 from console.permissions import COMPLIANCE_STAFF
@@ -187,6 +188,16 @@ def seed(*, create_users: bool = True) -> Report:
     with transaction.atomic():
         customer, _ = Customer.objects.get_or_create(id=demo_data.CUSTOMER)
         _decisions(customer, rows, report)
+        compliance_services.profile_save(
+            customer=customer,
+            model_id=demo_data.MODEL,
+            changes=demo_data.PROFILE,
+            replace=True,
+            by="seed_demo",
+        )
+        report.add(
+            f"System profile of {demo_data.MODEL}: every field but the provider (the reports print it as not provided)."
+        )
         report.add(demo_oversight.log_probes(customer, now=now, decisions=len(rows)))
         _bias_alerts(customer, rows, report)
         _signals(customer, rows, report, now)

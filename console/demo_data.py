@@ -15,6 +15,22 @@ from typing import Any
 
 CUSTOMER = "demo-bank"
 MODEL = "loan-approval"
+# Its system profile (docs/reference/system-profiles.md), the provider left out so that the reports
+# show how a field not provided is printed.
+PROFILE = {
+    "name": "Consumer loan approval assistant",
+    "purpose": (
+        "Recommends approving or declining consumer loan applications, with its confidence that the "
+        "applicant will repay."
+    ),
+    "deployment_context": (
+        "The bank's branch loan desks: every recommendation is reviewed by a loan officer before the "
+        "decision takes effect; outcomes are recorded when a loan is repaid or defaults."
+    ),
+    "provider": "",
+    "version": "2.3 (2.2 until the recent month)",
+    "intended_reviewers": "Loan officers of the branch desks, trained on the bank's credit policy.",
+}
 DAYS = 60
 MONTH_DAYS = 30  # the demo's two months: the older (model 2.2) and the recent one (model 2.3), ending today
 PER_DAY = 55

@@ -37,6 +37,8 @@ COMPLIANCE_STAFF_PERMISSIONS = (
     "compliance.view_*",
     "compliance.add_*",
     "compliance.download_*",
+    # System profiles (docs/reference/system-profiles.md): what the reports say of each model.
+    "compliance.change_systemprofile",
 )
 FORBIDDEN_APPS = ("keys", "webhooks")
 
