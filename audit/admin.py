@@ -14,7 +14,7 @@ from audit.checkpoints import checkpoint_make
 from audit.exceptions import TreeNotExtension
 from audit.models import AuditEntry, ChainHead, Decision, SignedCheckpoint
 from audit.verify import chain_verify_incremental
-from config.admin import FieldsNeedPermission, ReadOnlyAdmin, input_filter
+from config.admin import FieldsNeedPermission, ReadOnlyAdmin, count_column, input_filter
 from config.timeutils import isoformat
 
 # Review times and probes per decision are oversight figures of one person: shown only to staff who
@@ -83,7 +83,7 @@ class AuditEntryAdmin(FieldsNeedPermission, ReadOnlyAdmin):
     guarded_fields = ENTRY_OVERSIGHT_FIELDS
     guarded_permission = PER_PERSON_PERMISSION
     list_display = [
-        "sequence",
+        "sequence_count",
         "customer",
         "type",
         "decision_ref",
@@ -100,6 +100,7 @@ class AuditEntryAdmin(FieldsNeedPermission, ReadOnlyAdmin):
     ordering = ["customer", "-sequence"]
     list_select_related = ["customer"]
     actions = ["verify_chain"]
+    sequence_count = count_column("sequence")
 
     @admin.display(description="hash")
     def short_hash(self, obj: AuditEntry) -> str:
@@ -120,14 +121,16 @@ class ChainHeadAdmin(ReadOnlyAdmin):
 
     list_display = [
         "customer",
-        "sequence",
-        "decisions",
+        "sequence_count",
+        "decisions_count",
         "latest_checkpoint",
         "checkpoint_age",
         "short_head",
         "updated_at",
     ]
     actions = ["verify_chain", "make_checkpoint"]
+    sequence_count = count_column("sequence", "entries")
+    decisions_count = count_column("decisions")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ChainHead]:
         newest = SignedCheckpoint.objects.filter(customer=OuterRef("customer")).order_by("-sequence")

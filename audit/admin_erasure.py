@@ -13,7 +13,7 @@ from audit import erasure as erasures
 from audit.erasure_inputs import ERASURE_REQUEST
 from audit.exceptions import ErasureLegalHold
 from audit.models_erasure import LEGAL_BASIS_NAMES, Erasure
-from config.admin import ReadOnlyAdmin, badge, request_page
+from config.admin import ReadOnlyAdmin, badge, count_column, request_page
 from config.bodies import parse
 from config.exceptions import DomainError
 from keys.models import Customer
@@ -60,7 +60,7 @@ class ErasureAdmin(ReadOnlyAdmin):
         "state",
         "target",
         "basis",
-        "entries",
+        "entries_count",
         "requested_by",
         "created_at",
         "execute_after",
@@ -71,6 +71,7 @@ class ErasureAdmin(ReadOnlyAdmin):
     date_hierarchy = "created_at"
     ordering = ["-created_at"]
     list_select_related = ["customer"]
+    entries_count = count_column("entries")
     # Never the value itself (kept only while scheduled) nor its keyed digest.
     fields = readonly_fields = (
         "id",

@@ -5,7 +5,7 @@ from django.contrib import admin
 
 from calibration import rules
 from calibration.models import RiskUserState, Threshold, UserDailyAggregate
-from config.admin import ReadOnlyAdmin, score_text
+from config.admin import ReadOnlyAdmin, count_column, score_text
 
 
 @admin.register(UserDailyAggregate)
@@ -15,12 +15,16 @@ class UserDailyAggregateAdmin(ReadOnlyAdmin):
         "user_id",
         "model_key",
         "day",
-        "n",
-        "followed",
-        "overtrust",
-        "undertrust",
+        "decisions",
+        "followed_count",
+        "overtrust_count",
+        "undertrust_count",
         "trust_score",
     ]
+    decisions = count_column("n", "decisions")
+    followed_count = count_column("followed", "followed the AI")
+    overtrust_count = count_column("overtrust", "over-trust")
+    undertrust_count = count_column("undertrust", "under-trust")
     list_filter = ["model_key", "day"]
     search_fields = ["=user_id", "=customer__id"]
     ordering = ["-day", "customer", "user_id"]

@@ -84,7 +84,7 @@ GLOSSARY: list[Term] = [
         "term": "Over-trust and under-trust rates",
         "definition": "Over-trust: the stake-weighted share of decisions followed where the AI was more "
         "likely wrong, with weight max(0, 1 - 2p); under-trust: the share overridden where it was more "
-        "likely right, weight max(0, 2p - 1). Each has a 95 % Wilson interval at its effective number of "
+        "likely right, weight max(0, 2p - 1). Each has a 95% Wilson interval at its effective number of "
         "decisions (Kish; for an organisation at most what its reviewers as clusters support).",
         "source": "Kish 1965 (effective n); Wilson 1927 (score interval)",
     },
@@ -112,7 +112,7 @@ GLOSSARY: list[Term] = [
         "term": "Confidence check",
         "definition": "Whether the AI's confidence is itself calibrated, over at least 100 decisions with "
         "a confidence and an outcome: the calibration intercept a and slope b of logit P(right) = a + b "
-        "logit(confidence) with 95 % intervals, and the Brier score; consistent when a's interval holds 0 "
+        "logit(confidence) with 95% intervals, and the Brier score; consistent when a's interval holds 0 "
         "and b's holds 1. Every confidence-based figure assumes a calibrated confidence.",
         "source": "Cox 1958 (calibration intercept and slope); Brier 1950",
     },
@@ -192,7 +192,7 @@ GLOSSARY: list[Term] = [
         "definition": "NON_COMPLIANT with an open critical alert or when the organisation's over-trust "
         "interval lies wholly above 0.50; else NEEDS_REVIEW with an open high alert, a reviewer who is "
         "OVERTRUSTING or NON_DISCRIMINATING, or a reviewer flagged for rubber-stamping; else "
-        "INSUFFICIENT_EVIDENCE with fewer than 100 scored decisions, a coverage under 80 %, an over-trust "
+        "INSUFFICIENT_EVIDENCE with fewer than 100 scored decisions, a coverage under 80%, an over-trust "
         "effective n under 10 or an over-trust interval reaching 0.50; else COMPLIANT. The report states "
         "the reason.",
         "source": SERVICE,

@@ -11,13 +11,13 @@ NBSP = "\u00a0"  # a figure and its unit never part at a line end
 
 
 def percent(value: float | None, reason: str) -> str:
-    return f"not measured ({reason})" if value is None else f"{value * 100:.1f}{NBSP}%"
+    return f"not measured ({reason})" if value is None else f"{value * 100:.1f}%"
 
 
 def interval(values: list[float] | None, reason: str) -> str:
     if values is None:
         return f"not measured ({reason})"
-    return f"{values[0] * 100:.1f} % to {values[1] * 100:.1f} %"
+    return f"{values[0] * 100:.1f}% to {values[1] * 100:.1f}%"
 
 
 def count(value: int) -> str:
@@ -50,7 +50,7 @@ def review_effort(data: dict[str, Any]) -> dict[str, Any]:
             ("Share timed", percent(team["timed_share"], "no decision")),
             ("Quick agreements", count(team["quick_agreements"])),
             ("Quick-agreement rate", percent(team["quick_agreement_rate"], no_timed)),
-            ("95 % interval (Wilson)", interval(team["quick_agreement_rate_ci"], no_timed)),
+            ("95% interval (Wilson)", interval(team["quick_agreement_rate_ci"], no_timed)),
         ],
         "models": [
             {

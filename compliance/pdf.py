@@ -102,7 +102,7 @@ def _sections(report: Report, info: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-# A figure's unit stays on the line of its number ("5.0 %", "-14.4 pp").
+# A figure's unit stays on the line of its number ("-14.4 pp"); a percentage has none ("5.0%").
 UNIT_AFTER_NUMBER = re.compile(r"(?<=\d) (%|pp\b)")
 
 

@@ -21,7 +21,7 @@ def summary(report: Report) -> list[str]:
     paragraphs = []
     if eu:
         summary = sections["executive_summary"]
-        reason = summary["compliance_status_reason"].rstrip(".").replace(" %", "%")
+        reason = summary["compliance_status_reason"].rstrip(".")
         paragraphs.append(
             f"This report finds the period {summary['compliance_status']}. The reason: "
             f"{reason[:1].lower() + reason[1:]}."
@@ -75,7 +75,7 @@ def calibration_sentence(org: dict[str, Any]) -> str:
         f"{printing.score(org['reliance_gap'], 'reliance_gap')}, reliance skill "
         f"{printing.score(org['reliance_skill'], 'reliance_skill')}; risk level {org['risk_level']}). Reviewers "
         f"followed the AI in {printing.pct(org['overtrust_rate'], 'overtrust_rate')} of the stake where it was "
-        f"more likely wrong (95 % interval {printing.pct(ci[0])} to {printing.pct(ci[1])}, effective "
+        f"more likely wrong (95% interval {printing.pct(ci[0])} to {printing.pct(ci[1])}, effective "
         f"{org['overtrust_effective_n']:.1f} decisions) and overrode it in "
         f"{printing.pct(org['undertrust_rate'], 'undertrust_rate')} of the stake where it was more likely right: "
         f"category {org['category']} (Appendix B)."

@@ -194,7 +194,7 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
                 "overtrust_rate",
                 over,
                 rules.thresholds().overtrust,
-                f"No figure crossed its threshold (over-trust rate {_pct(over)}, 95 % interval up to "
+                f"No figure crossed its threshold (over-trust rate {_pct(over)}, 95% interval up to "
                 f"{_pct(ci[1])}): keep the current oversight and re-run this report next period.",
             )
         )
@@ -228,7 +228,7 @@ def insufficient_evidence(org: dict[str, Any]) -> list[dict[str, Any]]:
         (
             ci_high is not None and ci_high >= th.overtrust,
             ("overtrust_rate_ci", ci_high, th.overtrust),
-            f"The over-trust rate's 95 % interval reaches {_pct(ci_high)}, so a rate of {_pct(th.overtrust)} "
+            f"The over-trust rate's 95% interval reaches {_pct(ci_high)}, so a rate of {_pct(th.overtrust)} "
             "cannot be ruled out: more scored decisions (confidences, outcomes) narrow it.",
         ),
     ]
@@ -318,7 +318,7 @@ def overtrust(org: dict[str, Any], summary: dict[str, Any], template: str) -> li
                 "overtrust_rate",
                 over,
                 rules.thresholds().overtrust,
-                f"Reviewers followed the AI in {_pct(over)} of the stake where it was more likely wrong (95 % "
+                f"Reviewers followed the AI in {_pct(over)} of the stake where it was more likely wrong (95% "
                 f"interval from {_pct(ci[0])}){borrowed}: review the OVERTRUSTING decisions "
                 f"({printing.count(counts['overtrust'])}) with the reviewers concerned and require a written "
                 "reason before a low-confidence AI recommendation is accepted.",

@@ -1,6 +1,7 @@
 """Admin building blocks shared by the apps."""
 
 import datetime as dt
+from typing import Any
 
 from django.contrib import admin
 from django.db.models.constants import LOOKUP_SEP
@@ -113,6 +114,17 @@ def input_filter(field: str, title: str) -> type[InputFilter]:
 
 # Figures as the console prints them everywhere: times with their zone, counts with separators,
 # p- and q-values a reader can compare (docs/reference/bias.md, Significance).
+def count_column(field: str, description: str = "") -> Any:
+    """A changelist column of an integer field with thousands separators ("3,366", not Django's
+    "3366"), sorted by the field."""
+
+    def column(model_admin: admin.ModelAdmin, obj: Any) -> str:
+        return count(getattr(obj, field))
+
+    column.__name__ = f"{field}_count"
+    return admin.display(description=description or field.replace("_", " "), ordering=field)(column)
+
+
 def when(value: dt.datetime | str | None) -> str:
     """A time in UTC with its zone ("2026-11-25 21:16 UTC"); an ISO string (JSON figures) too."""
     if not value:

@@ -40,7 +40,7 @@ def _context(request: HttpRequest, windows: tuple[int, ...], title: str) -> dict
 
 
 def _rate(value: float | None, ci: list[float] | None, reason: str) -> str:
-    """A rate and its 95 % interval as percentages with one decimal."""
+    """A rate and its 95% interval as percentages with one decimal."""
     if value is None:
         return f"not measured ({reason})"
     return f"{percent(value, reason)} ({interval(ci, reason)})"

@@ -1,5 +1,6 @@
-"""HTML pieces of the amplification alert page: the analysis figures and both groups' AI and human
-rates side by side. Everything is escaped through format_html."""
+"""HTML pieces of the amplification alert page and the fairness signal page: the analysis figures
+and both groups' AI and human rates side by side (an alert and the signal it came from hold the same
+analysis), and the signal's own figures. Everything is escaped through format_html."""
 
 from typing import Any
 
@@ -8,7 +9,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from config.admin import badge, count, when
-from fairness.models import AmplificationAlert
+from fairness.models import AmplificationAlert, FairnessSignal
 
 FIGURES = (
     ("amplificationScore", "Amplification score", "How much of the room left by the model the humans used to widen the gap (0 to 1)."),
@@ -33,8 +34,10 @@ def _figure(key: str, value: Any) -> str:
     return count(value) if key == "decisionsAnalyzed" and isinstance(value, int) else str(value)
 
 
-def analysis_figures(alert: AmplificationAlert) -> SafeString:
-    analysis = alert.analysis or {}
+def analysis_figures(analysis: dict[str, Any] | None) -> SafeString:
+    analysis = analysis or {}
+    if not analysis:
+        return format_html("<p>{}</p>", "No amplification analysis was made of this signal.")
     rows = format_html_join(
         "",
         "<tr><th>{}</th><td class='tc-num'>{}</td><td class='tc-help'>{}</td></tr>",
@@ -43,10 +46,10 @@ def analysis_figures(alert: AmplificationAlert) -> SafeString:
     return format_html("<table class='tc-rates'><tbody>{}</tbody></table>", rows)
 
 
-def group_rates(alert: AmplificationAlert) -> SafeString:
+def group_rates(analysis: dict[str, Any] | None) -> SafeString:
     """One row per outcome value: AI and human rate of the privileged group, then of the
     unprivileged group; a human rate further from the other group's than the AI's is marked."""
-    groups = (alert.analysis or {}).get("groups") or {}
+    groups = (analysis or {}).get("groups") or {}
     priv, unpriv = groups.get("privileged") or {}, groups.get("unprivileged") or {}
     if not priv or not unpriv:
         return format_html("<p>{}</p>", "Not enough decisions in both groups for rates.")
@@ -116,3 +119,31 @@ def status_history(alert: AmplificationAlert) -> SafeString:
         "<th>Notes</th></tr></thead><tbody>{}</tbody></table>",
         rows,
     )
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.1f}"
+
+
+def signal_metric(signal: FairnessSignal) -> SafeString:
+    """What the tool reported, in words: the metric and its value, the threshold and whether it
+    passed, the sample and the interval."""
+    passed = {True: "passes", False: "fails", None: "no pass or fail reported"}[signal.passes_threshold]
+    threshold = f" (threshold {_number(signal.threshold)}: {passed})" if signal.threshold is not None else ""
+    interval = signal.confidence_interval
+    ci = (
+        f"{_number(interval[0])} to {_number(interval[1])}"
+        if isinstance(interval, list) and len(interval) == 2
+        else "not reported"
+    )
+    return format_html(
+        "{} = {}{}<br>Sample: {} · Confidence interval: {}",
+        signal.metric_name, _number(signal.metric_value), threshold,
+        count(signal.sample_size) if signal.sample_size is not None else "not reported", ci,
+    )  # fmt: skip
+
+
+def signal_groups(signal: FairnessSignal) -> str:
+    privileged = signal.privileged_group or "chosen by the analysis"
+    unprivileged = signal.unprivileged_group or "chosen by the analysis"
+    return f"{signal.protected_attribute}: privileged {privileged}, unprivileged {unprivileged}"

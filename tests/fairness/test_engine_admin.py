@@ -1,11 +1,15 @@
 """The amplification engine in /engines/status, fairness figures in /metrics, and the staff
 admin whose bulk actions go through the PATCH service."""
 
+import re
+from html import unescape
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
 from fairness.models import AmplificationAlert
+from tests.console.test_admin_site import ANALYSIS
 from tests.fairness.factories import AlertFactory, SignalFactory
 from tests.fairness.helpers import post_signal
 
@@ -38,12 +42,20 @@ def staff():
     return client
 
 
-def test_admin_shows_signals_read_only_with_pretty_raw_payload(staff):
-    signal = SignalFactory(raw_payload_json='{"by_group":{"male":0.6,"female":0.4}}')
+def test_admin_shows_a_signal_read_only_as_figures_not_its_raw_payload(staff):
+    signal = SignalFactory(
+        raw_payload_json='{"by_group":{"male":0.6,"female":0.4}}', threshold=0.1, passes_threshold=False,
+        sample_size=12840, confidence_interval=[0.15, 0.25], privileged_group="male",
+        analysis={**ANALYSIS, "decisionsAnalyzed": 1632},
+    )  # fmt: skip
     page = staff.get(f"/admin/fairness/fairnesssignal/{signal.pk}/change/")
     assert page.status_code == 200
-    text = page.content.decode()
-    assert "<pre>{\n  &quot;by_group&quot;: {\n    &quot;male&quot;: 0.6" in text
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", page.content.decode())))
+    assert "demographic_parity = 0.2 (threshold 0.1: fails)" in text
+    assert "Sample: 12,840 · Confidence interval: 0.15 to 0.25" in text
+    assert "gender: privileged male, unprivileged chosen by the analysis" in text
+    assert "Amplification score" in text and "1,632" in text and "UTC" in text
+    assert "by_group" not in text and "{" not in text and "amplificationScore" not in text
     assert staff.get("/admin/fairness/fairnesssignal/add/").status_code == 403
 
 

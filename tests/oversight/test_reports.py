@@ -60,7 +60,7 @@ def test_the_pdf_prints_both_sections_as_a_reader_expects(api, template):
         assert "Art. 14(4)(b)" in text and "Art. 14(4)(d)" in text
     else:  # the Texas report cites only its own law, and says where a point is the EU AI Act's
         assert "Art. 14" not in text and "under the EU AI Act, which the Texas Act does not require" in text
-    assert "100.0 %" in text  # rick's quick-agreement rate, as a percentage with one decimal
+    assert "100.0%" in text  # rick's quick-agreement rate, as a percentage with one decimal
     assert "12 of 20" in text  # known_wrong probes caught
     assert "not measured (no known_right probe)" in text  # carol's d'
     for absent in ("None", "null", "nan"):
