@@ -71,7 +71,7 @@ def profile_get(*, customer: Customer, model_id: str) -> Profile:
         return _profile(row)
     if calibration_selectors.model_ids_with_decisions(customer, model_id):
         return Profile(model_id=model_id)
-    raise NotFound(f"No decision names the model {model_id!r} and it has no system profile.")
+    raise NotFound("No decision names that model and it has no system profile.")
 
 
 def profile_list(*, customer: Customer) -> list[Profile]:
