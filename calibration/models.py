@@ -10,17 +10,9 @@ from keys.models import Customer
 ALL_MODELS = "*"
 
 
-class UserDailyAggregate(models.Model):
-    """One row per customer, user, UTC day of the decision's timestamp and model key.
-
-    Every decision is counted in the `model_key="*"` row (all models) and, when it names
-    a model, in that model's row too, so a user's figures read at most 90 rows and a
-    model filter reads that model's rows only. Updated in the decision's transaction."""
-
-    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="calibration_days")
-    user_id = models.CharField(max_length=256)
-    model_key = models.CharField(max_length=256, default=ALL_MODELS, help_text='"*" = all models')
-    day = models.DateField()
+class AggregateSums(models.Model):
+    """The summed columns every calibration figure is computed from (docs/architecture.md,
+    Calibration aggregates)."""
 
     n = models.BigIntegerField(default=0)
     followed = models.BigIntegerField(default=0)
@@ -55,6 +47,22 @@ class UserDailyAggregate(models.Model):
     rsr_num = models.BigIntegerField(default=0)
 
     class Meta:
+        abstract = True
+
+
+class UserDailyAggregate(AggregateSums):
+    """One row per customer, user, UTC day of the decision's timestamp and model key.
+
+    Every decision is counted in the `model_key="*"` row (all models) and, when it names
+    a model, in that model's row too, so a user's figures read at most 90 rows and a
+    model filter reads that model's rows only. Updated in the decision's transaction."""
+
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="calibration_days")
+    user_id = models.CharField(max_length=256)
+    model_key = models.CharField(max_length=256, default=ALL_MODELS, help_text='"*" = all models')
+    day = models.DateField()
+
+    class Meta:
         verbose_name = "user profile (daily aggregate)"
         verbose_name_plural = "user profiles (daily aggregates)"
         constraints = [
@@ -67,6 +75,33 @@ class UserDailyAggregate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.customer_id}/{self.user_id}/{self.model_key}/{self.day}"
+
+
+class UserWeeklyAggregate(AggregateSums):
+    """The daily rows of one ISO week (Monday to Sunday) summed: one row per customer, user,
+    model key and week. Kept by the database itself (a trigger on the daily table adds every
+    change of a daily row to its week in the same transaction), so every writer of the daily
+    rows keeps it without knowing it. A long window reads its whole weeks here and only its
+    edge days from the daily rows (docs/architecture.md, Calibration aggregates)."""
+
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="calibration_weeks")
+    user_id = models.CharField(max_length=256)
+    model_key = models.CharField(max_length=256, default=ALL_MODELS, help_text='"*" = all models')
+    week = models.DateField(help_text="the week's Monday (UTC)")
+
+    class Meta:
+        verbose_name = "user profile (weekly sum)"
+        verbose_name_plural = "user profiles (weekly sums)"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["customer", "user_id", "model_key", "week"],
+                name="calibration_one_row_per_user_model_week",
+            ),
+        ]
+        indexes = [models.Index(fields=["customer", "model_key", "week"], name="calibration_cust_model_week")]
+
+    def __str__(self) -> str:
+        return f"{self.customer_id}/{self.user_id}/{self.model_key}/week of {self.week}"
 
 
 class RiskUserState(models.Model):

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from audit.measures import accuracy
 from calibration import rules
-from calibration.models import ALL_MODELS, UserDailyAggregate
+from calibration.models import ALL_MODELS, UserDailyAggregate, UserWeeklyAggregate
 from keys.models import Customer
 
 
@@ -98,18 +98,55 @@ def user_profile(
 
 
 # One row per reviewer of the window with its summed columns: the organisation's sums, its
-# reviewers-as-clusters sums and the risk users all come from these rows, so the window's daily
-# rows are grouped once per request.
-# A count column is summed as a 4-byte integer (a reviewer's count on one day is far below 2^31):
-# PostgreSQL sums a bigint column into numeric, which costs more than the grouping itself.
-_PER_USER_SQL = (
-    "SELECT user_id, "  # noqa: S608 (fixed column and table names; every value is a parameter)
-    + ", ".join(
-        f"SUM({_Q(name)})" if name in rules.FLOAT_FIELDS else f"SUM(CAST({_Q(name)} AS INTEGER))"
-        for name in rules.SUM_FIELDS
-    )
-    + f" FROM {_TABLE} WHERE {_WHERE} GROUP BY user_id"
+# reviewers-as-clusters sums and the risk users all come from these rows, so the window is
+# grouped once per request. The window's whole ISO weeks are read from the weekly sums (one row
+# per reviewer and week, kept by the database: calibration/weekly.py) and only its edge days
+# from the daily rows, so a 90-day window groups about 25 rows per reviewer instead of 90.
+# A count column is summed as a 4-byte integer (a reviewer's count in one row is far below
+# 2^31): PostgreSQL sums a bigint column into numeric, which costs more than the grouping.
+_SUMS = ", ".join(
+    f"SUM({_Q(name)})" if name in rules.FLOAT_FIELDS else f"SUM(CAST({_Q(name)} AS INTEGER))"
+    for name in rules.SUM_FIELDS
 )
+_COLUMNS = ", ".join(_Q(name) for name in rules.SUM_FIELDS)
+_PER_USER_DAYS_SQL = f"SELECT user_id, {_SUMS} FROM {_TABLE} WHERE {_WHERE} GROUP BY user_id"  # noqa: S608 (fixed names; values are parameters)
+_PER_USER_WEEKS_SQL = (
+    f"SELECT user_id, {_SUMS} FROM ("  # noqa: S608 (fixed column and table names; values are parameters)
+    f"SELECT user_id, {_COLUMNS} FROM {UserWeeklyAggregate._meta.db_table} "
+    "WHERE customer_id = %s AND model_key = %s AND week >= %s AND week <= %s "
+    f"UNION ALL SELECT user_id, {_COLUMNS} FROM {_TABLE} "
+    "WHERE customer_id = %s AND model_key = %s AND ((day >= %s AND day < %s) OR (day > %s AND day <= %s))"
+    ") window_rows GROUP BY user_id"
+)
+
+
+def whole_weeks(days: DayRange) -> tuple[dt.date, dt.date] | None:
+    """The Mondays of the first and the last ISO week lying wholly inside `days`, or None."""
+    week = dt.timedelta(days=7)
+    if (days.end - days.start).days < 6 or days.end >= dt.date.max - week or days.end <= dt.date.min + week:
+        return None  # too short for a week, or at the calendar's edge (a report's open end)
+    first = days.start + dt.timedelta(days=-days.start.weekday() % 7)
+    last = days.end - dt.timedelta(days=(days.end.weekday() + 1) % 7) - dt.timedelta(days=6)
+    return (first, last) if first <= last else None
+
+
+def _per_user_sums(
+    customer: Customer, days: DayRange, model_id: str | None
+) -> list[tuple[str, dict[str, float]]]:
+    weeks = whole_weeks(days)
+    with connection.cursor() as cursor:
+        if weeks is None:
+            cursor.execute(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
+        else:
+            first, last = weeks
+            key = [customer.pk, model_id or ALL_MODELS]
+            sunday = last + dt.timedelta(days=6)
+            cursor.execute(
+                _PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end]
+            )
+        rows = cursor.fetchall()
+    # Every sum is an int or a float here (no NULL in a group, no numeric: see _SUMS).
+    return [(row[0], dict(zip(rules.SUM_FIELDS, row[1:], strict=True))) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -120,15 +157,6 @@ class OrganizationWindow:
     risk_users: list[dict[str, Any]]
 
 
-def _per_user_sums(
-    customer: Customer, days: DayRange, model_id: str | None
-) -> list[tuple[str, dict[str, float]]]:
-    with connection.cursor() as cursor:
-        cursor.execute(_PER_USER_SQL, _window(customer, days, model_id))
-        rows = cursor.fetchall()
-    return [(row[0], _typed(rules.SUM_FIELDS, row[1:])) for row in rows]
-
-
 def organization_window(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 100
 ) -> OrganizationWindow:
@@ -136,11 +164,12 @@ def organization_window(
     effective n with reviewers as clusters: docs/reference/calibration.md, Organisation figures)
     and its risk users (docs/reference/calibration.md, Risk users: users with enough scored
     decisions whose risk level is high or whose category is flagged, largest reliance gap
-    first), from one grouping of the window's daily rows by reviewer."""
+    first), from one grouping of the window's rows by reviewer."""
     per_user = _per_user_sums(customer, days, model_id)
-    sums = {
-        name: (math.fsum if name in rules.FLOAT_FIELDS else sum)(user[name] for _, user in per_user)
-        for name in rules.SUM_FIELDS
+    columns = zip(*(user.values() for _, user in per_user), strict=True) if per_user else ()
+    sums = dict.fromkeys(rules.SUM_FIELDS, 0) | {
+        name: (math.fsum if name in rules.FLOAT_FIELDS else sum)(column)
+        for name, column in zip(rules.SUM_FIELDS, columns, strict=False)
     }
     over = rules.Clusters.of((user["fwo_sum"], user["wo_sum"]) for _, user in per_user)
     under = rules.Clusters.of((user["uwu_sum"], user["wu_sum"]) for _, user in per_user)

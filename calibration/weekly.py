@@ -1,0 +1,84 @@
+"""The weekly sums of the calibration aggregates, kept by the database (docs/architecture.md,
+Calibration aggregates): a trigger on the daily table adds every change of a daily row to the
+row of its ISO week, in the same statement's transaction, on PostgreSQL and on SQLite alike.
+
+A daily row inserted adds its columns to its week; an update adds the new values and takes
+away the old ones (an erasure that re-keys a reviewer moves the row's sums from one week row to
+another); a delete takes them away. A week row whose decision count falls to 0 is removed.
+The SQL is generated from a column list given by the migration that installs it, so a later
+change of the columns installs the trigger again from its own migration."""
+
+DAILY = "calibration_userdailyaggregate"
+WEEKLY = "calibration_userweeklyaggregate"
+KEYS = ["customer_id", "user_id", "model_key"]
+FUNCTION = "calibration_weekly_fold"
+
+
+def _week(vendor: str, row: str) -> str:
+    if vendor == "postgresql":
+        return f"date_trunc('week', {row}.day)::date"
+    return f"date({row}.day, 'weekday 0', '-6 days')"  # the Sunday ending the week, less 6 days
+
+
+def _fold(vendor: str, row: str, sign: str, columns: list[str]) -> str:
+    """One statement adding `sign` times `row`'s columns to its week's row."""
+    names = ", ".join([*KEYS, "week", *columns])
+    values = ", ".join(
+        [*(f"{row}.{k}" for k in KEYS), _week(vendor, row), *(f"{sign}{row}.{c}" for c in columns)]
+    )
+    updates = ", ".join(f"{c} = {WEEKLY}.{c} + excluded.{c}" for c in columns)
+    keys = ", ".join([*KEYS, "week"])
+    match = " AND ".join([*(f"{k} = {row}.{k}" for k in KEYS), f"week = {_week(vendor, row)}"])
+    return (
+        f"INSERT INTO {WEEKLY} ({names}) VALUES ({values}) "  # noqa: S608 (fixed names)
+        f"ON CONFLICT ({keys}) DO UPDATE SET {updates}; "
+        f"DELETE FROM {WEEKLY} WHERE {match} AND n = 0;"
+    )
+
+
+def install_sql(vendor: str, columns: list[str]) -> list[str]:
+    """The statements that (re)install the trigger for `columns`."""
+    if vendor == "postgresql":
+        body = (
+            "BEGIN "
+            f"IF TG_OP IN ('UPDATE', 'DELETE') THEN {_fold(vendor, 'OLD', '-', columns)} END IF; "
+            f"IF TG_OP IN ('INSERT', 'UPDATE') THEN {_fold(vendor, 'NEW', '', columns)} END IF; "
+            "RETURN NULL; END;"
+        )
+        return [
+            f"CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ {body} $$",
+            f"DROP TRIGGER IF EXISTS {FUNCTION} ON {DAILY}",
+            f"CREATE TRIGGER {FUNCTION} AFTER INSERT OR UPDATE OR DELETE ON {DAILY} "
+            f"FOR EACH ROW EXECUTE FUNCTION {FUNCTION}()",
+        ]
+    statements = []
+    for event, parts in (
+        ("INSERT", [("NEW", "")]),
+        ("UPDATE", [("OLD", "-"), ("NEW", "")]),
+        ("DELETE", [("OLD", "-")]),
+    ):
+        name = f"{FUNCTION}_{event.lower()}"
+        body = " ".join(_fold(vendor, row, sign, columns) for row, sign in parts)
+        statements += [
+            f"DROP TRIGGER IF EXISTS {name}",
+            f"CREATE TRIGGER {name} AFTER {event} ON {DAILY} FOR EACH ROW BEGIN {body} END",
+        ]
+    return statements
+
+
+def uninstall_sql(vendor: str) -> list[str]:
+    if vendor == "postgresql":
+        return [f"DROP TRIGGER IF EXISTS {FUNCTION} ON {DAILY}", f"DROP FUNCTION IF EXISTS {FUNCTION}()"]
+    return [f"DROP TRIGGER IF EXISTS {FUNCTION}_{event}" for event in ("insert", "update", "delete")]
+
+
+def backfill_sql(vendor: str, columns: list[str]) -> str:
+    """Every week row from the daily rows already stored."""
+    week = _week(vendor, DAILY)
+    names = ", ".join([*KEYS, "week", *columns])
+    sums = ", ".join(f"SUM({c})" for c in columns)
+    keys = ", ".join(KEYS)
+    return (
+        f"INSERT INTO {WEEKLY} ({names}) SELECT {keys}, {week}, {sums} FROM {DAILY} "  # noqa: S608 (fixed names)
+        f"GROUP BY {keys}, {week} HAVING SUM(n) > 0"
+    )
