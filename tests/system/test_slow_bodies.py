@@ -43,12 +43,24 @@ def _trickle(base: str, key: str, answers: list[bytes]) -> None:
             if answer:
                 break
         sock.setblocking(True)
-        while b"\r\n\r\n" not in answer:
+        while not _complete(answer):  # the head and the body may arrive in separate segments
             chunk = sock.recv(65536)
             if not chunk:
                 break
             answer += chunk
         answers.append(answer)
+
+
+def _complete(answer: bytes) -> bool:
+    """Whether `answer` holds a whole response: its head and Content-Length bytes of body."""
+    head, found, body = answer.partition(b"\r\n\r\n")
+    if not found:
+        return False
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return len(body) >= int(value.strip())
+    return True
 
 
 def test_trickled_bodies_answer_408_and_other_clients_are_served(transactional_db):
