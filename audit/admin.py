@@ -143,6 +143,7 @@ class ChainHeadAdmin(ReadOnlyAdmin):
             )
         )
 
+    # Any: a ChainHead annotated by get_queryset (checkpoint_size), which the model type does not declare
     @admin.display(description="latest checkpoint", ordering="checkpoint_size")
     def latest_checkpoint(self, obj: Any) -> str:
         if obj.checkpoint_size is None:
@@ -150,6 +151,7 @@ class ChainHeadAdmin(ReadOnlyAdmin):
         behind = obj.sequence - obj.checkpoint_size
         return f"{obj.checkpoint_size:,} entries" + (f" ({behind:,} newer not yet signed)" if behind else "")
 
+    # Any: a ChainHead annotated by get_queryset (checkpoint_at), which the model type does not declare
     @admin.display(description="checkpoint age", ordering="checkpoint_at")
     def checkpoint_age(self, obj: Any) -> str:
         if obj.checkpoint_at is None:

@@ -3,8 +3,6 @@ stored with the decision, shown in its answer and hashed into its entries, so it
 where the record is built. The rule itself is in `audit.measures` (free of Django, shared with the
 offline report check); `calibration.rules` builds every per-user figure on top of it."""
 
-from typing import Any
-
 from django.conf import settings
 
 from audit.measures import (
@@ -35,7 +33,7 @@ RECORD_CATEGORIES = [CALIBRATED, OVERTRUSTING, UNDERTRUSTING, UNSCORED]
 MISCALIBRATED = {OVERTRUSTING, UNDERTRUSTING}
 
 
-def setting(name: str, default: Any) -> Any:
+def setting[T](name: str, default: T) -> T:
     """Thresholds are settings; these are the defaults (docs/reference/calibration.md, Settings)."""
     return getattr(settings, name, default)
 

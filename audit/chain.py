@@ -36,6 +36,7 @@ _WIDTH = len(FORMAT1_COLUMNS)
 _AT = {name: at for at, name in enumerate(ENTRY_DOCUMENT_FIELDS)}
 
 
+# Any: an entry's fields by name: JSON values of several types, from the entry's columns
 def _format1(values: Sequence[Any]) -> dict[str, Any]:
     doc = dict(zip(ENTRY_DOCUMENT_FIELDS, values, strict=True))
     for name in ENTRY_OPTIONAL_FIELDS:  # shown (and hashed) only when the decision has it
@@ -48,6 +49,7 @@ def _format1(values: Sequence[Any]) -> dict[str, Any]:
     return doc
 
 
+# Any: an entry's fields by name: JSON values of several types
 def document_from_values(values: tuple | list) -> dict[str, Any]:
     """An entry's document (what GET /audit-trail and the export show) from its columns
     (ENTRY_COLUMNS order). Format 2: the fields of its canonical text as written, its personal
@@ -70,10 +72,12 @@ def document_from_values(values: tuple | list) -> dict[str, Any]:
     return doc
 
 
+# Any: an AuditEntry or a row with its columns; an entry's fields by name: JSON values of several types
 def entry_document(entry: Any) -> dict[str, Any]:
     return document_from_values([getattr(entry, column) for column in ENTRY_COLUMNS])
 
 
+# Any: an AuditEntry or a row with its columns; an entry's fields by name: JSON values of several types
 def personal_fields(entry: Any) -> dict[str, Any]:
     """The personal fields of a decision's entry, as its commitment covers them."""
     return {
@@ -84,6 +88,7 @@ def personal_fields(entry: Any) -> dict[str, Any]:
     }
 
 
+# Any: an entry's fields by name: JSON values of several types, from the entry's columns
 def clear_fields_from_values(values: Sequence[Any]) -> dict[str, Any]:
     """The fields of a decision's (or outcome's) entry that are not personal, from its columns
     (FORMAT1_COLUMNS first), as format 1 showed them (a field shown only when set is left out
@@ -94,6 +99,7 @@ def clear_fields_from_values(values: Sequence[Any]) -> dict[str, Any]:
     return doc
 
 
+# Any: an AuditEntry or a row with its columns; an entry's fields by name: JSON values of several types
 def clear_fields(entry: Any) -> dict[str, Any]:
     return clear_fields_from_values([getattr(entry, column) for column in FORMAT1_COLUMNS])
 
@@ -128,6 +134,7 @@ def _template(text: str) -> Template:
     return Template(text[:at], text[at:seq], text[seq + 1 :])
 
 
+# Any: an unsaved AuditEntry, given a _template attribute the model does not declare; an entry's fields by name: JSON values of several types
 def entry_seal(entry: Any, clear: dict[str, Any] | None = None) -> Template:
     """Make the (unsaved) entry a format-2 entry and return its template; the one way any
     entry is appended (audit.plan.link and the single-append statement splice the links in).
@@ -149,6 +156,7 @@ def entry_seal(entry: Any, clear: dict[str, Any] | None = None) -> Template:
     return template
 
 
+# Any: unsaved AuditEntry rows, given a _template attribute the model does not declare
 def entries_seal(entries: Sequence[Any]) -> list[Template]:
     """entry_seal over many decision or outcome entries (a batch, a set-wise append)."""
     return [entry._template if getattr(entry, "_template", None) else entry_seal(entry) for entry in entries]

@@ -13,6 +13,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -37,6 +38,7 @@ class CheckpointOutput(serializers.Serializer):
         return isoformat(obj.created_at) or ""
 
 
+# Any: a checkpoint's document by name, rendered as JSON
 def checkpoint_payload(checkpoint: SignedCheckpoint) -> dict[str, Any]:
     return dict(CheckpointOutput(checkpoint).data)
 
@@ -50,13 +52,17 @@ def _b64(value: bytes) -> str:
     return base64.b64encode(value).decode()
 
 
-def _int_param(request, name: str, *, maximum: int | None = None, required: bool = True) -> int | None:
+def _int_param(request: Request, name: str, *, maximum: int | None = None) -> int:
+    """A required positive integer query parameter."""
     raw = request.query_params.get(name)
-    if raw in (None, "") and not required:
-        return None
     if raw in (None, ""):
         raise ValidationFailed(f"{name} is required.", errors=[{"field": name, "message": "is required"}])
     return positive_int(raw, name=name, default=0, minimum=1, maximum=maximum)
+
+
+def _optional_int_param(request: Request, name: str) -> int | None:
+    raw = request.query_params.get(name)
+    return None if raw in (None, "") else positive_int(raw, name=name, default=0, minimum=1, maximum=None)
 
 
 def _instant(raw: str, name: str) -> dt.datetime:
@@ -111,6 +117,7 @@ class NoteRenderer(BaseRenderer):
     format = "txt"
     charset = "utf-8"
 
+    # Any: DRF's renderer signature: any data, any context
     def render(
         self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None
     ) -> bytes:
@@ -185,7 +192,6 @@ class InclusionProofView(TenantAPIView):
         size = _tree_size(self.customer)
         tree_size = _int_param(request, "tree_size", maximum=max(size, 1))
         sequence = _int_param(request, "sequence", maximum=tree_size)
-        assert tree_size is not None and sequence is not None
         if tree_size > size:
             raise ValidationFailed("tree_size is beyond the audit trail's size.")
         leaf, hashes = tree.inclusion(self.customer.pk, sequence - 1, tree_size)
@@ -220,7 +226,6 @@ class ConsistencyProofView(TenantAPIView):
         size = _tree_size(self.customer)
         second = _int_param(request, "second", maximum=max(size, 1))
         first = _int_param(request, "first", maximum=second)
-        assert first is not None and second is not None
         if second > size:
             raise ValidationFailed("second is beyond the audit trail's size.")
         hashes = tree.consistency_proof(self.customer.pk, first, second)
@@ -236,8 +241,8 @@ class ExportView(TenantAPIView):
         """Every entry as one JSON line (exactly as GET /audit-trail shows it), in sequence
         order, streamed: recompute the chain and the tree from line 1 with the offline
         verifier (README, "For auditors")."""
-        first = _int_param(request, "from_sequence", required=False) or 1
-        last = _int_param(request, "to_sequence", required=False)
+        first = _optional_int_param(request, "from_sequence") or 1
+        last = _optional_int_param(request, "to_sequence")
         if last is not None and last < first:
             raise ValidationFailed(
                 "to_sequence must not be before from_sequence.",

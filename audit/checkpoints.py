@@ -186,6 +186,7 @@ def checkpoint_for_report(*, customer: Customer) -> SignedCheckpoint | None:
         return checkpoint_latest(customer=customer)
 
 
+# Any: a checkpoint's document by name, rendered as JSON
 def checkpoint_evidence(*, checkpoint: SignedCheckpoint | None) -> dict[str, Any]:
     """What a report prints (docs/reference/checkpoints.md, "Reports"): a checkpoint and the key
     that verifies it; null members when there is none."""

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Max, Min, Q
+from django.db.models import F, Max, Min, Q, QuerySet
 from django.utils import timezone
 
 from audit import registry
@@ -80,7 +80,7 @@ def retention_policy_set(*, customer: Customer, data: dict[str, Any]) -> Retenti
     return policy
 
 
-def _matching(customer: Customer, target: str, value: str) -> Any:
+def _matching(customer: Customer, target: str, value: str) -> QuerySet[AuditEntry]:
     column = "subject_id" if target == Erasure.Target.SUBJECT_ID else "user_id"
     return AuditEntry.objects.filter(
         customer=customer, type__in=_PERSONAL_TYPES, erased=False, format=2, **{column: value}
@@ -300,11 +300,11 @@ def erasure_get(*, customer: Customer, erasure_id: str) -> Erasure:
     return erasure
 
 
-def erasures_list(*, customer: Customer) -> Any:
+def erasures_list(*, customer: Customer) -> QuerySet[Erasure]:
     return Erasure.objects.filter(customer=customer).order_by("-created_at", "-pk")
 
 
-def erasures_in(*, customer: Customer, since: dt.datetime, until: dt.datetime) -> Any:
+def erasures_in(*, customer: Customer, since: dt.datetime, until: dt.datetime) -> QuerySet[Erasure]:
     """The completed erasures of a period (reports list them: count and basis)."""
     return Erasure.objects.filter(
         Q(customer=customer), status=Erasure.Status.COMPLETED, completed_at__gte=since, completed_at__lt=until

@@ -21,6 +21,7 @@ SALT_BYTES = 32
 _SAFE_INT = 2**53 - 1
 
 
+# Any: a JSON value of any shape
 def _plain(value: Any) -> bool:
     """Whether json.dumps(sort_keys) writes the value exactly as RFC 8785 does: strings,
     booleans, null, integers within 2**53, floats written the same way by both (not integral,
@@ -41,6 +42,7 @@ def _plain(value: Any) -> bool:
     return False
 
 
+# Any: a JSON value of any shape
 def jcs(value: Any) -> str:
     """The RFC 8785 canonical JSON of a value: the `rfc8785` package's, or json.dumps where it
     writes the same text (_plain), which is most entries and several times faster."""
@@ -51,6 +53,7 @@ def jcs(value: Any) -> str:
     return rfc8785.dumps(value).decode("utf-8")
 
 
+# Any: the personal fields by name: JSON values of several types
 def commitment(salt: bytes, personal: dict[str, Any]) -> str:
     """`personal`: hex HMAC-SHA256 keyed by the salt over the JCS of the personal fields."""
     return hmac.new(salt, jcs(personal).encode("utf-8"), hashlib.sha256).hexdigest()
@@ -65,6 +68,7 @@ def canonical_hash(canonical: str) -> str:
 WIRE_ONLY = frozenset({"hash", "canonical", "personal_fields", "salt", "erased", *PERSONAL_FIELDS})
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def format2_problem(doc: dict[str, Any]) -> str | None:
     """What is wrong with a format-2 entry as shown (None when nothing): its hash is the SHA-256
     of its `canonical`, every field it shows in clear is the canonical's, and its personal
@@ -83,6 +87,7 @@ def format2_problem(doc: dict[str, Any]) -> str | None:
     return _personal_problem(doc, str(inner["personal"]))
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def _clear_fields_problem(doc: dict[str, Any], inner: dict[str, Any]) -> str | None:
     """The fields shown in clear are exactly the canonical's (the personal part aside)."""
     for key, value in doc.items():
@@ -96,6 +101,7 @@ def _clear_fields_problem(doc: dict[str, Any], inner: dict[str, Any]) -> str | N
     return None
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def _erased_problem(doc: dict[str, Any]) -> str:
     """ "erased" for an intact erased entry: no personal field left anywhere."""
     if doc.get("personal_fields") is not None or doc.get("salt") is not None:
@@ -104,6 +110,7 @@ def _erased_problem(doc: dict[str, Any]) -> str:
     return "erased" if not shown else "it is marked erased but shows a personal field"
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def _personal_problem(doc: dict[str, Any], committed: str) -> str | None:
     """The personal fields match the entry's commitment, and those shown in clear are theirs."""
     personal, salt = doc.get("personal_fields"), doc.get("salt")
@@ -125,6 +132,7 @@ def _personal_problem(doc: dict[str, Any], committed: str) -> str | None:
     return None
 
 
+# Any: a JSON value of any shape
 def same_value(a: Any, b: Any) -> bool:
     """Equal JSON values: a number equals a number of the same value (JCS writes 1.0 as 1),
     but a boolean is never a number."""
@@ -133,11 +141,13 @@ def same_value(a: Any, b: Any) -> bool:
     return a == b and (type(a) is type(b) or (isinstance(a, int | float) and isinstance(b, int | float)))
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def canonical_json(doc: dict[str, Any]) -> str:
     """Keys sorted, separators `,` and `:`, no whitespace, non-ASCII kept as is."""
     return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def entry_hash(doc: dict[str, Any]) -> str:
     """SHA-256 of previous_hash followed by the canonical JSON of the entry without `hash`."""
     body = {k: v for k, v in doc.items() if k != "hash"}
@@ -150,6 +160,7 @@ def entry_hash(doc: dict[str, Any]) -> str:
 ZERO_SIGNED_FIELDS = ("ai_confidence", "review_seconds")
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def entry_hash_matches(doc: dict[str, Any]) -> bool:
     """The entry's `hash` is the hash of its content; for an entry whose zero number fields may
     have been hashed as `-0.0`, each such way of writing them is tried (only after the plain
@@ -171,6 +182,7 @@ class DuplicateKey(ValueError):
     """An object of the line names a key twice."""
 
 
+# Any: a JSON value of any shape
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)
     if len(value) != len(pairs):
@@ -182,6 +194,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
+# Any: a JSON value of any shape
 def strict_loads(text: str) -> Any:
     """A JSON document read as the service reads one: a key given twice in an object raises
     DuplicateKey (which of the two a reader takes is not defined, so the line fails)."""

@@ -189,6 +189,7 @@ def _nonzero(values: Mapping[str, float]) -> dict[str, float]:
     return {k: v for k, v in values.items() if v}
 
 
+# Any: aggregate rows by column name, as the database returns them
 def add_sums(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
     totals: dict[str, float] = dict.fromkeys(SUM_FIELDS, 0)
     for row in rows:
@@ -292,6 +293,7 @@ def risk_level(scored: int, gap: float | None, cat: str, th: Thresholds) -> str:
     return "low"
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def is_risk_user(figures: Mapping[str, Any], th: Thresholds) -> bool:
     """A risk user: enough scored decisions, and a high risk level or a flagged category."""
     return int(figures.get("scored_decisions") or 0) >= th.risk_min_scored and (
@@ -329,18 +331,19 @@ def reliance_skill(
     return (t - t_rand) / (a - t_rand)
 
 
-class _Own:
+class OwnAccuracy:
     """The default of `figures(pi=...)`: the accuracy of the figures' own sums."""
 
 
-OWN = _Own()
+OWN = OwnAccuracy()
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def figures(
     sums: Mapping[str, float],
     th: Thresholds,
     *,
-    pi: "float | _Own | None" = OWN,
+    pi: "float | OwnAccuracy | None" = OWN,
     over_clusters: Clusters | None = None,
     under_clusters: Clusters | None = None,
     skill: bool = True,
@@ -348,7 +351,7 @@ def figures(
     """Every figure of a user or an organisation from its summed columns. `pi` defaults to the
     accuracy of these sums (pass the window's for a part of it, such as a trend point)."""
     n, scored = int(sums["n"]), int(sums["scored_n"])
-    window_pi = accuracy(sums) if isinstance(pi, _Own) else pi
+    window_pi = accuracy(sums) if isinstance(pi, OwnAccuracy) else pi
     out: dict[str, Any] = {
         "decisions": n,
         "scored_decisions": scored,

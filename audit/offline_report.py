@@ -151,6 +151,7 @@ class Recomputed:
     by_filter: bool  # the report's reviewer filter could not be applied to them
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
     """The organisation's figures over the report's period and filters, from the export."""
     section = report["sections"]["trust_calibration_analysis"]
@@ -188,6 +189,7 @@ def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
     return Recomputed(figures, erased, by_filter=bool(users) and erased > 0)
 
 
+# Any: a report's figure and its recomputation: JSON values of any shape
 def same(reported: Any, recomputed: Any) -> bool:
     if isinstance(reported, list) and isinstance(recomputed, list):
         return len(reported) == len(recomputed) and all(map(same, reported, recomputed))
@@ -198,6 +200,7 @@ def same(reported: Any, recomputed: Any) -> bool:
     return bool(reported == recomputed)
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def compare(report: dict[str, Any], recomputed: Recomputed) -> list[tuple[str, Any, Any, bool | None]]:
     """(figure, reported, recomputed, match) for the executive summary and the headline figures;
     match is None where erased entries make a figure not recomputable."""
@@ -222,6 +225,7 @@ def compare(report: dict[str, Any], recomputed: Recomputed) -> list[tuple[str, A
 RESULT = {True: "match", False: "MISMATCH", None: "not recomputable"}
 
 
+# Any: a JSON value of any shape
 def _shown(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.10g}"

@@ -111,6 +111,7 @@ def read_checkpoints(paths: Iterable[str], verifier: note.Verifier) -> tuple[lis
 BATCH = 2000
 
 
+# Any: an export line's members as found (any JSON), judged by the caller
 def _hashed(lines: list[tuple[int, bytes | str]]) -> list[tuple[int, Any, Any, Any, str | None]]:
     """Parse and hash a batch of lines (in a worker process when there are several):
     (line number, sequence, previous_hash, hash, None when the content matches its hash,
@@ -142,6 +143,7 @@ def _hashed(lines: list[tuple[int, bytes | str]]) -> list[tuple[int, Any, Any, A
     return out
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def _content_problem(doc: dict[str, Any]) -> str | None:
     """None when the entry's content matches its hash (format 1: its fields; format 2: its
     canonical text, the fields it shows and the commitment to its personal fields); "erased"
@@ -157,6 +159,7 @@ def _content_problem(doc: dict[str, Any]) -> str | None:
         return f"content: it cannot be read as an entry ({_short(exc)})"
 
 
+# Any: an export read as text or bytes, and its lines
 def _batches(stream: IO[Any]) -> Iterable[list[tuple[int, Any]]]:
     batch: list[tuple[int, Any]] = []
     for number, line in enumerate(stream, 1):
@@ -169,6 +172,7 @@ def _batches(stream: IO[Any]) -> Iterable[list[tuple[int, Any]]]:
         yield batch
 
 
+# Any: an export read as text or bytes; a line's members as found (any JSON)
 def _entries(stream: IO[Any], jobs: int) -> Iterable[tuple[int, Any, Any, Any, str | None]]:
     """Every line's result, in order; parsing and hashing spread over `jobs` processes."""
     if jobs <= 1:
@@ -180,6 +184,7 @@ def _entries(stream: IO[Any], jobs: int) -> Iterable[tuple[int, Any, Any, Any, s
             yield from results
 
 
+# Any: an export read as text or bytes
 def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs: int = 1) -> bool:
     """Recompute the chain and the tree from line 1; check each checkpoint at its size."""
     origins = {signed.checkpoint.origin for signed in checkpoints}
@@ -229,6 +234,7 @@ def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs:
     return True
 
 
+# Any: a line's members as found (any JSON), judged here
 def _link_failure(
     number: int, sequence: Any, previous_hash: Any, problem: str | None, *, size: int, previous: str
 ) -> str | None:
@@ -264,6 +270,7 @@ def _report_verified(out: TextIO, *, log: str, size: int, erased: int, proved: l
         out.write(f"OK: the tree of the export matches the {line}.\n")
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, out: TextIO) -> bool:
     """One entry, one inclusion proof, one checkpoint."""
     checkpoint = signed.checkpoint
@@ -295,6 +302,7 @@ def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, o
     return True
 
 
+# Any: a JSON document by name (an entry, a report), whose members are read as found
 def _json_file(path: str) -> dict[str, Any]:
     try:
         data = strict_loads(Path(path).read_text(encoding="utf-8"))

@@ -60,6 +60,7 @@ class ProbeCounts:
 Narrow = str | list[str] | None  # one value, any of several, or (None, []) all
 
 
+# Any: SQL parameters of mixed types
 def _window(
     customer_id: str, since: dt.datetime, until: dt.datetime, **equal: Narrow
 ) -> tuple[str, list[Any]]:
@@ -100,6 +101,7 @@ _TIMED_REAL = "review_seconds IS NOT NULL AND probe_kind IS NULL"
 _SORT_MEMORY = "32MB"
 
 
+# Any: database rows of mixed column types
 @contextmanager
 def _cursor() -> Iterator[Any]:
     """A cursor in a transaction whose sorts may use _SORT_MEMORY on PostgreSQL."""
@@ -124,6 +126,7 @@ def review_times_by_model(
     )
 
 
+# Any: SQL parameters of mixed types
 def _threshold_case(thresholds: dict[str | None, float], params: list[Any]) -> str:
     """CASE picking each decision's model threshold (NULL for a model with no timed decision,
     so nothing is quick there)."""

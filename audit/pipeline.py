@@ -3,7 +3,7 @@ import_decisions): validate each item (audit.inputs.item_validated), read and lo
 stored rows the items touch (here), plan the effects (audit.plan, pure), apply them
 set-wise (audit.apply), all in one transaction."""
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -21,7 +21,7 @@ from keys.models import Customer
 _CHUNK = 900  # SQLite's bound-parameter limit
 
 
-def _chunks(values: list[Any]) -> Any:
+def _chunks[T](values: list[T]) -> Iterator[list[T]]:
     for start in range(0, len(values), _CHUNK):
         yield values[start : start + _CHUNK]
 
@@ -78,6 +78,7 @@ def _entries_of(decisions: set[Decision], type: str, order: str) -> dict[str, Au
     return out
 
 
+# Any: each contributor's own loaded rows, handed back to it alone
 def _contributors_load(customer: Customer, items: Sequence[Item | DomainError]) -> dict[str, Any]:
     """Each contributor's rows for the decisions the items name, by contributor name. A
     generated decision_id is new by construction, so only ids the client gave are passed."""
@@ -89,7 +90,7 @@ def items_write(
     *,
     customer: Customer,
     items: Sequence[Item | DomainError],
-    bodies: Sequence[Any],
+    bodies: Sequence[object],
     sources: Sequence[str],
     optimistic: bool = False,
 ) -> list[ItemResult]:
@@ -111,7 +112,7 @@ def _write_once(
     *,
     customer: Customer,
     items: Sequence[Item | DomainError],
-    bodies: Sequence[Any],
+    bodies: Sequence[object],
     sources: Sequence[str],
     optimistic: bool = False,
 ) -> list[ItemResult]:

@@ -68,7 +68,7 @@ class Plan:
     contributions: list[tuple[registry.Contributor, Any]]
 
 
-def raw_decision_id(body: Any) -> str | None:
+def raw_decision_id(body: object) -> str | None:
     """A rejected item's decision_id as sent, when it can be shown (a string that can be
     encoded: an unpaired surrogate could not be written into the answer)."""
     value = body.get("decision_id") if isinstance(body, dict) else None
@@ -95,7 +95,7 @@ def plan_items(
     *,
     customer: Customer,
     items: Sequence[Item | DomainError],
-    bodies: Sequence[Any],
+    bodies: Sequence[object],
     stored: Stored,
     now: dt.datetime,
     sources: Sequence[str],

@@ -82,6 +82,7 @@ def _oversight_set(decision: Decision) -> None:
         decision.probe_corrected = rules.same(decision.user_decision, probe["correct_decision"])
 
 
+# Any: an event's data by name, rendered as JSON
 def probe_events(decision: Decision) -> list[tuple[str, dict[str, Any]]]:
     """oversight.probe_missed for a new known_wrong probe whose reviewer followed the AI."""
     if decision.probe_kind != "known_wrong" or not decision.followed_ai:

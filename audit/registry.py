@@ -16,7 +16,8 @@ A contributor's life in one write of the pipeline (see docs/reference/decisions.
                                     the chain head is locked: write the deltas set-wise.
 """
 
-from collections.abc import Sequence
+import datetime as dt
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -55,32 +56,37 @@ class TrailEntry:
     fields: dict[str, Any]
 
 
-class Contributor:
-    """The interface; subclass it in the app's `contributions` module and register() it."""
+class Contributor[Loaded, Acc]:
+    """The interface; subclass it in the app's `contributions` module and register() it.
+    `Loaded`: what load() reads (None when nothing); `Acc`: the accumulator start() makes."""
 
     name = ""
 
-    def load(self, *, customer_id: str, decision_ids: Sequence[str]) -> Any:
+    def load(self, *, customer_id: str, decision_ids: Sequence[str]) -> Loaded | None:
         return None
 
-    def start(self, *, customer: "Customer", loaded: Any) -> Any:
+    def start(self, *, customer: "Customer", loaded: Loaded | None) -> Acc:
         raise NotImplementedError
 
-    def add(self, acc: Any, change: Change) -> list[Event]:
+    def add(self, acc: Acc, change: Change) -> list[Event]:
         raise NotImplementedError
 
-    def trail(self, acc: Any, change: Change) -> list[TrailEntry]:
+    def trail(self, acc: Acc, change: Change) -> list[TrailEntry]:
         return []
 
-    def apply(self, *, customer_id: str, acc: Any) -> None:
+    def apply(self, *, customer_id: str, acc: Acc) -> None:
         raise NotImplementedError
 
 
-_registered: dict[str, Contributor] = {}
-_ordered: list[tuple[Contributor, ...]] = []
+# Any: each registered contributor has loaded rows and an accumulator of its own types; the
+# pipeline only hands them back to the contributor that made them.
+AnyContributor = Contributor[Any, Any]
+
+_registered: dict[str, AnyContributor] = {}
+_ordered: list[tuple[AnyContributor, ...]] = []
 
 
-def register(contributor: Contributor) -> Contributor:
+def register[C: AnyContributor](contributor: C) -> C:
     """Called at import of an app's `contributions` module (registering again replaces)."""
     _registered[contributor.name] = contributor
     _ordered.clear()
@@ -93,7 +99,7 @@ def _discovered() -> bool:
     return True
 
 
-def contributors() -> tuple[Contributor, ...]:
+def contributors() -> tuple[AnyContributor, ...]:
     """Every registered contributor, in INSTALLED_APPS order (the order their rows are locked
     and written: the same in every writer, so writers never deadlock on them)."""
     _discovered()
@@ -125,15 +131,16 @@ class Erased:
     customer_id: str
     user_id: str | None
     pseudonym: str | None
-    first_timestamp: Any
-    last_timestamp: Any
+    first_timestamp: dt.datetime | None
+    last_timestamp: dt.datetime | None
     subject_decisions: tuple[str, ...] = ()
 
 
-_erasers: list[Any] = []
+Eraser = Callable[[Erased], None]
+_erasers: list[Eraser] = []
 
 
-def register_eraser(fn: Any) -> Any:
+def register_eraser(fn: Eraser) -> Eraser:
     """Register `fn(erased: Erased) -> None`, run inside the erasure's transaction: it re-keys
     (or deletes) whatever the app keeps that names the erased person. Called at import of the
     app's `contributions` module."""
@@ -142,6 +149,6 @@ def register_eraser(fn: Any) -> Any:
     return fn
 
 
-def erasers() -> list[Any]:
+def erasers() -> list[Eraser]:
     _discovered()
     return list(_erasers)

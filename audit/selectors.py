@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import Case, CharField, F, Func, Q, QuerySet, TextField, Value, When
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast
 
 from audit.chain import ENTRY_COLUMNS, clear_fields_from_values, document_from_values
@@ -61,6 +62,7 @@ class Verification:
     # Entries whose personal part was erased (docs/reference/erasure.md), from the chain head.
     erased_entries: int = 0
 
+    # Any: the verification's document by name, rendered as JSON
     def as_dict(self) -> dict[str, Any]:
         return {
             "valid": self.valid,
@@ -148,6 +150,7 @@ def chain_verify(
     )
 
 
+# Any: an entry's fields by name: JSON values of several types
 def _entry_checked(values: tuple) -> tuple[dict[str, Any], bool]:
     """An entry's document and whether its content matches its hash: format 1 by its columns
     (audit.hashing.entry_hash_matches), format 2 by its stored canonical text and the
@@ -162,6 +165,7 @@ def _entry_checked(values: tuple) -> tuple[dict[str, Any], bool]:
     return doc, entry_hash_matches(doc)
 
 
+# Any: an entry's fields by name: JSON values of several types
 def _columns_match(doc: dict[str, Any], values: tuple) -> bool:
     """A decision's or outcome's format-2 entry: the columns the lists filter on and the reports
     read hold what its canonical text says (an edited column is caught like an edited entry)."""
@@ -183,6 +187,7 @@ def _beyond_head(customer: Customer) -> int | None:
     return head_sequence + 1 if last_sequence > head_sequence else None
 
 
+# Any: an entry's fields by name: JSON values of several types
 def _decision_matches(doc: dict[str, Any], decision_values: tuple) -> bool:
     if doc.get("type") != AuditEntry.Type.DECISION:
         return True
@@ -228,7 +233,7 @@ def decision_set(
     return qs.order_by("timestamp", "decision_id")
 
 
-def _log_erased(decisions: QuerySet[Decision], cell: Callable[[Any], Any] = F) -> QuerySet[Decision]:
+def _log_erased(decisions: QuerySet[Decision], cell: Callable[[str], Combinable] = F) -> QuerySet[Decision]:
     """The decision log prints `erased` where a personal field was erased
     (docs/reference/erasure.md): the context of every erased decision, and the reviewer of an
     erased reviewer's decisions (whose pseudonym the per-reviewer figures keep). `cell` renders
@@ -247,6 +252,7 @@ def _log_erased(decisions: QuerySet[Decision], cell: Callable[[Any], Any] = F) -
 _LOG_SOURCE = {"user_id": "log_user_id", "context": "log_context"}
 
 
+# Any: a decision log row by column name: values of several types
 def decision_log_rows(decisions: QuerySet[Decision], *, limit: int | None = None) -> Iterator[dict[str, Any]]:
     """The decision log as dicts of DECISION_LOG_COLUMNS (timestamps in the API's format),
     streamed in chunks (a server-side cursor on PostgreSQL): constant memory at any size."""
@@ -260,7 +266,7 @@ def decision_log_rows(decisions: QuerySet[Decision], *, limit: int | None = None
         yield dict(zip(DECISION_LOG_COLUMNS, values, strict=True))
 
 
-def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], Any]) -> bool:
+def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], object]) -> bool:
     """On PostgreSQL, the decision log as CSV (header first, the compliance CSV's columns, the
     API's timestamp format, text cells made spreadsheet-safe by config.csvcells) straight from
     COPY ... TO STDOUT into `write`; False elsewhere (the caller writes decision_log_rows
@@ -303,6 +309,7 @@ def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], An
 ERASURE_ITEMS_MAX = 200  # erasures listed one by one in a report; the counts cover all of them
 
 
+# Any: the erasures' figures by name, rendered as JSON
 def erasures_of_period(customer: Customer, *, since: dt.datetime, until: dt.datetime) -> dict[str, Any]:
     """The erasures completed in [since, until), as reports list them (docs/reference/
     erasure.md): how many, how many entries they erased, the count per legal basis, and each

@@ -111,6 +111,7 @@ def decisions_log_batch(*, customer: Customer, items: Sequence[object], source: 
     return BatchResult(results)
 
 
+# Any: the subgroups object of the API, nested JSON
 def subgroups_attached_record(
     *, customer: Customer, decision: Decision, subgroups: dict[str, Any], at: dt.datetime
 ) -> AuditEntry:

@@ -152,6 +152,7 @@ def _incremental(customer: Customer) -> tuple[Verification, Point]:
     return answer, point
 
 
+# Any: the verification's document by name, rendered as JSON
 def chain_verify_covered(customer: Customer) -> dict[str, Any]:
     """The incremental answer for a report, with the sequence range it covers: entries
     `rechecked_from_sequence`..`to_sequence` rechecked now, 1..`verified_through_sequence` by

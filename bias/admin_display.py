@@ -25,10 +25,11 @@ def type_label(bias_type: str) -> str:
     return TYPES.get(bias_type, (bias_type.replace("_", " "), "", ""))[0]
 
 
-def _pct(value: Any) -> str:
+def _pct(value: object) -> str:
     return f"{float(value) * 100:.1f}%" if isinstance(value, int | float) else "-"
 
 
+# Any: a stored finding, JSON by name
 def _value(finding: dict[str, Any]) -> str:
     value = finding.get("value")
     if not isinstance(value, int | float):
@@ -39,6 +40,7 @@ def _value(finding: dict[str, Any]) -> str:
     return f"gap {value * 100:.1f} points"
 
 
+# Any: a stored finding, JSON by name
 def _q_text(finding: dict[str, Any]) -> str:
     # An alert stored before the adjustment existed has a p-value and no q-value
     # (docs/reference/bias.md, Alerts stored before): not adjusted, rather than not tested.
@@ -47,6 +49,7 @@ def _q_text(finding: dict[str, Any]) -> str:
     return p_text(finding.get("q_value"))
 
 
+# Any: a stored finding, JSON by name, and the table row's mixed cells
 def _row(finding: dict[str, Any]) -> tuple[Any, ...]:
     label, compared, _ = TYPES.get(finding.get("bias_type", ""), (finding.get("bias_type", "-"), "", ""))
     sizes = finding.get("sample_sizes") or {}

@@ -11,7 +11,6 @@ would have counted."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.utils import timezone
 
@@ -20,6 +19,7 @@ from bias.domain import subgroups_lenient, subgroups_object
 from bias.models import SubgroupAttachment
 from bias.setwise import Staged, folded, setwise, staged_apply
 from bias.stats import attachments_locked, counted_attributes, decision_state, upsert_stats
+from keys.models import Customer
 
 
 @dataclass
@@ -33,13 +33,13 @@ class SubgroupFold:
     )  # decision_id -> waiting subgroups it took
 
 
-class BiasContributor(Contributor):
+class BiasContributor(Contributor[dict[str, SubgroupAttachment], SubgroupFold]):
     name = "bias"
 
     def load(self, *, customer_id: str, decision_ids: Sequence[str]) -> dict[str, SubgroupAttachment]:
         return attachments_locked(customer_id, list(decision_ids))
 
-    def start(self, *, customer: Any, loaded: Any) -> SubgroupFold:
+    def start(self, *, customer: Customer, loaded: dict[str, SubgroupAttachment] | None) -> SubgroupFold:
         return SubgroupFold(attachments=dict(loaded or {}))
 
     def add(self, acc: SubgroupFold, change: Change) -> list[Event]:

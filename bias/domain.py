@@ -45,11 +45,12 @@ _RATIO_STEPS = [
 ]
 
 
-def normalize_value(value: Any) -> str:
+def normalize_value(value: object) -> str:
     """Decision values compare trimmed and case-folded (docs/reference/bias.md, Favourable values)."""
     return "" if value is None else str(value).strip().casefold()
 
 
+# Any: the subgroups object of the API, nested JSON
 def subgroups_object(attributes: dict[str, str]) -> dict[str, Any]:
     """Attribute names and groups as the subgroups object of the API ({"gender": ..., "custom":
     {key: ...}}), keys in order: what a subgroups_attached audit entry records."""
@@ -76,7 +77,7 @@ def is_valid_attribute_name(name: str) -> bool:
     return False
 
 
-def subgroups_lenient(raw: Any) -> dict[str, str]:
+def subgroups_lenient(raw: object) -> dict[str, str]:
     """A stored subgroups object (validated when it was logged, by audit.inputs.SUBGROUPS) as
     attribute names, values trimmed: decisions logged before values were trimmed on the way
     in still count in the group of their trimmed value. Not a validator: anything that is

@@ -11,6 +11,7 @@ from bias.platform import platform_bias_last_activity
 from config.timeutils import isoformat
 
 
+# Any: the engine's status document, rendered as JSON
 def engines() -> list[dict[str, Any]]:
     since = timezone.now() - dt.timedelta(hours=24)
     return [
@@ -24,6 +25,6 @@ def engines() -> list[dict[str, Any]]:
     ]
 
 
-def metrics() -> dict[str, Any]:
+def metrics() -> dict[str, int]:
     since = timezone.now() - dt.timedelta(hours=24)
     return {"bias_alerts_last_24h": BiasAlert.objects.filter(created_at__gte=since).count()}

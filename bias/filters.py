@@ -1,7 +1,5 @@
 """The query parameters of GET /v1/bias/feed (docs/reference/bias.md) as a FilterSet."""
 
-from typing import Any
-
 from django.db.models import QuerySet
 
 from bias import selectors
@@ -14,7 +12,7 @@ ALERT_SEVERITIES = [s.value for s in Severity if s != Severity.NONE]
 ATTRIBUTE_HELP = "gender, age_group, ethnicity or custom.<key>"
 
 
-def attribute_name(raw: Any) -> str | None:
+def attribute_name(raw: object) -> str | None:
     """A subgroup attribute's name as a query parameter: absent or empty is None."""
     value = text(raw, "attribute")
     if value is not None and not is_valid_attribute_name(value):
@@ -22,7 +20,7 @@ def attribute_name(raw: Any) -> str | None:
     return value
 
 
-def _finding(queryset: QuerySet, name: str, value: Any) -> QuerySet:
+def _finding(queryset: QuerySet, name: str, value: object) -> QuerySet:
     return queryset  # attribute and bias_type narrow together (BiasFeedFilters.filter_queryset)
 
 

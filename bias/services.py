@@ -8,7 +8,7 @@ per-decision lock first (see `bias.stats`).
 """
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -22,8 +22,13 @@ from bias.stats import Deltas, attachment_get, counted_attributes, decision_stat
 from bias.subgroup_counts import subgroup_counts
 from keys.models import Customer
 
+if TYPE_CHECKING:
+    from audit.models import Decision
 
-def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> Any:
+
+def subgroups_attach(
+    *, customer: Customer, decision_id: str, attributes: dict[str, str]
+) -> "Decision | None":
     """Attach (or replace) a decision's subgroups. When the decision is already logged its
     counts move from the old attributes to the new ones and a `subgroups_attached` entry
     records the attachment in the audit trail; otherwise the subgroups wait in the pending row
@@ -67,6 +72,7 @@ def subgroups_attach(*, customer: Customer, decision_id: str, attributes: dict[s
         return decision
 
 
+# Any: the analysis result by name, rendered as JSON
 def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> dict[str, Any]:
     """POST /detect-bias (docs/reference/bias.md): attach the subgroups, then analyse each attribute present
     over the customer's decisions of the same model (all models when the decision has none

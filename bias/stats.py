@@ -17,6 +17,7 @@ import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
 from django.db import connection
@@ -119,11 +120,16 @@ def stake_weights(confidence: float | None, ai_correct: int) -> tuple[int, int, 
     return round(wo * PICO), round(wo * wo * PICO), round(wu * PICO), round(wu * wu * PICO)
 
 
-def decision_state(decision: "Decision", *, outcome: Any = ..., category: Any = ...) -> DecisionState:
+def decision_state(
+    decision: "Decision",
+    *,
+    outcome: str | EllipsisType | None = ...,
+    category: str | EllipsisType | None = ...,
+) -> DecisionState:
     """The statistics state of a decision; `outcome`/`category` override the stored ones
     (a late outcome's previous state)."""
-    outcome = decision.outcome if outcome is ... else outcome
-    category = decision.calibration_category if category is ... else category
+    outcome = decision.outcome if isinstance(outcome, EllipsisType) else outcome
+    category = decision.calibration_category if isinstance(category, EllipsisType) else category
     ai_value = normalize_value(decision.ai_recommendation)
     human_value = normalize_value(decision.user_decision)
     timestamp = decision.timestamp
@@ -231,6 +237,7 @@ def lock_decision(customer_id: str, decision_id: str) -> None:
             cursor.execute(_LOCK_ONE_SQL, [_LOCK_CLASS, customer_id, decision_id, LOCK_SLOTS - 1])
 
 
+# Any: SQL parameters of mixed types
 def _lock_many_params(customer_id: str, decision_ids: list[str]) -> list[Any]:
     return [_LOCK_CLASS, customer_id, LOCK_SLOTS - 1, list(decision_ids)]
 

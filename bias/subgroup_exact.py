@@ -22,6 +22,7 @@ from django.db.models import (
     Value,
     When,
 )
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast, Round
 
 from audit import selectors as audit_selectors
@@ -155,7 +156,7 @@ def _decision_counts(
     }
 
 
-def _pico(expression: Any) -> Any:
+def _pico(expression: Combinable) -> Sum:
     """A weight of one decision in PICO units, rounded in SQL as bias.stats rounds it in Python
     (PostgreSQL rounds half to even as Python does; SQLite half away from zero, which differs
     only on an exact tie)."""
@@ -181,6 +182,7 @@ _CONFIDENCE_WEIGHTS = {
 }
 
 
+# Any: a grouped row of .values() by column name
 def _edge_weights(r: Mapping[str, Any], ai_correct: int, *, followed: bool) -> list[int]:
     """The GroupCounts weight sums of one grouped row of decisions: scored, w_o, w_o^2, f*w_o,
     w_u, w_u^2, (1 - f)*w_u. Those with a confidence come summed from SQL; those without weigh

@@ -15,6 +15,7 @@ from config.timeutils import iso8601
 from keys.models import Customer
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def _stake_figures(g: GroupCounts) -> dict[str, Any]:
     """A group's scored decisions and its stake-weighted rates (docs/reference/bias.md, Over- and
     under-trust of a group): the per-user formulas of docs/reference/calibration.md over the
@@ -37,6 +38,7 @@ def _ratio(x: int, n: int) -> float | None:
     return round(x / n, 6) if n else None
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def subgroup_report(
     *,
     customer: Customer,

@@ -18,6 +18,7 @@ def logit(c: float) -> float:
     return math.log(c / (1 - c))
 
 
+# Any: the check's figures by name (counts, coefficients, intervals, verdict), rendered as JSON
 def confidence_check(
     pairs: Iterable[tuple[float, int, int]], *, brier_sum: float | None = None
 ) -> dict[str, Any]:

@@ -2,22 +2,21 @@
 trust.miscalibrated, contributed to the decision pipeline through audit's registry (audit
 never imports this app)."""
 
-from typing import Any
-
 from audit.registry import Change, Contributor, Erased, Event, register, register_eraser
 from calibration import rules
 from calibration.models import RiskUserState, UserDailyAggregate
 from calibration.services import AggregateFold, aggregates_fold_apply, decision_day, miscalibrated_event
 from calibration.setwise import Staged, setwise, staged_apply
+from keys.models import Customer
 
 
-class CalibrationContributor(Contributor):
+class CalibrationContributor(Contributor[None, list[Staged]]):
     """Each change is staged as the records it adds and takes away, as the change leaves the
     decision; apply() writes them set-wise or folds them (calibration.setwise)."""
 
     name = "calibration"
 
-    def start(self, *, customer: Any, loaded: Any) -> list[Staged]:
+    def start(self, *, customer: Customer, loaded: None) -> list[Staged]:
         return []
 
     def add(self, acc: list[Staged], change: Change) -> list[Event]:

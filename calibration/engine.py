@@ -12,6 +12,7 @@ from calibration.models import Threshold
 from config.timeutils import isoformat
 
 
+# Any: the engine's status document, rendered as JSON
 def engines() -> list[dict[str, Any]]:
     last = audit_platform.platform_chain_last_append_at()
     return [

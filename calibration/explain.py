@@ -54,6 +54,7 @@ def explanation(*, decision: "Decision") -> str:
     )
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def recommendations(*, decision: "Decision", profile: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
     category = decision.calibration_category

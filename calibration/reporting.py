@@ -34,6 +34,7 @@ BANDS = 5  # the confidence bands of the reports: [0, 0.2), [0.2, 0.4), ..., [0.
 CONFIDENCE_CHECK_LIMIT = 10_000  # the latest decisions with a confidence and an outcome the check reads
 
 
+# Any: the values of the grouping columns the caller names
 def _groups(decisions: QuerySet, *keys: str) -> Iterator[tuple[tuple[Any, ...], rules.Record, int]]:
     rows = decisions.order_by().values(*keys, *_VALUES).annotate(g_n=Count("pk"))
     for row in rows.iterator(chunk_size=2000):
@@ -57,6 +58,7 @@ def _complete(sums: Mapping[str, float]) -> dict[str, float]:
     return {name: sums.get(name, 0) for name in rules.SUM_FIELDS}
 
 
+# Any: the values of the grouping columns the caller names
 def sums_by(decisions: QuerySet, *keys: str) -> dict[tuple[Any, ...], dict[str, float]]:
     """The aggregate columns per value of `keys` over `decisions`."""
     out: dict[tuple[Any, ...], dict[str, float]] = defaultdict(dict)
@@ -65,6 +67,7 @@ def sums_by(decisions: QuerySet, *keys: str) -> dict[tuple[Any, ...], dict[str, 
     return {key: _complete(sums) for key, sums in out.items()}
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_figures(decisions: QuerySet) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the organisation's figures, one row per user, risk users first, then largest reliance gap) over
     `decisions`, by docs/reference/calibration.md, Organisation figures."""
@@ -92,6 +95,7 @@ def user_figures(decisions: QuerySet) -> tuple[dict[str, Any], list[dict[str, An
     return organisation, users
 
 
+# Any: the check's figures by name, rendered as JSON
 def decisions_confidence_check(decisions: QuerySet) -> dict[str, Any]:
     """The confidence check (docs/reference/calibration.md, Confidence check) over the latest
     CONFIDENCE_CHECK_LIMIT decisions of `decisions` that have both a confidence and an outcome.
@@ -117,6 +121,7 @@ def decisions_confidence_check(decisions: QuerySet) -> dict[str, Any]:
     return check
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def confidence_bands(decisions: QuerySet) -> list[dict[str, Any]]:
     """Agreement by AI confidence band: how often reviewers followed the AI at each confidence,
     against how often the AI was right where the outcome is known."""
@@ -151,6 +156,7 @@ def trend_interval(start: dt.date, end: dt.date) -> str:
     return "day" if days <= 62 else "week" if days <= 366 else "month"
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def trust_trend(
     decisions: QuerySet, *, start: dt.date, end: dt.date, interval: str | None = None
 ) -> dict[str, Any]:
@@ -179,6 +185,7 @@ def category_counts(decisions: QuerySet) -> dict[str, int]:
     return counts
 
 
+# Any: model rows by name (id, version, count), rendered as JSON
 def models_seen(decisions: QuerySet) -> list[dict[str, Any]]:
     """The models (and versions) behind the decisions, with their counts, most used first."""
     rows = (
@@ -198,6 +205,7 @@ def models_seen(decisions: QuerySet) -> list[dict[str, Any]]:
     ]
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def exact_figures(decisions: QuerySet, *, user_id: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """POST /trust-score over decisions selected by exact timestamps (a bound inside a day, which the daily
     aggregates cannot honour): (the user's or the organisation's figures, the risk users of

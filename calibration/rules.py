@@ -9,6 +9,7 @@ and subtracted when a late outcome moves a decision; nothing here needs the rows
 """
 
 from collections.abc import Mapping
+from types import EllipsisType
 from typing import TYPE_CHECKING, Any
 
 from audit import measures
@@ -90,13 +91,15 @@ def window_days() -> int:
     return setting("CALIBRATION_WINDOW_DAYS", 90)
 
 
-def record_of(decision: "Decision", *, outcome: Any = ..., category: str | None = None) -> Record:
+def record_of(
+    decision: "Decision", *, outcome: str | EllipsisType | None = ..., category: str | None = None
+) -> Record:
     """A record from a Decision (optionally as it was before a late outcome)."""
     return Record(
         ai_recommendation=decision.ai_recommendation,
         user_decision=decision.user_decision,
         confidence=decision.ai_confidence,
-        outcome=decision.outcome if outcome is ... else outcome,
+        outcome=decision.outcome if isinstance(outcome, EllipsisType) else outcome,
         initial_decision=decision.initial_decision,
         category=category or decision.calibration_category,
     )
@@ -108,10 +111,11 @@ def delta(new: Mapping[str, float], old: Mapping[str, float]) -> dict[str, float
     return {k: v for k, v in out.items() if v != 0}
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def figures(
     sums: Mapping[str, float],
     *,
-    pi: Any = measures.OWN,
+    pi: float | measures.OwnAccuracy | None = measures.OWN,
     over: Clusters | None = None,
     under: Clusters | None = None,
     skill: bool = True,
@@ -125,6 +129,7 @@ def figures(
     )
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def is_risk_user(figures: Mapping[str, Any], th: measures.Thresholds | None = None) -> bool:
     return measures.is_risk_user(figures, th or thresholds())
 

@@ -11,6 +11,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import F, QuerySet, Sum
 from django.db.models.functions import TruncMonth, TruncWeek
+from django.db.models.functions.datetime import TruncBase
 from django.utils import timezone
 
 from audit.measures import accuracy
@@ -44,14 +45,17 @@ def aggregate_rows(
     return qs
 
 
+# Any: Django's aggregate expressions
 def _sum_annotations() -> dict[str, Any]:
     return {f"s_{name}": Sum(name) for name in rules.SUM_FIELDS}
 
 
+# Any: a row of .values() by column name
 def _unprefix(row: Mapping[str, Any]) -> dict[str, float]:
     return {name: row.get(f"s_{name}") or 0 for name in rules.SUM_FIELDS}
 
 
+# Any: a database row of mixed column types
 def _typed(names: list[str], row: Any) -> dict[str, float]:
     return {
         name: (float(value) if name in rules.FLOAT_FIELDS else int(value)) if value is not None else 0
@@ -72,6 +76,7 @@ _USER_SUMS_SQL = (
 )
 
 
+# Any: SQL parameters of mixed types
 def _window(customer: Customer, days: DayRange, model_id: str | None) -> list[Any]:
     return [customer.pk, model_id or ALL_MODELS, days.start, days.end]
 
@@ -86,6 +91,7 @@ def user_sums(
     return _typed(rules.SUM_FIELDS, row)
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_profile(
     customer: Customer, *, user_id: str, days: DayRange | None = None, model_id: str | None = None
 ) -> dict[str, Any]:
@@ -185,6 +191,7 @@ def organization_window(
     return OrganizationWindow(rules.figures(sums, over=over, under=under), at_risk[:limit])
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def organization_figures(
     customer: Customer, *, days: DayRange, model_id: str | None = None
 ) -> dict[str, Any]:
@@ -192,6 +199,7 @@ def organization_figures(
     return organization_window(customer, days=days, model_id=model_id).figures
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def risk_users(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 100
 ) -> list[dict[str, Any]]:
@@ -241,7 +249,7 @@ def periods(days: DayRange, interval: str) -> list[dt.date]:
     return out
 
 
-def _period_expr(interval: str) -> Any:
+def _period_expr(interval: str) -> TruncBase | F:
     if interval == "week":
         return TruncWeek("day")
     if interval == "month":
@@ -249,10 +257,11 @@ def _period_expr(interval: str) -> Any:
     return F("day")
 
 
-def _as_date(value: Any) -> dt.date:
+def _as_date(value: dt.date | dt.datetime) -> dt.date:
     return value.date() if isinstance(value, dt.datetime) else value
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend_point(start: dt.date, sums: Mapping[str, float] | None, pi: float | None) -> dict[str, Any]:
     """A trend point: the period's figures with the window's AI accuracy `pi`, so that the points'
     scores are parts of the window's (docs/reference/calibration.md, GET /trust-score/trend)."""
@@ -270,12 +279,14 @@ def trend_point(start: dt.date, sums: Mapping[str, float] | None, pi: float | No
     }
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend_summary(points: list[dict[str, Any]]) -> dict[str, Any]:
     series = [(i, p["trust_score"]) for i, p in enumerate(points) if p["trust_score"] is not None]
     slope = rules.least_squares_slope(series)
     return {"direction": rules.trend_direction(slope), "slope": slope}
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend(
     customer: Customer,
     *,
@@ -298,6 +309,7 @@ def trend(
     return {"points": points, "trend": trend_summary(points)}
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_calibration_list(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 500
 ) -> list[dict[str, Any]]:

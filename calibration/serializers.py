@@ -61,6 +61,7 @@ class ProfileOutput(serializers.Serializer):
     user_id = serializers.CharField()
     decisions = serializers.IntegerField()
 
+    # Any: DRF's Serializer arguments, passed through
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields.update(figure_fields())
@@ -115,6 +116,7 @@ class TrustScoreOutput(serializers.Serializer):
     confidence_check = ConfidenceCheckOutput(required=False, help_text="organisation scope only")
     computed_at = serializers.CharField()
 
+    # Any: DRF's Serializer arguments, passed through
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields.update(figure_fields())
@@ -147,6 +149,7 @@ class TrendOutput(serializers.Serializer):
     points = TrendPointOutput(many=True)
     trend = TrendSummaryOutput()
 
+    # Any: DRF's Serializer arguments, passed through
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # A date; the exact instant (ISO 8601, `to` exclusive) when a bound was a timestamp inside a day.

@@ -64,6 +64,7 @@ def decision_day(decision: "Decision") -> dt.date:
     return decision.timestamp.astimezone(dt.UTC).date()
 
 
+# Any: the event's data, rendered as JSON
 def miscalibrated_event(
     *, decision: "Decision", entry_id: str | None, source: str
 ) -> tuple[str, dict[str, Any]]:
@@ -110,6 +111,7 @@ def decision_calibrate(*, customer: Customer, data: DecisionInput) -> CalibrateR
 # --- risk users ----------------------------------------------------------------------------
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str, Any]) -> bool:
     """Record whether the user is at risk (docs/reference/calibration.md, Risk users); fire
     risk_user.identified when they newly become so, at most once per user per 24 hours. Returns
@@ -156,6 +158,7 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str
     return fire
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def risk_users_refresh(*, customer: Customer, at_risk: Sequence[Mapping[str, Any]]) -> None:
     """Organization scope: fire for users newly at risk, clear users who recovered."""
     at_risk_ids = {row["user_id"] for row in at_risk}

@@ -2,8 +2,9 @@
 (docs/reference/calibration.md)."""
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
@@ -18,6 +19,10 @@ from config.api import TenantAPIView, choice_param, text_param
 from config.bodies import parse, serializer
 from config.inputs import query_day_window
 from config.timeutils import iso8601, isoformat
+from keys.models import Customer
+
+if TYPE_CHECKING:
+    from audit.models import Decision
 
 
 class CalibrateView(TenantAPIView):
@@ -131,8 +136,8 @@ class TrustScoreTrendView(TenantAPIView):
 
 
 def _decisions(
-    customer: Any, window: tuple[dt.datetime, dt.datetime], *, user_id: str | None, model_id: str | None
-):
+    customer: Customer, window: tuple[dt.datetime, dt.datetime], *, user_id: str | None, model_id: str | None
+) -> "QuerySet[Decision]":
     return audit_selectors.decision_set(
         customer,
         since=window[0],

@@ -15,7 +15,31 @@ ROOT = Path(__file__).resolve().parents[2]
 MYPY = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
 
 # Where the rule holds: the decision path, from the view to the plan and the aggregates.
-DECISION_PATH = ["oversight", "config/api.py"]
+DECISION_PATH = ["audit", "calibration", "bias", "oversight", "config/api.py"]
+# The request-body code, which is moving to typed pydantic models (docs/architecture.md, Input):
+# its validated bodies are still dicts. Each entry leaves this list when its body is a model.
+PENDING = {
+    "audit/erasure.py retention_policy_set",
+    "audit/erasure_inputs.py _one_target",
+    "audit/erasure_inputs.py _max_after_min",
+    "audit/erasure_views.py erasure_payload",
+    "audit/erasure_views.py _policy",
+    "audit/inputs.py oversight_checked",
+    "audit/inputs.py decision_validated",
+    "audit/inputs.py is_late_outcome",
+    "audit/inputs.py item_validated",
+    "audit/inputs.py subgroup_attributes",
+    "audit/records.py payload_fingerprint",
+    "audit/records.py new_decision",
+    "audit/services.py decision_log",
+    "audit/services.py decisions_log_batch",
+    "audit/views.py decision_payload",
+    "audit/views.py batch_items",
+    "audit/views.py batch_payload",
+    "bias/inputs.py _attributes",
+    "calibration/inputs.py _window",
+    "calibration/services.py decision_calibrate",
+}
 # mypy --strict's flags that can be set per module.
 STRICT_FLAGS = {
     "disallow_any_generics",
@@ -63,14 +87,25 @@ def _names_any(annotation: ast.expr) -> bool:
     return False
 
 
+def _explained(comments: dict[int, str], lines: set[int]) -> bool:
+    return any(re.search(r"#\s*Any: \S", comments.get(line, "")) for line in lines)
+
+
 def unexplained_any(source: str, name: str) -> list[str]:
-    """`file:line function` for each annotation of a signature that names Any with no
-    `# Any: <why>` comment on a line it spans (or on the `def` line)."""
+    """`file:line function` for each function whose signature names Any with no `# Any: <why>`
+    comment, either in the comment lines right above the function (and its decorators) or on a
+    line the annotation spans."""
     comments = _comments(source)
+    lines = source.splitlines()
     found = []
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
+        above = set()
+        line = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+        while line in comments and lines[line - 1].lstrip().startswith("#"):
+            above.add(line)
+            line -= 1
         arguments = node.args
         annotations = [
             a.annotation
@@ -88,9 +123,8 @@ def unexplained_any(source: str, name: str) -> list[str]:
         for annotation in annotations:
             if not _names_any(annotation):
                 continue
-            end = annotation.end_lineno or annotation.lineno
-            lines = {node.lineno, *range(annotation.lineno, end + 1)}
-            if not any(re.search(r"#.*\bAny: \S", comments.get(line, "")) for line in lines):
+            spans = set(range(annotation.lineno, (annotation.end_lineno or annotation.lineno) + 1))
+            if not _explained(comments, above | spans):
                 found.append(f"{name}:{annotation.lineno} {node.name}")
     return found
 
@@ -102,7 +136,8 @@ def test_no_signature_on_the_decision_path_takes_any_without_saying_why(where: s
         for path in _modules(where)
         for problem in unexplained_any(path.read_text(), path.relative_to(ROOT).as_posix())
     ]
-    assert found == [], "an Any in a signature needs a `# Any: <why>` comment on its line"
+    unexplained = [problem for problem in found if re.sub(r":\d+ ", " ", problem) not in PENDING]
+    assert unexplained == [], "an Any in a signature needs a `# Any: <why>` comment above or beside it"
 
 
 def test_an_unexplained_any_is_found_and_an_explained_one_is_not():
@@ -112,8 +147,14 @@ def test_an_unexplained_any_is_found_and_an_explained_one_is_not():
         "def b(x: dict[str, Any]) -> None: ...  # Any: a JSON object, not yet validated\n"
         "def c(\n    x: int,\n) -> 'list[Any]': ...\n"
         "def d(x: int) -> int: ...\n"
+        "# Any: figures by name\n"
+        "@decorated\n"
+        "def e(x: int) -> dict[str, Any]: ...\n"
+        "# Any: this comment is not right above f\n"
+        "\n"
+        "def f(x: int) -> dict[str, Any]: ...\n"
     )
-    assert unexplained_any(source, "m.py") == ["m.py:2 a", "m.py:6 c"]
+    assert unexplained_any(source, "m.py") == ["m.py:2 a", "m.py:6 c", "m.py:13 f"]
 
 
 def test_the_decision_path_is_under_mypys_strict_flags():

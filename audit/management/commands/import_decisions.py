@@ -44,6 +44,7 @@ def readable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+# Any: a JSON value of any shape
 def json_value(text: str) -> Any:
     """JSON as the API reads it: no NaN or Infinity, no duplicate key, no negative zero, nested at most as deep as a request body
     may be; anything else is a ValueError."""
@@ -55,6 +56,7 @@ def json_value(text: str) -> Any:
     return value
 
 
+# Any: a request body as the API reads it, before validation
 def csv_body(row: dict[str, str]) -> dict[str, Any]:
     """A CSV row as a POST /log body: empty cells are absent, confidence cells are numbers
     and subgroups/metadata cells hold JSON. A cell that does not convert is passed on as
@@ -79,10 +81,12 @@ def csv_body(row: dict[str, str]) -> dict[str, Any]:
     return body
 
 
+# Any: a problem document by name, written as JSON
 def _problem(code: str, detail: str, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
     return {"code": code, "detail": detail, "errors": errors or []}
 
 
+# Any: a line's value as read (any JSON) and its problem document
 def _csv_rows(path: Path) -> Iterator[tuple[int, Any, dict[str, Any] | None]]:
     with path.open(newline="", encoding="utf-8", errors="surrogateescape") as handle:
         reader = csv.DictReader(handle)
@@ -100,6 +104,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Any, dict[str, Any] | None]]:
             yield reader.line_num, shown, _problem("VALIDATION_ERROR", detail, bad)
 
 
+# Any: a line's value as read (any JSON) and its problem document
 def read_rows(path: Path) -> Iterator[tuple[int, Any, dict[str, Any] | None]]:
     """(line number, body, error) per row of a .csv (header line first) or .jsonl file; the
     error (code, detail, errors) of a row that cannot be read, else None."""
@@ -126,6 +131,7 @@ def count_rows(path: Path) -> int:
     return max(0, lines - 1) if path.suffix.lower() == ".csv" else lines
 
 
+# Any: a JSON value of any shape
 def _finite(value: Any) -> Any:
     """The row with each number beyond a double (`1e400`, read as infinity) written as the text
     "Infinity" or "-Infinity", which JSON can hold. Rows are at most MAX_JSON_DEPTH deep."""
@@ -138,6 +144,7 @@ def _finite(value: Any) -> Any:
     return value
 
 
+# Any: a line's value as read (any JSON) and its problem document
 def _reject_line(line: int, row: Any, error: dict[str, Any]) -> str:
     """One line of the rejects file; a row that cannot be written back as JSON (too deep) is
     replaced by a note."""
@@ -157,6 +164,7 @@ class Command(BaseCommand):
         parser.add_argument("--rejects", type=Path, help="side file for rejected rows (FILE.rejected.jsonl)")
         parser.add_argument("--no-progress", action="store_true")
 
+    # Any: Django's BaseCommand.handle signature
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["file"]
         if not path.is_file():
