@@ -50,7 +50,7 @@ def _format1(values: Sequence[Any]) -> dict[str, Any]:
 
 
 # Any: an entry's fields by name: JSON values of several types
-def document_from_values(values: tuple | list) -> dict[str, Any]:
+def document_from_values(values: Sequence[Any]) -> dict[str, Any]:
     """An entry's document (what GET /audit-trail and the export show) from its columns
     (ENTRY_COLUMNS order). Format 2: the fields of its canonical text as written, its personal
     fields and salt (null once erased), `canonical` itself and its hash; never a re-rendering."""

@@ -127,7 +127,7 @@ def key_problem() -> str | None:
 
 
 def key_name() -> str:
-    return settings.TRUSTCAL_LOG_ORIGIN
+    return str(settings.TRUSTCAL_LOG_ORIGIN)
 
 
 def public_key() -> bytes:

@@ -11,6 +11,7 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
@@ -24,9 +25,10 @@ from config.api import PagePagination, TenantAPIView
 from config.exceptions import NotFound, ValidationFailed
 from config.inputs import bound, parse_day_only, positive_int
 from config.timeutils import isoformat
+from keys.models import Customer
 
 
-class CheckpointOutput(serializers.Serializer):
+class CheckpointOutput(serializers.Serializer[SignedCheckpoint]):
     checkpoint_id = serializers.CharField(source="id")
     sequence = serializers.IntegerField()
     head_hash = serializers.CharField()
@@ -43,7 +45,7 @@ def checkpoint_payload(checkpoint: SignedCheckpoint) -> dict[str, Any]:
     return dict(CheckpointOutput(checkpoint).data)
 
 
-def _wants_text(request) -> bool:
+def _wants_text(request: Request) -> bool:
     accept = request.headers.get("Accept", "")
     return "text/plain" in accept and "application/json" not in accept
 
@@ -71,7 +73,7 @@ def _instant(raw: str, name: str) -> dt.datetime:
     return end - dt.timedelta(microseconds=1) if parse_day_only(raw) else end
 
 
-def _tree_size(customer) -> int:
+def _tree_size(customer: Customer) -> int:
     return selectors.audit_trail_size(customer)
 
 
@@ -89,7 +91,7 @@ class CheckpointListView(TenantAPIView):
         ],
         responses=CheckpointOutput(many=True),
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         """The customer's signed checkpoints, newest first; `at` lists those made at or before it."""
         raw = request.query_params.get("at")
         until = None if raw is None else _instant(raw, "at")
@@ -100,7 +102,7 @@ class CheckpointListView(TenantAPIView):
         return paginator.get_paginated_response([checkpoint_payload(c) for c in page or []])
 
     @extend_schema(request=None, responses={201: CheckpointOutput, 200: CheckpointOutput})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         """A checkpoint of the chain now (201), or the latest when the chain has not grown
         since (200). An empty chain has none: 404 NOT_FOUND."""
         made = checkpoints.checkpoint_make(customer=self.customer)
@@ -132,7 +134,7 @@ class CheckpointLatestView(TenantAPIView):
     @extend_schema(
         responses={(200, "application/json"): CheckpointOutput, (200, "text/plain"): OpenApiTypes.STR}
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         """The newest checkpoint; `Accept: text/plain` answers the signed note alone."""
         latest = checkpoints.checkpoint_latest(customer=self.customer)
         if latest is None:
@@ -145,7 +147,7 @@ class CheckpointLatestView(TenantAPIView):
 class CheckpointKeyView(APIView):
     """Public: the key that verifies every checkpoint of this service."""
 
-    authentication_classes: list = []
+    authentication_classes: list[type[BaseAuthentication]] = []
     permission_classes = [AllowAny]
 
     @extend_schema(
@@ -159,7 +161,7 @@ class CheckpointKeyView(APIView):
             },
         )
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(
             {
                 "origin": checkpoint_key.key_name(),
@@ -187,7 +189,7 @@ class InclusionProofView(TenantAPIView):
             },
         ),
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         """The RFC 9162 inclusion path of entry `sequence` in the tree of `tree_size` entries."""
         size = _tree_size(self.customer)
         tree_size = _int_param(request, "tree_size", maximum=max(size, 1))
@@ -221,7 +223,7 @@ class ConsistencyProofView(TenantAPIView):
             },
         ),
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         """The RFC 9162 consistency proof from the tree of `first` entries to that of `second`."""
         size = _tree_size(self.customer)
         second = _int_param(request, "second", maximum=max(size, 1))
@@ -237,7 +239,7 @@ class ExportView(TenantAPIView):
         parameters=[OpenApiParameter("from_sequence", int), OpenApiParameter("to_sequence", int)],
         responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
     )
-    def get(self, request):
+    def get(self, request: Request) -> StreamingHttpResponse:
         """Every entry as one JSON line (exactly as GET /audit-trail shows it), in sequence
         order, streamed: recompute the chain and the tree from line 1 with the offline
         verifier (README, "For auditors")."""

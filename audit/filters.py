@@ -3,6 +3,7 @@
 from django.db.models import QuerySet
 
 from audit.categories import RECORD_CATEGORIES
+from audit.models import Decision
 from config.filters import (
     BOUND_HELP,
     QueryFilterSet,
@@ -33,5 +34,5 @@ class AuditTrailFilters(QueryFilterSet):
     from_ = bound_filter("timestamp", end=False, help_text=f"{BOUND_HELP}; the decision's timestamp")
     to = bound_filter("timestamp", end=True, help_text=f"{BOUND_HELP}; the decision's timestamp")
 
-    def probe_narrow(self, queryset: QuerySet, name: str, value: bool) -> QuerySet:
+    def probe_narrow(self, queryset: QuerySet[Decision], name: str, value: bool) -> QuerySet[Decision]:
         return queryset.filter(probe__isnull=not value)

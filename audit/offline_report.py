@@ -194,7 +194,7 @@ def same(reported: Any, recomputed: Any) -> bool:
     if isinstance(reported, list) and isinstance(recomputed, list):
         return len(reported) == len(recomputed) and all(map(same, reported, recomputed))
     if isinstance(reported, bool) or isinstance(recomputed, bool):
-        return reported == recomputed
+        return bool(reported == recomputed)
     if isinstance(reported, int | float) and isinstance(recomputed, int | float):
         return math.isclose(reported, recomputed, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
     return bool(reported == recomputed)

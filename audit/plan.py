@@ -65,7 +65,7 @@ class Plan:
     changed: list[Decision]  # stored decisions whose outcome (and category) a later ground truth moved
     entries: list[AuditEntry]  # in chain order, not yet linked
     events: list[registry.Event]
-    contributions: list[tuple[registry.Contributor, Any]]
+    contributions: list[tuple[registry.AnyContributor, Any]]  # each contributor with its accumulator
 
 
 def raw_decision_id(body: object) -> str | None:

@@ -24,7 +24,8 @@ def platform_customers_active_since(since: dt.datetime) -> list[str]:
 def platform_chain_last_append_at() -> dt.datetime | None:
     """When any customer's chain last grew (the calibration engine's last activity; a
     platform figure, no customer's data)."""
-    return ChainHead.objects.aggregate(last=Max("updated_at"))["last"]
+    last: dt.datetime | None = ChainHead.objects.aggregate(last=Max("updated_at"))["last"]
+    return last
 
 
 def platform_probe_counts(customer_ids: list[str]) -> dict[str, int]:

@@ -12,7 +12,8 @@ from django.db.models.functions import Cast
 
 from audit.chain import ENTRY_COLUMNS, clear_fields_from_values, document_from_values
 from audit.erasure import erasures_in
-from audit.fields import DECISION_LOG_COLUMNS, IMMUTABLE_FIELDS
+from audit.fields import DECISION_LOG_COLUMNS as DECISION_LOG_COLUMNS  # the reports' csv columns
+from audit.fields import IMMUTABLE_FIELDS
 from audit.hashing import PERSONAL_FIELDS, entry_hash_matches, format2_problem, same_value
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
 from audit.models_erasure import ERASED, ERASED_FINGERPRINT, PSEUDONYM_PREFIX
@@ -151,7 +152,7 @@ def chain_verify(
 
 
 # Any: an entry's fields by name: JSON values of several types
-def _entry_checked(values: tuple) -> tuple[dict[str, Any], bool]:
+def _entry_checked(values: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
     """An entry's document and whether its content matches its hash: format 1 by its columns
     (audit.hashing.entry_hash_matches), format 2 by its stored canonical text and the
     commitment to its personal fields, which an erased entry no longer has
@@ -166,7 +167,7 @@ def _entry_checked(values: tuple) -> tuple[dict[str, Any], bool]:
 
 
 # Any: an entry's fields by name: JSON values of several types
-def _columns_match(doc: dict[str, Any], values: tuple) -> bool:
+def _columns_match(doc: dict[str, Any], values: tuple[Any, ...]) -> bool:
     """A decision's or outcome's format-2 entry: the columns the lists filter on and the reports
     read hold what its canonical text says (an edited column is caught like an edited entry)."""
     if "personal" not in doc:  # not a decision's snapshot (an erasure entry)
@@ -188,7 +189,7 @@ def _beyond_head(customer: Customer) -> int | None:
 
 
 # Any: an entry's fields by name: JSON values of several types
-def _decision_matches(doc: dict[str, Any], decision_values: tuple) -> bool:
+def _decision_matches(doc: dict[str, Any], decision_values: tuple[Any, ...]) -> bool:
     if doc.get("type") != AuditEntry.Type.DECISION:
         return True
     *immutable, decision_id, timestamp = decision_values

@@ -5,16 +5,16 @@ from rest_framework import serializers
 
 from audit.categories import RECORD_CATEGORIES
 from audit.fields import DECISION_OUTPUT_FIELDS, ENTRY_DOCUMENT_FIELDS
-from audit.models import AuditEntry
+from audit.models import AuditEntry, VerifyJob
 from config.api import UTCDateTimeField
 
 
-class ProbeOutput(serializers.Serializer):
+class ProbeOutput(serializers.Serializer[dict[str, object]]):
     kind = serializers.ChoiceField(choices=["known_wrong", "known_right"])
     correct_decision = serializers.CharField()
 
 
-class DecisionOutput(serializers.Serializer):
+class DecisionOutput(serializers.Serializer[dict[str, object]]):
     decision_id = serializers.CharField()
     user_id = serializers.CharField()
     subject_id = serializers.CharField(
@@ -46,7 +46,7 @@ class DecisionOutput(serializers.Serializer):
 assert list(DecisionOutput().fields) == DECISION_OUTPUT_FIELDS
 
 
-class AuditEntryOutput(serializers.Serializer):
+class AuditEntryOutput(serializers.Serializer[dict[str, object]]):
     """An entry of GET /audit-trail: the document that is hashed (docs/reference/decisions.md).
     A format-2 entry (docs/reference/erasure.md) also carries the fields of
     AuditEntryFormat2Output; once erased its personal fields are null, and an `erasure` entry
@@ -107,7 +107,7 @@ class AuditEntryFormat2Output(AuditEntryOutput):
     erased = serializers.BooleanField(required=False)
 
 
-class VerifyOutput(serializers.Serializer):
+class VerifyOutput(serializers.Serializer[dict[str, object]]):
     valid = serializers.BooleanField()
     entries_checked = serializers.IntegerField(
         help_text="Entries verified: those checked by earlier calls and those rechecked by this one"
@@ -125,7 +125,7 @@ class VerifyOutput(serializers.Serializer):
     )
 
 
-class VerifyJobOutput(serializers.Serializer):
+class VerifyJobOutput(serializers.Serializer[VerifyJob]):
     """`?full=true`: 202 with the job; `?job_id=`: 200 with it, `result` once completed."""
 
     job_id = serializers.CharField(source="id")

@@ -22,7 +22,7 @@ def _nodes_read(customer_id: str, nodes: Iterable[merkle.Node]) -> dict[merkle.N
     if not wanted:
         return {}
     values = ", ".join(["(%s, %s)"] * len(wanted))
-    params: list = [customer_id]
+    params: list[str | int | bytes] = [customer_id]
     for level, index in wanted:
         params += [level, index]
     sql = (
@@ -46,7 +46,7 @@ def _nodes_write(customer_id: str, rows: list[tuple[int, int, bytes]]) -> None:
             return
         for at in range(0, len(rows), 200):
             part = rows[at : at + 200]
-            params: list = []
+            params: list[str | int | bytes] = []
             for level, index, value in part:
                 params += [customer_id, level, index, value]
             values = ", ".join(["(%s, %s, %s, %s)"] * len(part))

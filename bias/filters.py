@@ -4,7 +4,7 @@ from django.db.models import QuerySet
 
 from bias import selectors
 from bias.domain import is_valid_attribute_name
-from bias.models import BiasType, Severity
+from bias.models import BiasAlert, BiasType, Severity
 from config.filters import BOUND_HELP, QueryFilterSet, RuleFilter, bound_filter, choice_filter, text_filter
 from config.inputs import invalid, text
 
@@ -20,7 +20,7 @@ def attribute_name(raw: object) -> str | None:
     return value
 
 
-def _finding(queryset: QuerySet, name: str, value: object) -> QuerySet:
+def _finding(queryset: QuerySet[BiasAlert], name: str, value: object) -> QuerySet[BiasAlert]:
     return queryset  # attribute and bias_type narrow together (BiasFeedFilters.filter_queryset)
 
 
@@ -42,7 +42,7 @@ class BiasFeedFilters(QueryFilterSet):
     from_ = bound_filter("created_at", end=False, help_text=f"{BOUND_HELP}; the alert's created_at")
     to = bound_filter("created_at", end=True, help_text=f"{BOUND_HELP}; the alert's created_at")
 
-    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+    def filter_queryset(self, queryset: QuerySet[BiasAlert]) -> QuerySet[BiasAlert]:
         values = self.form.cleaned_data
         return selectors.bias_alerts_with_finding(
             super().filter_queryset(queryset), attribute=values["attribute"], bias_type=values["bias_type"]

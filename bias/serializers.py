@@ -1,17 +1,19 @@
 """Output shapes of the bias endpoints (docs/reference/bias.md). snake_case."""
 
+from typing import Any
+
 from rest_framework import serializers
 
 from bias.models import BiasType, Severity
 from config.api import UTCDateTimeField
 
 
-class SampleSizesOutput(serializers.Serializer):
+class SampleSizesOutput(serializers.Serializer[dict[str, object]]):
     group = serializers.IntegerField()
     reference_group = serializers.IntegerField()
 
 
-class FindingOutput(serializers.Serializer):
+class FindingOutput(serializers.Serializer[dict[str, object]]):
     bias_type = serializers.ChoiceField(choices=BiasType.choices)
     attribute = serializers.CharField()
     group = serializers.CharField()
@@ -30,7 +32,7 @@ class FindingOutput(serializers.Serializer):
     regulation = serializers.CharField()
 
 
-class DetectBiasOutput(serializers.Serializer):
+class DetectBiasOutput(serializers.Serializer[dict[str, object]]):
     decision_id = serializers.CharField()
     bias_detected = serializers.BooleanField()
     severity = serializers.ChoiceField(choices=Severity.choices)
@@ -39,7 +41,8 @@ class DetectBiasOutput(serializers.Serializer):
     analyzed_at = UTCDateTimeField()
 
 
-class BiasAlertOutput(serializers.Serializer):
+# Any: a BiasAlert, or a page of them (many=True), which DRF's stubs type as one instance
+class BiasAlertOutput(serializers.Serializer[Any]):
     alert_id = serializers.CharField(source="id")
     decision_id = serializers.CharField()
     model_id = serializers.CharField(allow_null=True)
@@ -50,7 +53,7 @@ class BiasAlertOutput(serializers.Serializer):
     created_at = UTCDateTimeField()
 
 
-class DisparityOutput(serializers.Serializer):
+class DisparityOutput(serializers.Serializer[dict[str, object]]):
     favorable_rate_difference = serializers.FloatField()
     disparate_impact_ratio = serializers.FloatField(allow_null=True)
     override_rate_difference = serializers.FloatField()
@@ -73,7 +76,7 @@ def _wilson() -> serializers.ListField:
     )
 
 
-class SubgroupGroupOutput(serializers.Serializer):
+class SubgroupGroupOutput(serializers.Serializer[dict[str, object]]):
     group = serializers.CharField()
     decisions = serializers.IntegerField()
     favorable_rate = serializers.FloatField()
@@ -102,7 +105,7 @@ class SubgroupGroupOutput(serializers.Serializer):
     disparity = DisparityOutput()
 
 
-class SubgroupAttributeOutput(serializers.Serializer):
+class SubgroupAttributeOutput(serializers.Serializer[dict[str, object]]):
     reference_group = serializers.CharField(help_text="The largest group: the reference of `disparity`")
     impact_reference_group = serializers.CharField(
         help_text="The group with the highest favourable rate among the groups of at least 30 decisions (all "
@@ -111,7 +114,7 @@ class SubgroupAttributeOutput(serializers.Serializer):
     groups = SubgroupGroupOutput(many=True)
 
 
-class SubgroupReportOutput(serializers.Serializer):
+class SubgroupReportOutput(serializers.Serializer[dict[str, object]]):
     model_id = serializers.CharField(allow_null=True)
     from_ = serializers.CharField(
         help_text="The first day (YYYY-MM-DD, inclusive), or the exact start (ISO 8601) when a bound is inside a day"
@@ -122,6 +125,7 @@ class SubgroupReportOutput(serializers.Serializer):
     )
     attributes = serializers.DictField(child=SubgroupAttributeOutput())
 
-    def get_fields(self):
+    # Any: DRF's fields, of any type
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         fields = super().get_fields()
         return {("from" if name == "from_" else name): field for name, field in fields.items()}

@@ -307,5 +307,5 @@ def counted_attributes(decision: "Decision", attachment: SubgroupAttachment | No
     made through POST /detect-bias, else the subgroups it was logged with. (A decision
     logged with subgroups gets no attachment row: one insert less on POST /log.)"""
     if attachment is not None and attachment.counted:
-        return attachment.attributes
+        return dict(attachment.attributes)
     return subgroups_lenient(decision.subgroups)

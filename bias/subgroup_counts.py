@@ -80,7 +80,7 @@ GROUP_SUMS = len(fields(GroupCounts)) - 1  # every field but the group
 
 def _stats(
     *, customer: Customer, model_id: str | None, from_day: dt.date | None, to_day: dt.date | None
-) -> QuerySet:
+) -> QuerySet[SubgroupDailyStat]:
     qs = SubgroupDailyStat.objects.filter(customer=customer)
     if model_id is not None:
         qs = qs.filter(model_id=model_id)
@@ -108,7 +108,7 @@ def subgroup_counts(
 
     configs = favorable_configs(customer=customer, model_id=model_id)
 
-    def total(condition: Q | None = None):
+    def total(condition: Q | None = None) -> Coalesce:
         return Coalesce(Sum("count", filter=condition), 0)
 
     rows = (
@@ -155,10 +155,13 @@ def subgroup_counts(
                 with_outcome=int(r["with_outcome"]),
                 correct=int(r["correct"]),
                 ai_correct=int(r["ai_correct"]),
-                **{name: int(r[name]) for name in _WEIGHTED},
+                scored=int(r["scored"]),
+                wo=int(r["wo"]),
+                wo_sq=int(r["wo_sq"]),
+                fwo=int(r["fwo"]),
+                wu=int(r["wu"]),
+                wu_sq=int(r["wu_sq"]),
+                uwu=int(r["uwu"]),
             )
         )
     return out
-
-
-_WEIGHTED = ("scored", "wo", "wo_sq", "fwo", "wu", "wu_sq", "uwu")

@@ -10,7 +10,7 @@ windows read the daily aggregates instead."""
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connections
 from django.db.models import Count, Q, QuerySet
@@ -20,6 +20,9 @@ from audit.measures import accuracy
 from calibration import rules
 from calibration.confidence import confidence_check
 from calibration.selectors import RISK_USER_KEYS, DayRange, periods, trend_point, trend_summary
+
+if TYPE_CHECKING:
+    from audit.models import Decision
 
 _TRUNC = {"day": TruncDate, "week": TruncWeek, "month": TruncMonth}
 _VALUES = [
@@ -35,7 +38,9 @@ CONFIDENCE_CHECK_LIMIT = 10_000  # the latest decisions with a confidence and an
 
 
 # Any: the values of the grouping columns the caller names
-def _groups(decisions: QuerySet, *keys: str) -> Iterator[tuple[tuple[Any, ...], rules.Record, int]]:
+def _groups(
+    decisions: QuerySet["Decision"], *keys: str
+) -> Iterator[tuple[tuple[Any, ...], rules.Record, int]]:
     rows = decisions.order_by().values(*keys, *_VALUES).annotate(g_n=Count("pk"))
     for row in rows.iterator(chunk_size=2000):
         record = rules.Record(
@@ -59,7 +64,7 @@ def _complete(sums: Mapping[str, float]) -> dict[str, float]:
 
 
 # Any: the values of the grouping columns the caller names
-def sums_by(decisions: QuerySet, *keys: str) -> dict[tuple[Any, ...], dict[str, float]]:
+def sums_by(decisions: QuerySet["Decision"], *keys: str) -> dict[tuple[Any, ...], dict[str, float]]:
     """The aggregate columns per value of `keys` over `decisions`."""
     out: dict[tuple[Any, ...], dict[str, float]] = defaultdict(dict)
     for key, record, n in _groups(decisions, *keys):
@@ -68,7 +73,7 @@ def sums_by(decisions: QuerySet, *keys: str) -> dict[tuple[Any, ...], dict[str, 
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def user_figures(decisions: QuerySet) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def user_figures(decisions: QuerySet["Decision"]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the organisation's figures, one row per user, risk users first, then largest reliance gap) over
     `decisions`, by docs/reference/calibration.md, Organisation figures."""
     per_user = {key[0]: sums for key, sums in sums_by(decisions, "user_id").items()}
@@ -96,7 +101,7 @@ def user_figures(decisions: QuerySet) -> tuple[dict[str, Any], list[dict[str, An
 
 
 # Any: the check's figures by name, rendered as JSON
-def decisions_confidence_check(decisions: QuerySet) -> dict[str, Any]:
+def decisions_confidence_check(decisions: QuerySet["Decision"]) -> dict[str, Any]:
     """The confidence check (docs/reference/calibration.md, Confidence check) over the latest
     CONFIDENCE_CHECK_LIMIT decisions of `decisions` that have both a confidence and an outcome.
 
@@ -122,7 +127,7 @@ def decisions_confidence_check(decisions: QuerySet) -> dict[str, Any]:
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def confidence_bands(decisions: QuerySet) -> list[dict[str, Any]]:
+def confidence_bands(decisions: QuerySet["Decision"]) -> list[dict[str, Any]]:
     """Agreement by AI confidence band: how often reviewers followed the AI at each confidence,
     against how often the AI was right where the outcome is known."""
     bands: list[dict[str, float]] = [{} for _ in range(BANDS)]
@@ -158,7 +163,7 @@ def trend_interval(start: dt.date, end: dt.date) -> str:
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def trust_trend(
-    decisions: QuerySet, *, start: dt.date, end: dt.date, interval: str | None = None
+    decisions: QuerySet["Decision"], *, start: dt.date, end: dt.date, interval: str | None = None
 ) -> dict[str, Any]:
     """The trust-score trend over the days [start, end] with the rule of docs/reference/calibration.md,
     GET /trust-score/trend (the window's AI accuracy for every point), zero-filled, in `interval` or
@@ -176,7 +181,7 @@ def trust_trend(
     return {"interval": interval, "points": points, "trend": trend_summary(points)}
 
 
-def category_counts(decisions: QuerySet) -> dict[str, int]:
+def category_counts(decisions: QuerySet["Decision"]) -> dict[str, int]:
     """Decisions per record category, and `total` (one GROUP BY)."""
     rows = decisions.order_by().values("calibration_category").annotate(n=Count("pk"))
     counts = dict.fromkeys(rules.RECORD_CATEGORIES, 0)
@@ -186,7 +191,7 @@ def category_counts(decisions: QuerySet) -> dict[str, int]:
 
 
 # Any: model rows by name (id, version, count), rendered as JSON
-def models_seen(decisions: QuerySet) -> list[dict[str, Any]]:
+def models_seen(decisions: QuerySet["Decision"]) -> list[dict[str, Any]]:
     """The models (and versions) behind the decisions, with their counts, most used first."""
     rows = (
         decisions.order_by()
@@ -206,7 +211,9 @@ def models_seen(decisions: QuerySet) -> list[dict[str, Any]]:
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def exact_figures(decisions: QuerySet, *, user_id: str | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def exact_figures(
+    decisions: QuerySet["Decision"], *, user_id: str | None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """POST /trust-score over decisions selected by exact timestamps (a bound inside a day, which the daily
     aggregates cannot honour): (the user's or the organisation's figures, the risk users of
     docs/reference/calibration.md, Risk users). Grouped in SQL over the decisions in the window."""

@@ -20,7 +20,8 @@ def interval() -> serializers.ListField:
     )
 
 
-def figure_fields() -> dict[str, serializers.Field]:
+# Any: a field of any type; the figures are numbers, intervals and labels
+def figure_fields() -> dict[str, serializers.Field[Any, Any, Any, Any]]:
     """The figures of a user or an organisation (docs/reference/calibration.md), served unrounded."""
     return {
         "scored_decisions": serializers.IntegerField(),
@@ -57,7 +58,7 @@ def figure_fields() -> dict[str, serializers.Field]:
 FIGURE_KEYS = list(figure_fields())
 
 
-class ProfileOutput(serializers.Serializer):
+class ProfileOutput(serializers.Serializer[dict[str, object]]):
     user_id = serializers.CharField()
     decisions = serializers.IntegerField()
 
@@ -67,7 +68,7 @@ class ProfileOutput(serializers.Serializer):
         self.fields.update(figure_fields())
 
 
-class CalibrateOutput(serializers.Serializer):
+class CalibrateOutput(serializers.Serializer[dict[str, object]]):
     decision_id = serializers.CharField()
     entry_id = serializers.CharField()
     user_id = serializers.CharField()
@@ -80,7 +81,7 @@ class CalibrateOutput(serializers.Serializer):
     analyzed_at = serializers.CharField()
 
 
-class RiskUserOutput(serializers.Serializer):
+class RiskUserOutput(serializers.Serializer[dict[str, object]]):
     user_id = serializers.CharField()
     trust_score = rate()
     reliance_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
@@ -94,7 +95,7 @@ class RiskUserOutput(serializers.Serializer):
     undertrust_rate_ci = interval()
 
 
-class ConfidenceCheckOutput(serializers.Serializer):
+class ConfidenceCheckOutput(serializers.Serializer[dict[str, object]]):
     decisions = serializers.IntegerField(
         help_text="decisions with a confidence and an outcome the check read"
     )
@@ -107,7 +108,7 @@ class ConfidenceCheckOutput(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=["consistent", "miscalibrated", "not_checked"])
 
 
-class TrustScoreOutput(serializers.Serializer):
+class TrustScoreOutput(serializers.Serializer[dict[str, object]]):
     scope = serializers.ChoiceField(choices=["user", "organization"])
     user_id = serializers.CharField(allow_null=True)
     model_id = serializers.CharField(allow_null=True)
@@ -125,7 +126,7 @@ class TrustScoreOutput(serializers.Serializer):
         self.fields["to"] = serializers.CharField()
 
 
-class TrendPointOutput(serializers.Serializer):
+class TrendPointOutput(serializers.Serializer[dict[str, object]]):
     period_start = serializers.DateField()
     decisions = serializers.IntegerField()
     scored_decisions = serializers.IntegerField()
@@ -137,12 +138,12 @@ class TrendPointOutput(serializers.Serializer):
     undertrust_count = serializers.IntegerField()
 
 
-class TrendSummaryOutput(serializers.Serializer):
+class TrendSummaryOutput(serializers.Serializer[dict[str, object]]):
     direction = serializers.ChoiceField(choices=["improving", "declining", "stable"])
     slope = serializers.FloatField()
 
 
-class TrendOutput(serializers.Serializer):
+class TrendOutput(serializers.Serializer[dict[str, object]]):
     interval = serializers.ChoiceField(choices=["day", "week", "month"])
     user_id = serializers.CharField(allow_null=True)
     model_id = serializers.CharField(allow_null=True)

@@ -20,7 +20,9 @@ from config import prepared
 COPY_FROM = 50  # rows from which COPY is cheaper than one multi-row INSERT
 
 
-def unsaved(model: type[models.Model], values: dict[str, Any], related: dict[str, Any] | None = None) -> Any:
+def unsaved[M: models.Model](
+    model: type[M], values: dict[str, Any], related: dict[str, Any] | None = None
+) -> M:
     """A new, unsaved instance of `model` with `values` by attribute name (a foreign key by its
     `<name>_id`) and every other concrete field at its default; `related` caches related
     objects (by field name) as `Model(customer=customer)` would. The state Model.__init__

@@ -59,7 +59,7 @@ class PagePagination(BasePagination):
             "has_more": has_more,
         }
 
-    def get_paginated_response(self, data):
+    def get_paginated_response(self, data: object) -> Response:
         return Response({"data": data, "pagination": self.envelope()})
 
     def get_paginated_response_schema(self, schema):

@@ -54,7 +54,23 @@ STRICT_FLAGS = {
     "strict_equality",
     "extra_checks",
 }
-STRICT_MODULES = ["oversight.*", "config.api"]
+STRICT_MODULES = ["audit.*", "calibration.*", "bias.*", "oversight.*", "config.api"]
+# The only modules of those allowed out of the strict flags: the staff console's admin pages, and
+# the views and inputs whose request bodies move to typed models (PENDING above).
+EXEMPT = {
+    "audit.admin",
+    "audit.admin_erasure",
+    "bias.admin",
+    "calibration.admin",
+    "audit.views",
+    "audit.erasure_views",
+    "audit.inputs",
+    "audit.erasure_inputs",
+    "bias.views",
+    "bias.inputs",
+    "calibration.views",
+    "calibration.inputs",
+}
 
 
 def _modules(where: str) -> list[Path]:
@@ -157,10 +173,23 @@ def test_an_unexplained_any_is_found_and_an_explained_one_is_not():
     assert unexplained_any(source, "m.py") == ["m.py:2 a", "m.py:6 c", "m.py:13 f"]
 
 
+def _listed(override: dict) -> list[str]:
+    return [override["module"]] if isinstance(override["module"], str) else override["module"]
+
+
 def test_the_decision_path_is_under_mypys_strict_flags():
     overrides = MYPY.get("overrides", [])
     strict = [o for o in overrides if {k for k, v in o.items() if v is True} >= STRICT_FLAGS]
-    covered = {
-        module for o in strict for module in ([o["module"]] if isinstance(o["module"], str) else o["module"])
+    assert set(STRICT_MODULES) <= {module for o in strict for module in _listed(o)}
+    relaxed = {
+        module for o in overrides if any(o.get(f) is False for f in STRICT_FLAGS) for module in _listed(o)
     }
-    assert set(STRICT_MODULES) <= covered
+    # Celery's task decorators are untyped: its tasks modules may let that one flag off, no other.
+    untyped_tasks = {
+        module
+        for o in overrides
+        if o.keys() == {"module", "disallow_untyped_decorators"}
+        for module in _listed(o)
+        if module.endswith(".tasks")
+    }
+    assert relaxed - untyped_tasks <= EXEMPT

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.exceptions import ParseError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -157,7 +157,7 @@ def _reject_line(line: int, row: Any, error: dict[str, Any]) -> str:
 class Command(BaseCommand):
     help = "Import decisions from a CSV (header row of POST /log field names) or JSON Lines file."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--customer-id", required=True)
         parser.add_argument("--batch-size", type=int, default=services.BATCH_MAX)
