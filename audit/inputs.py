@@ -85,6 +85,7 @@ class _CustomAttributes(PlainRule):
     def check(self, raw: object) -> object:
         return None if raw is None else _custom_judged(raw)
 
+    # Any: a JSON Schema document
     def schema(self) -> dict[str, Any]:
         return {
             "type": "object",

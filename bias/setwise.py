@@ -66,6 +66,7 @@ def setwise(changes: Sequence[Staged]) -> bool:
     return connection.vendor == "postgresql" and len(changes) >= settings.INGEST_SETWISE_FROM
 
 
+# Any: rows of the staging table: columns of mixed types
 def _rows(changes: Sequence[Staged]) -> list[tuple[Any, ...]]:
     rows = []
     for change in changes:

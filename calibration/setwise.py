@@ -66,6 +66,7 @@ STAGING_COLUMNS = [
 ]
 
 
+# Any: rows of the staging table: columns of mixed types
 def staged_rows(changes: Sequence[Staged]) -> list[tuple[Any, ...]]:
     """The changes' rows of the staging table, in plan order. A late outcome that changes no
     column (the fold skips its empty delta) has none."""
@@ -85,6 +86,7 @@ def staged_rows(changes: Sequence[Staged]) -> list[tuple[Any, ...]]:
     ]
 
 
+# Any: a row's input columns of mixed types
 def _inputs(record: rules.Record) -> tuple[Any, ...]:
     """The inputs of `rules.contribution` that only Python compares exactly (the rest is
     arithmetic the database repeats)."""

@@ -1,5 +1,5 @@
 """Webhook settings, read from django.conf.settings at call time (so tests can override them
-with the `settings` fixture). They come from the environment in config/settings/base.py; the
+with the `settings` fixture). They come from the environment in config/settings/webhooks.py; the
 README's environment table and docs/reference/webhooks.md ("Dispatcher settings") list them."""
 
 from django.conf import settings
