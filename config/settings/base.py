@@ -293,8 +293,8 @@ DECISION_GROUP_MAX = env.int("TRUSTCAL_DECISION_GROUP_MAX", default=200)
 DECISION_GROUP_WAIT_SECONDS = env.float("TRUSTCAL_DECISION_GROUP_WAIT_SECONDS", default=30.0)
 # From how many changes one write derives its calibration aggregates and subgroup statistics
 # set-wise on PostgreSQL (docs/architecture.md, "The set-wise batch path"); fewer are folded in
-# Python. Not an operator's setting: the tests run both appliers through it.
-INGEST_SETWISE_FROM = 50
+# Python. The tests run both appliers through it.
+INGEST_SETWISE_FROM = env.int("TRUSTCAL_INGEST_SETWISE_FROM", default=50)
 KEY_ROTATION_GRACE_HOURS = 24
 # The staff console's sign-in: failures per client address and per user name in one window,
 # then 429 until the window ends (docs/reference/limits.md, "Console sign-in").
