@@ -160,13 +160,20 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def risk_users_refresh(*, customer: Customer, at_risk: Sequence[Mapping[str, Any]]) -> None:
-    """Organization scope: fire for users newly at risk, clear users who recovered."""
+    """Organization scope: fire for users newly at risk, clear users who recovered. The users
+    already flagged are read in one statement; only a newly flagged one costs more."""
     at_risk_ids = {row["user_id"] for row in at_risk}
-    for row in at_risk:
-        risk_user_evaluate(customer=customer, user_id=row["user_id"], figures=row)
-    RiskUserState.objects.filter(customer=customer, at_risk=True).exclude(user_id__in=at_risk_ids).update(
-        at_risk=False, updated_at=timezone.now()
+    flagged = set(
+        RiskUserState.objects.filter(customer=customer, at_risk=True).values_list("user_id", flat=True)
     )
+    for row in at_risk:
+        if row["user_id"] not in flagged:
+            risk_user_evaluate(customer=customer, user_id=row["user_id"], figures=row)
+    recovered = flagged - at_risk_ids
+    if recovered:
+        RiskUserState.objects.filter(customer=customer, at_risk=True, user_id__in=recovered).update(
+            at_risk=False, updated_at=timezone.now()
+        )
 
 
 # --- thresholds ----------------------------------------------------------------------------
