@@ -194,6 +194,11 @@ def main() -> None:
         "--thread-share", default="0", help="TRUSTCAL_THREAD_SHARE (0: off, one customer here)"
     )
     parser.add_argument("--perf-python", default=PERF_PYTHON, help="the python of the baselines (psycopg)")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep --db as an earlier run left it (migrated; no seed if it holds --big)",
+    )
     args = parser.parse_args()
     calibration_load.PORT = args.port
     globals().update(DB=args.db, PERF_PYTHON=args.perf_python)  # psql(), DSN() and limit() read them
@@ -201,13 +206,14 @@ def main() -> None:
         sys.exit("wrk is needed: apt-get install -y wrk")
     print(f"load average at the start: {load_average()}", flush=True)
     data_dir = Path(tempfile.mkdtemp(prefix="tc-audit-bench-"))
-    env = fresh_stack(db=args.db, redis_db=args.redis_db, data_dir=data_dir)
+    env = fresh_stack(db=args.db, redis_db=args.redis_db, data_dir=data_dir, keep=args.reuse)
     env["TRUSTCAL_THREAD_SHARE"] = args.thread_share  # the one customer may use every thread
     keys = make_keys(env, customer=CUSTOMER, count=48)
 
     started = time.perf_counter()
-    seed(args.db, env, 1, args.small)
-    print(f"seeded {args.small:,} decisions in {time.perf_counter() - started:.1f} s", flush=True)
+    if not args.reuse or stored() < args.small:
+        seed(args.db, env, 1, args.small)
+        print(f"seeded {args.small:,} decisions in {time.perf_counter() - started:.1f} s", flush=True)
     results: list[str] = []
     if not args.no_small:
         for path, r in inprocess(env, keys[0]).items():
@@ -231,6 +237,8 @@ def main() -> None:
         started = time.perf_counter()
         first = args.small + 1
         target = args.small + max(0, args.big - stored())
+        if args.reuse and stored() >= args.big:
+            target = 0  # the kept database already holds --big decisions
         while first <= target:
             last = min(target, first + 250_000 - 1)
             seed(args.db, env, first, last)
