@@ -155,16 +155,19 @@ def _per_user_sums(
     return [(row[0], dict(zip(rules.SUM_FIELDS, row[1:], strict=True))) for row in rows]
 
 
+RISK_USERS_LISTED = 100  # POST /v1/trust-score lists the first 100 (all of them are flagged)
+
+
 @dataclass(frozen=True)
 class OrganizationWindow:
-    """An organisation's window read once: its figures and its risk users."""
+    """An organisation's window read once: its figures and all its risk users, in order."""
 
     figures: dict[str, Any]
     risk_users: list[dict[str, Any]]
 
 
 def organization_window(
-    customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 100
+    customer: Customer, *, days: DayRange, model_id: str | None = None
 ) -> OrganizationWindow:
     """An organisation's figures (every scored decision of the window weighs the same, the rates'
     effective n with reviewers as clusters: docs/reference/calibration.md, Organisation figures)
@@ -188,7 +191,7 @@ def organization_window(
         if rules.is_risk_user(figures, th):
             at_risk.append({"user_id": user_id, **{key: figures[key] for key in RISK_USER_KEYS}})
     at_risk.sort(key=lambda u: (-(u["reliance_gap"] or 0.0), u["user_id"]))
-    return OrganizationWindow(rules.figures(sums, over=over, under=under), at_risk[:limit])
+    return OrganizationWindow(rules.figures(sums, over=over, under=under), at_risk)
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
@@ -201,10 +204,10 @@ def organization_figures(
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def risk_users(
-    customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 100
+    customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int | None = None
 ) -> list[dict[str, Any]]:
     """The risk users over `days`, largest reliance gap first (see `organization_window`)."""
-    return organization_window(customer, days=days, model_id=model_id, limit=limit).risk_users
+    return organization_window(customer, days=days, model_id=model_id).risk_users[:limit]
 
 
 RISK_USER_KEYS = (

@@ -82,7 +82,7 @@ class TrustScoreView(TenantAPIView):
             **window,
             "decisions_analyzed": figures["decisions"],
             **{key: figures[key] for key in FIGURE_KEYS},
-            "risk_users": at_risk,
+            "risk_users": at_risk[: selectors.RISK_USERS_LISTED],
             "computed_at": isoformat(timezone.now()),
         }
         if not user_id:

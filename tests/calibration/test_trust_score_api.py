@@ -6,7 +6,7 @@ import datetime as dt
 import pytest
 import time_machine
 
-from calibration.models import Threshold
+from calibration.models import RiskUserState, Threshold
 from calibration.tasks import thresholds_check
 from webhooks.models import Event
 
@@ -175,6 +175,26 @@ def test_risk_user_identified_fires_once_when_a_user_newly_becomes_a_risk_user(a
     assert events[0].data["trust_score"] == pytest.approx(0.1)
     assert events[0].data["reliance_gap"] == pytest.approx(0.8)
     assert events[0].data["regulation"] == "All"
+
+
+def test_every_risk_user_is_flagged_and_announced_when_only_100_are_listed(api):
+    for first in range(0, 102, 30):
+        items = [
+            {
+                "user_id": f"worst-{u:03d}",
+                "ai_recommendation": "approve",
+                "user_decision": "deny",
+                "ai_confidence": 0.9,
+            }
+            for u in range(first, min(first + 30, 102))
+            for _ in range(30)
+        ]
+        response = api.post("/v1/log/batch", {"decisions": items}, format="json")
+        assert response.status_code == 200 and response.json()["rejected"] == 0, response.content
+    for _ in range(2):
+        assert len(trust(api)["risk_users"]) == 100
+        assert RiskUserState.objects.filter(at_risk=True).count() == 102  # the two not listed too
+        assert Event.objects.filter(type="risk_user.identified").count() == 102  # once each
 
 
 def test_risk_user_identified_fires_at_most_once_per_24_hours(api):
