@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from audit.models import Decision
     from keys.models import Customer
 
+# Any: an event's type and its data, JSON by name (docs/reference/events.md)
 Event = tuple[str, dict[str, Any]]
 
 

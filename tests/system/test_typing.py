@@ -134,6 +134,58 @@ def unexplained_any(source: str, name: str) -> list[str]:
     return found
 
 
+def unexplained_aliases(source: str, name: str) -> list[str]:
+    """`file:line Alias` for each module-level type alias (a capitalised name bound to a type)
+    that names Any with no `# Any: <why>` comment right above it or on its line: a signature
+    that uses the alias inherits the reason written there."""
+    comments = _comments(source)
+    lines = source.splitlines()
+    found = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        elif isinstance(node, ast.TypeAlias):
+            target, value = node.name, node.value
+        else:
+            continue
+        if not isinstance(target, ast.Name) or not target.id[:1].isupper() or target.id.isupper():
+            continue
+        if not _names_any(value):
+            continue
+        above = set()
+        line = node.lineno - 1
+        while line in comments and lines[line - 1].lstrip().startswith("#"):
+            above.add(line)
+            line -= 1
+        if not _explained(comments, above | set(range(node.lineno, (node.end_lineno or node.lineno) + 1))):
+            found.append(f"{name}:{node.lineno} {target.id}")
+    return found
+
+
+@pytest.mark.parametrize("where", DECISION_PATH)
+def test_no_type_alias_on_the_decision_path_hides_an_unexplained_any(where: str):
+    found = [
+        problem
+        for path in _modules(where)
+        for problem in unexplained_aliases(path.read_text(), path.relative_to(ROOT).as_posix())
+    ]
+    assert found == [], "a type alias that names Any needs a `# Any: <why>` comment above or beside it"
+
+
+def test_an_alias_that_names_any_is_found_unless_explained():
+    source = (
+        "from typing import Any\n"
+        "Row = dict[str, Any]\n"
+        "# Any: JSON by name\n"
+        "Doc = dict[str, Any]\n"
+        "LIMIT = 3\n"
+        "Rows = list[int]\n"
+    )
+    assert unexplained_aliases(source, "m.py") == ["m.py:2 Row"]
+
+
 @pytest.mark.parametrize("where", DECISION_PATH)
 def test_no_signature_on_the_decision_path_takes_any_without_saying_why(where: str):
     found = [
