@@ -10,11 +10,11 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect
 
 from audit import erasure as erasures
-from audit.erasure_inputs import ERASURE_REQUEST
+from audit.erasure_inputs import ErasureInput
 from audit.exceptions import ErasureLegalHold
 from audit.models_erasure import LEGAL_BASIS_NAMES, Erasure
 from config.admin import ReadOnlyAdmin, badge, count_column, request_page
-from config.bodies import parse
+from config.bodymodels import body_parse
 from config.exceptions import DomainError
 from keys.models import Customer
 
@@ -125,16 +125,16 @@ class ErasureAdmin(ReadOnlyAdmin):
         )
 
     def _request(self, request, form: ErasureRequestForm) -> Erasure | None:
-        data = parse(ERASURE_REQUEST, form.body())
-        target = "subject_id" if data.get("subject_id") is not None else "user_id"
+        data = body_parse(ErasureInput, form.body())
+        target, value = data.target()
         try:
             result = erasures.erasure_request(
                 customer=form.cleaned_data["customer"],
                 target=target,
-                value=data[target],
-                reason=data["reason"],
-                legal_basis=data["legal_basis"],
-                override_minimum=data["override_minimum"],
+                value=value,
+                reason=data.reason,
+                legal_basis=data.legal_basis,
+                override_minimum=data.override_minimum,
                 requested_by=f"staff:{request.user.get_username()}",
             )
         except ErasureLegalHold as exc:

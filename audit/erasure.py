@@ -9,7 +9,6 @@ import hmac
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -24,7 +23,6 @@ from audit.models import AuditEntry, ChainHead, Decision
 from audit.models_erasure import (
     ERASED_FINGERPRINT,
     LEGAL_BASIS_NAMES,
-    MIN_RETENTION_DAYS,
     PSEUDONYM_PREFIX,
     Erasure,
     RetentionPolicy,
@@ -67,13 +65,15 @@ def retention_policy_get(*, customer: Customer) -> RetentionPolicy:
     return policy if policy is not None else RetentionPolicy(customer=customer)
 
 
-def retention_policy_set(*, customer: Customer, data: dict[str, Any]) -> RetentionPolicy:
+def retention_policy_set(
+    *, customer: Customer, min_days: int, max_days: int | None, legal_hold: bool
+) -> RetentionPolicy:
     policy, _ = RetentionPolicy.objects.update_or_create(
         customer=customer,
         defaults={
-            "min_days": data.get("min_days") or MIN_RETENTION_DAYS,
-            "max_days": data.get("max_days"),
-            "legal_hold": bool(data.get("legal_hold", False)),
+            "min_days": min_days,
+            "max_days": max_days,
+            "legal_hold": legal_hold,
             "updated_at": timezone.now(),
         },
     )

@@ -1,59 +1,62 @@
-"""The bodies of POST /erasures and PUT /retention-policy (docs/reference/erasure.md),
-declared in the request-body layer (config.bodies)."""
+"""The bodies of POST /erasures and PUT /retention-policy (docs/reference/erasure.md), as
+request body models (config.bodymodels)."""
 
-from typing import Any
+from typing import Annotated, Self
+
+from pydantic import ConfigDict, Field, model_validator
 
 from audit.erasure import LEGAL_BASES
-from audit.fields import SUBJECT_ID_MAX, USER_ID_MAX
+from audit.inputs import SUBJECT_ID_MAX, USER_ID_MAX
 from audit.models_erasure import MIN_RETENTION_DAYS
-from config.bodies import Body, Field, Problems
+from config.bodymodels import BodyModel
+from config.bodyrules import Choice, Integer, Text, problem
 
 REASON_MAX = 500
 DAYS_MAX = 36_500
 
 
-def _one_target(values: dict[str, Any], problems: Problems) -> None:
-    given = [name for name in ("subject_id", "user_id") if values.get(name) is not None]
-    if len(given) != 1 and not problems.has("subject_id") and not problems.has("user_id"):
-        problems.add("subject_id", "give exactly one of subject_id and user_id")
+class ErasureInput(BodyModel):
+    """An erasure request (docs/reference/erasure.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+    subject_id: Annotated[
+        str | None, Text(SUBJECT_ID_MAX), Field(description="The person the decisions are about")
+    ] = None
+    user_id: Annotated[
+        str | None, Text(USER_ID_MAX), Field(description="The reviewer (human decision maker)")
+    ] = None
+    reason: Annotated[str, Text(REASON_MAX), Field(description="Why (1-500 characters)")]
+    legal_basis: Annotated[str, Choice(LEGAL_BASES)]
+    override_minimum: Annotated[
+        bool, Field(description="Erase entries younger than the policy's min_days now instead of scheduling")
+    ] = False
+
+    @model_validator(mode="after")
+    def _one_target(self) -> Self:
+        if (self.subject_id is None) == (self.user_id is None):
+            raise problem("give exactly one of subject_id and user_id", at="subject_id")
+        return self
+
+    def target(self) -> tuple[str, str]:
+        """(which field names the person, its value)."""
+        if self.subject_id is not None:
+            return "subject_id", self.subject_id
+        return "user_id", self.user_id or ""  # one of the two is given (_one_target)
 
 
-ERASURE_REQUEST = Body(
-    "ErasureInput",
-    (
-        Field("subject_id", max_length=SUBJECT_ID_MAX, help="The person the decisions are about"),
-        Field("user_id", max_length=USER_ID_MAX, help="The reviewer (human decision maker)"),
-        Field("reason", required=True, max_length=REASON_MAX, help="Why (1-500 characters)"),
-        Field("legal_basis", "choice", required=True, choices=LEGAL_BASES),
-        Field(
-            "override_minimum",
-            "bool",
-            default=False,
-            help="Erase entries younger than the policy's min_days now instead of scheduling",
-        ),
-    ),
-    checks=(_one_target,),
-    unknown=False,
-    doc="An erasure request (docs/reference/erasure.md).",
-)
+_DAYS = Integer(MIN_RETENTION_DAYS, DAYS_MAX)
 
 
-def _max_after_min(values: dict[str, Any], problems: Problems) -> None:
-    low, high = values.get("min_days") or MIN_RETENTION_DAYS, values.get("max_days")
-    if high is not None and high < low and not problems.has("max_days"):
-        problems.add("max_days", "must be at least min_days")
+class RetentionPolicyInput(BodyModel):
+    """The retention of personal data in the audit trail (docs/reference/erasure.md)."""
 
+    model_config = ConfigDict(extra="forbid")
+    min_days: Annotated[int, _DAYS] = MIN_RETENTION_DAYS
+    max_days: Annotated[int | None, _DAYS] = None
+    legal_hold: bool = False
 
-RETENTION_POLICY = Body(
-    "RetentionPolicyInput",
-    (
-        Field(
-            "min_days", "integer", minimum=MIN_RETENTION_DAYS, maximum=DAYS_MAX, default=MIN_RETENTION_DAYS
-        ),
-        Field("max_days", "integer", minimum=MIN_RETENTION_DAYS, maximum=DAYS_MAX),
-        Field("legal_hold", "bool", default=False),
-    ),
-    checks=(_max_after_min,),
-    unknown=False,
-    doc="The retention of personal data in the audit trail (docs/reference/erasure.md).",
-)
+    @model_validator(mode="after")
+    def _max_after_min(self) -> Self:
+        if self.max_days is not None and self.max_days < self.min_days:
+            raise problem("must be at least min_days", at="max_days")
+        return self

@@ -7,11 +7,11 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from audit import erasure as erasures
-from audit.erasure_inputs import ERASURE_REQUEST, RETENTION_POLICY
+from audit.erasure_inputs import ErasureInput, RetentionPolicyInput
 from audit.exceptions import ErasureLegalHold
 from audit.models_erasure import Erasure, RetentionPolicy
 from config.api import PagePagination, TenantAPIView
-from config.bodies import parse, serializer
+from config.bodymodels import body_parse
 from config.timeutils import isoformat
 
 
@@ -60,7 +60,7 @@ class ErasureListView(TenantAPIView):
         return paginator.get_paginated_response([erasure_payload(e) for e in page or []])
 
     @extend_schema(
-        request=serializer(ERASURE_REQUEST),
+        request=ErasureInput,
         responses={202: ErasureOutput, 200: ErasureOutput},
         description=(
             "Erase the personal part of every entry of a subject_id or user_id (202, completed or "
@@ -69,15 +69,15 @@ class ErasureListView(TenantAPIView):
         ),
     )
     def post(self, request):
-        data = parse(ERASURE_REQUEST, request.data)
-        target = "subject_id" if data.get("subject_id") is not None else "user_id"
+        data = body_parse(ErasureInput, request.data)
+        target, value = data.target()
         result = erasures.erasure_request(
             customer=self.customer,
             target=target,
-            value=data[target],
-            reason=data["reason"],
-            legal_basis=data["legal_basis"],
-            override_minimum=data["override_minimum"],
+            value=value,
+            reason=data.reason,
+            legal_basis=data.legal_basis,
+            override_minimum=data.override_minimum,
             requested_by=f"api key {getattr(request.auth, 'pk', '')}".strip(),
         )
         code = status.HTTP_202_ACCEPTED if result.created else status.HTTP_200_OK
@@ -105,10 +105,13 @@ class RetentionPolicyView(TenantAPIView):
     def get(self, request):
         return Response(_policy(erasures.retention_policy_get(customer=self.customer)))
 
-    @extend_schema(request=serializer(RETENTION_POLICY), responses=RetentionPolicyOutput)
+    @extend_schema(request=RetentionPolicyInput, responses=RetentionPolicyOutput)
     def put(self, request):
-        data = parse(RETENTION_POLICY, request.data)
-        return Response(_policy(erasures.retention_policy_set(customer=self.customer, data=data)))
+        data = body_parse(RetentionPolicyInput, request.data)
+        policy = erasures.retention_policy_set(
+            customer=self.customer, min_days=data.min_days, max_days=data.max_days, legal_hold=data.legal_hold
+        )
+        return Response(_policy(policy))
 
 
 __all__ = ["ErasureDetailView", "ErasureLegalHold", "ErasureListView", "RetentionPolicyView"]

@@ -14,8 +14,8 @@ from pydantic import ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from config.api import require_object
-from config.bodymodels import (
-    BodyModel,
+from config.bodymodels import BodyModel, body_parse
+from config.bodyrules import (
     Choice,
     JsonObject,
     Number,
@@ -23,7 +23,6 @@ from config.bodymodels import (
     PlainRule,
     Text,
     Timestamp,
-    body_parse,
     problem,
     problems,
 )

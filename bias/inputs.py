@@ -7,7 +7,8 @@ from typing import Annotated, Self
 from pydantic import model_validator
 
 from audit.inputs import DECISION_ID_HELP, DECISION_ID_PATTERN, ID_MAX, SubgroupsInput
-from config.bodymodels import BodyModel, Text, problem
+from config.bodymodels import BodyModel
+from config.bodyrules import Text, problem
 
 
 class DetectBiasInput(BodyModel):

@@ -12,11 +12,11 @@ from rest_framework.response import Response
 from audit import selectors as audit_selectors
 from audit.inputs import DecisionInput, decision_validated
 from calibration import explain, reporting, selectors, services
-from calibration.inputs import MAX_RANGE_DAYS, TRUST_SCORE
+from calibration.inputs import MAX_RANGE_DAYS, TrustScoreInput
 from calibration.selectors import INTERVALS, DayRange
 from calibration.serializers import FIGURE_KEYS, CalibrateOutput, TrendOutput, TrustScoreOutput
 from config.api import TenantAPIView, choice_param, text_param
-from config.bodies import parse, serializer
+from config.bodymodels import body_parse
 from config.inputs import query_day_window
 from config.timeutils import iso8601, isoformat
 from keys.models import Customer
@@ -51,14 +51,13 @@ class CalibrateView(TenantAPIView):
 
 
 class TrustScoreView(TenantAPIView):
-    @extend_schema(
-        operation_id="trust_score", request=serializer(TRUST_SCORE), responses={200: TrustScoreOutput}
-    )
+    @extend_schema(operation_id="trust_score", request=TrustScoreInput, responses={200: TrustScoreOutput})
     def post(self, request):
         customer = self.customer
-        data = parse(TRUST_SCORE, request.data)
-        user_id, model_id, exact = data["user_id"], data["model_id"], data["exact"]
-        days = DayRange(*data["days"])
+        data = body_parse(TrustScoreInput, request.data)
+        user_id, model_id = data.user_id, data.model_id
+        window_of = data.window()
+        exact, days = window_of.exact, DayRange(*window_of.days)
         window: dict[str, str | None] = dict(days.as_dict())
         at_risk: list[dict[str, Any]] = []
         if exact is not None:

@@ -7,7 +7,8 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 from compliance.models import PROFILE_FIELDS
-from config.bodymodels import BodyModel, Text
+from config.bodymodels import BodyModel
+from config.bodyrules import Text
 
 
 def _rule(name: str) -> Text:

@@ -10,12 +10,11 @@ from rest_framework.response import Response
 from compliance import selectors, services
 from compliance.catalogue import TEMPLATES
 from compliance.exceptions import ExportNotFound, ExportNotReady
-from compliance.inputs import EXPORT, export_request_parse
+from compliance.inputs import ExportInput, export_request_parse
 from compliance.models import ExportJob
 from compliance.report import CONTENT_TYPES
 from compliance.serializers import ExportOutput, TemplatesOutput
 from config.api import PagePagination, TenantAPIView, TenantViewSet
-from config.bodies import serializer
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +68,7 @@ class ExportViewSet(TenantViewSet):
     pagination_class = PagePagination
     serializer_class = ExportOutput
 
-    @extend_schema(request=serializer(EXPORT), responses={202: ExportOutput}, operation_id="export_create")
+    @extend_schema(request=ExportInput, responses={202: ExportOutput}, operation_id="export_create")
     def create(self, request):
         data = export_request_parse(request.data)
         job = services.export_request(

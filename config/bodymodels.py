@@ -23,23 +23,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
 from config.api import require_object
-from config.bodyrules import (
-    BOUND_HELP,
-    RULE,
-    Bound,
-    Choice,
-    Integer,
-    JsonObject,
-    Judged,
-    Number,
-    Objects,
-    PlainRule,
-    Text,
-    Timestamp,
-    problem,
-    problems,
-)
-from config.exceptions import ValidationFailed
+from config.bodyrules import RULE, Judged
+from config.exceptions import DomainError, ValidationFailed
 
 
 def failure(errors: list[dict[str, str]]) -> ValidationFailed:
@@ -58,6 +43,9 @@ class BodyModel(BaseModel):
         json_schema_extra=lambda schema: schema.pop("title", None),
     )  # fmt: skip
     partial: ClassVar[bool] = False  # a PATCH: only the fields sent change, a null one included
+    # Fields (by wire name) whose problems answer their own error code instead of VALIDATION_ERROR,
+    # checked in this order before the rest of the body, each alone (docs/reference/errors.md).
+    refusals: ClassVar[dict[str, type[DomainError]]] = {}
 
     @model_validator(mode="before")
     @classmethod
@@ -76,10 +64,18 @@ class BodyModel(BaseModel):
 
 def body_parse[M: BodyModel](model: type[M], data: Any) -> M:  # Any: whatever the JSON parser gave
     """The validated body, or VALIDATION_ERROR with every problem (paths `a.b`, `a[0]`)."""
+    body = require_object(data)
     try:
-        return model.model_validate(require_object(data))
+        return model.model_validate(body)
     except ValidationError as exc:
-        raise failure(body_errors(model, exc)) from None
+        errors = body_errors(model, exc)
+    for name, refusal in model.refusals.items():  # a field with its own code answers alone
+        own = [e for e in errors if e["field"] == name or e["field"].startswith((f"{name}.", f"{name}["))]
+        if own:
+            raw = body.get(name)
+            shown = "missing" if raw is None else repr(raw) if isinstance(raw, str) else "not a string"
+            raise refusal(f"{name} {shown}: {own[0]['message']}", errors=own)
+    raise failure(errors)
 
 
 def body_errors(model: type[BaseModel], exc: ValidationError) -> list[dict[str, str]]:
@@ -188,23 +184,4 @@ def models_of(base: type[BodyModel] = BodyModel) -> set[type[BodyModel]]:
     return found
 
 
-__all__ = [
-    "BOUND_HELP",
-    "BodyModel",
-    "Bound",
-    "Choice",
-    "Integer",
-    "JsonObject",
-    "Judged",
-    "Number",
-    "Objects",
-    "PlainRule",
-    "Text",
-    "Timestamp",
-    "body_errors",
-    "body_parse",
-    "failure",
-    "models_of",
-    "problem",
-    "problems",
-]
+__all__ = ["BodyModel", "body_errors", "body_parse", "failure", "models_of"]

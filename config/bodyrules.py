@@ -255,30 +255,56 @@ class JsonObject(PlainRule):
 
 
 @dataclass(frozen=True)
-class Objects(PlainRule):
-    """An array of `min_length`..`max_length` JSON objects, kept as sent: each is judged later,
-    on its own (a batch's items)."""
+class Items:
+    """An array of `min_length`..`max_length` items, none null; each judged by the item's own
+    annotation (`list[Annotated[str, Text(256)]]`)."""
 
     min_length: int
     max_length: int
 
-    def check(self, raw: object) -> object:
+    def _item_problem(self, item: object) -> str | None:
+        return "must not be null" if item is None else None
+
+    def _check(self, raw: object) -> object:
         if raw is None:
             return None
         if not isinstance(raw, list):
             raise problem("must be an array")
         if not self.min_length <= len(raw) <= self.max_length:
             raise problem(f"must hold {self.min_length} to {self.max_length} items")
-        found = [
-            (f"[{i}]", "must not be null" if item is None else "must be an object")
-            for i, item in enumerate(raw)
-            if not isinstance(item, dict)
-        ]
+        found = [(f"[{i}]", said) for i, item in enumerate(raw) if (said := self._item_problem(item))]
         if found:
             raise problems(found)
         return raw
 
-    def schema(self) -> dict[str, Any]:
+    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_before_validator_function(self._check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        out = handler(schema)
+        target = handler.resolve_ref_schema(out)
+        target["minItems"], target["maxItems"] = self.min_length, self.max_length
+        return out
+
+
+@dataclass(frozen=True)
+class Objects(Items):
+    """An array of `min_length`..`max_length` JSON objects, kept as sent: each is judged later,
+    on its own (a batch's items)."""
+
+    def _item_problem(self, item: object) -> str | None:
+        if isinstance(item, dict):
+            return None
+        return "must not be null" if item is None else "must be an object"
+
+    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.no_info_plain_validator_function(self._check)
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
         return {
             "type": "array",
             "minItems": self.min_length,
@@ -293,6 +319,7 @@ __all__ = [
     "Bound",
     "Choice",
     "Integer",
+    "Items",
     "JsonObject",
     "Judged",
     "Number",

@@ -15,11 +15,12 @@ from audit import services as audit_services
 from bias import services as bias_services
 from compliance import selectors as compliance_selectors
 from compliance import services as compliance_services
+from config.bodymodels import body_parse
 from config.exceptions import DomainError
 from console import demo_data, demo_oversight, demo_signals
 from console.permissions import COMPLIANCE_STAFF
 from fairness import services as fairness_services
-from fairness.inputs import signal_input_parse
+from fairness.inputs import SignalInput
 from keys import services as key_services
 from keys.models import Customer
 from webhooks import services as webhook_services
@@ -112,7 +113,9 @@ def _signals(customer: Customer, rows: list[dict], report: Report, now: dt.datet
     for plan in demo_signals.PLANS:
         body = demo_signals.signal_body(rows, plan, now=now)
         raised = now - dt.timedelta(days=plan.age_days)
-        result = fairness_services.signal_ingest(customer=customer, data=signal_input_parse(body), at=raised)
+        result = fairness_services.signal_ingest(
+            customer=customer, data=body_parse(SignalInput, body), at=raised
+        )
         alert = result.alert
         line = (f"Fairlearn {plan.metric} on {plan.attribute} ({plan.privileged} vs {plan.unprivileged}, "
                 f"v{plan.version}) = {body['metricValue']:.3f}")  # fmt: skip

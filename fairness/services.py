@@ -75,7 +75,7 @@ def signal_ingest(*, customer: Customer, data: SignalInput, at: dt.datetime | No
             privileged_group=data.privileged_group,
             unprivileged_group=data.unprivileged_group,
             sample_size=data.sample_size,
-            confidence_interval=data.confidence_interval,
+            confidence_interval=data.confidence_interval.stored() if data.confidence_interval else None,
             raw_payload_json=data.raw_payload_json,
             signal_timestamp=data.signal_timestamp,
             ingested_at=at or timezone.now(),

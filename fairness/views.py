@@ -12,10 +12,10 @@ from config.api import (
     CamelPagePagination,
     TenantViewSet,
 )
-from config.bodies import parse, serializer
+from config.bodymodels import body_parse
 from fairness import selectors, services
 from fairness.filters import AlertFilters, SignalFilters
-from fairness.inputs import ALERT_PATCH, SIGNAL, signal_input_parse
+from fairness.inputs import AlertPatchInput, SignalInput
 from fairness.models import AmplificationAlert, FairnessSignal
 from fairness.serializers import (
     AlertDetailOutput,
@@ -37,14 +37,14 @@ class FairnessSignalViewSet(TenantViewSet):
 
     @extend_schema(
         operation_id="model_fairness_signals_create",
-        request=serializer(SIGNAL),
+        request=SignalInput,
         responses={201: SignalOutput},
         description="Ingest a signal. Checked in order: externalToolId (FAIRNESS_INVALID_SOURCE), metricName "
         "(FAIRNESS_INVALID_METRIC), other fields (VALIDATION_ERROR), signalTimestamp (SIGNAL_IN_FUTURE, "
         "SIGNAL_TOO_OLD), then 100 accepted per sliding hour per customer (FAIRNESS_RATE_LIMIT).",
     )
     def create(self, request):
-        data = signal_input_parse(request.data)
+        data = body_parse(SignalInput, request.data)
         result = services.signal_ingest(customer=self.customer, data=data)
         return Response(SignalOutput(result.signal).data, status=http_status.HTTP_201_CREATED)
 
@@ -82,13 +82,18 @@ class AmplificationAlertViewSet(TenantViewSet):
 
     @extend_schema(
         operation_id="bias_amplification_partial_update",
-        request=serializer(ALERT_PATCH),
+        request=AlertPatchInput,
         responses=AlertOutput,
     )
     def partial_update(self, request, pk=None):
         alert = self.get_object()
+        body = body_parse(AlertPatchInput, request.data)
         alert = services.alert_status_update(
-            alert=alert, actor=f"api_key:{request.auth.id}", **parse(ALERT_PATCH, request.data)
+            alert=alert,
+            actor=f"api_key:{request.auth.id}",
+            status=body.status,
+            resolution_notes=body.resolution_notes,
+            resolved_by=body.resolved_by,
         )
         return Response(AlertOutput(alert).data)
 

@@ -5,7 +5,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from config.bodymodels import BodyModel, Choice, Text
+from config.bodymodels import BodyModel
+from config.bodyrules import Choice, Text
 from keys.models import CUSTOMER_ID_HELP, CUSTOMER_ID_PATTERN, Tier
 
 DESCRIPTION_MAX = 500

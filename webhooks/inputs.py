@@ -7,7 +7,8 @@ from typing import Annotated
 
 from pydantic import Field, JsonValue
 
-from config.bodymodels import BodyModel, Judged, Text
+from config.bodymodels import BodyModel
+from config.bodyrules import Judged, Text
 from webhooks.services import SUBSCRIBABLE
 
 DESCRIPTION_MAX = 500

@@ -216,7 +216,8 @@ def test_signal_timestamp_sets_the_correlation_window(api):
 
 
 def test_a_back_filled_signal_is_analysed_with_the_decisions_up_to_its_analysis_time_only(api):
-    from fairness.inputs import signal_input_parse
+    from config.bodymodels import body_parse
+    from fairness.inputs import SignalInput
     from fairness.services import signal_ingest
     from keys.models import Customer
 
@@ -234,7 +235,7 @@ def test_a_back_filled_signal_is_analysed_with_the_decisions_up_to_its_analysis_
 
     body = signal_body(modelId=MODEL, signalTimestamp=isoformat(analyzed - dt.timedelta(hours=1)))
     customer = Customer.objects.get(pk="acme")
-    result = signal_ingest(customer=customer, data=signal_input_parse(body), at=analyzed)
+    result = signal_ingest(customer=customer, data=body_parse(SignalInput, body), at=analyzed)
     assert result.analysis["analyzedAt"] == isoformat(analyzed)
     assert result.analysis["decisionsAnalyzed"] == 60
     assert result.analysis["amplificationScore"] == 0.25  # the worked example's decisions alone
