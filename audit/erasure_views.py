@@ -4,6 +4,7 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit import erasure as erasures
@@ -15,7 +16,7 @@ from config.bodymodels import body_parse
 from config.timeutils import isoformat
 
 
-class ErasureOutput(serializers.Serializer):
+class ErasureOutput(serializers.Serializer[dict[str, object]]):
     erasure_id = serializers.CharField()
     status = serializers.ChoiceField(choices=["completed", "scheduled", "refused"])
     target = serializers.ChoiceField(choices=["subject_id", "user_id", "retention"])
@@ -31,6 +32,7 @@ class ErasureOutput(serializers.Serializer):
     repeated = serializers.BooleanField(help_text="The same request again: nothing more was erased")
 
 
+# Any: the erasure's document by name, rendered as JSON
 def erasure_payload(erasure: Erasure, *, repeated: bool = False) -> dict[str, Any]:
     return {
         "erasure_id": erasure.pk,
@@ -53,7 +55,7 @@ class ErasureListView(TenantAPIView):
     pagination_class = PagePagination
 
     @extend_schema(responses=ErasureOutput(many=True))
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         """The customer's erasures, newest first (refused ones included)."""
         paginator = PagePagination()
         page = paginator.paginate_queryset(erasures.erasures_list(customer=self.customer), request, self)
@@ -68,7 +70,7 @@ class ErasureListView(TenantAPIView):
             "hold: 409 ERASURE_LEGAL_HOLD, recorded as refused."
         ),
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         data = body_parse(ErasureInput, request.data)
         target, value = data.target()
         result = erasures.erasure_request(
@@ -86,27 +88,27 @@ class ErasureListView(TenantAPIView):
 
 class ErasureDetailView(TenantAPIView):
     @extend_schema(responses=ErasureOutput)
-    def get(self, request, erasure_id: str):
+    def get(self, request: Request, erasure_id: str) -> Response:
         return Response(erasure_payload(erasures.erasure_get(customer=self.customer, erasure_id=erasure_id)))
 
 
-class RetentionPolicyOutput(serializers.Serializer):
+class RetentionPolicyOutput(serializers.Serializer[dict[str, object]]):
     min_days = serializers.IntegerField()
     max_days = serializers.IntegerField(allow_null=True)
     legal_hold = serializers.BooleanField()
 
 
-def _policy(policy: RetentionPolicy) -> dict[str, Any]:
+def _policy(policy: RetentionPolicy) -> dict[str, int | bool | None]:
     return {"min_days": policy.min_days, "max_days": policy.max_days, "legal_hold": policy.legal_hold}
 
 
 class RetentionPolicyView(TenantAPIView):
     @extend_schema(responses=RetentionPolicyOutput)
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         return Response(_policy(erasures.retention_policy_get(customer=self.customer)))
 
     @extend_schema(request=RetentionPolicyInput, responses=RetentionPolicyOutput)
-    def put(self, request):
+    def put(self, request: Request) -> Response:
         data = body_parse(RetentionPolicyInput, request.data)
         policy = erasures.retention_policy_set(
             customer=self.customer, min_days=data.min_days, max_days=data.max_days, legal_hold=data.legal_hold

@@ -5,6 +5,7 @@ from typing import Any
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.decorators import action
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit import selectors, services
@@ -30,6 +31,7 @@ from config.timeutils import isoformat
 _FROM_ENTRY = {"entry_id": "id", "sequence": "sequence", "hash": "hash", "previous_hash": "previous_hash"}
 
 
+# Any: the decision's document by name, rendered as JSON
 def decision_payload(result: services.LogResult) -> dict[str, Any]:
     """The body of a logged (or replayed) decision: DecisionOutput's fields, built directly
     (this is the hot path of POST /log)."""
@@ -73,7 +75,7 @@ class LogView(TenantAPIView):
         request=_LOG_REQUEST,
         responses={201: _LOG_RESPONSE, 200: _LOG_RESPONSE},
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         item = item_validated(request.data)
         customer = self.customer
         if isinstance(item.data, LateOutcomeInput):
@@ -89,7 +91,7 @@ class LogView(TenantAPIView):
         )
 
 
-class LogBatchItemOutput(serializers.Serializer):
+class LogBatchItemOutput(serializers.Serializer[dict[str, object]]):
     index = serializers.IntegerField()
     status = serializers.IntegerField(help_text="201 stored, 200 replayed, 400/404/409 rejected")
     decision_id = serializers.CharField(allow_null=True)
@@ -99,14 +101,14 @@ class LogBatchItemOutput(serializers.Serializer):
     error = serializers.DictField(required=False, help_text="code, title, detail, errors")
 
 
-class LogBatchOutput(serializers.Serializer):
+class LogBatchOutput(serializers.Serializer[dict[str, object]]):
     accepted = serializers.IntegerField()
     replayed = serializers.IntegerField()
     rejected = serializers.IntegerField()
     results = LogBatchItemOutput(many=True)
 
 
-def batch_items(body: Any) -> list[Any]:
+def batch_items(body: object) -> list[dict[str, object]]:
     """The `decisions` array of a batch, or VALIDATION_ERROR for the whole request. The items'
     strings are checked item by item by the service; the rest of the envelope here."""
     body = require_object(body)
@@ -114,6 +116,7 @@ def batch_items(body: Any) -> list[Any]:
     return body_parse(LogBatchInput, body).decisions
 
 
+# Any: the batch's document by name, rendered as JSON
 def batch_payload(result: services.BatchResult) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     for item in result.items:
@@ -154,7 +157,7 @@ class LogBatchView(TenantAPIView):
         request={"application/json": LogBatchInput, "application/x-ndjson": LogBatchInput},
         responses={200: LogBatchOutput},
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         result = services.decisions_log_batch(customer=self.customer, items=batch_items(request.data))
         return Response(batch_payload(result))
 
@@ -167,7 +170,7 @@ class AuditTrailViewSet(TenantViewSet):
     pagination_total: int | None = None
 
     @extend_schema(responses=AuditEntryFormat2Output(many=True))
-    def list(self, request):
+    def list(self, request: Request) -> Response:
         qs = selectors.audit_trail_list(self.filter_queryset(self.get_queryset()))
         if not any(request.query_params.get(name) for name in AuditTrailFilters.base_filters):
             self.pagination_total = selectors.audit_trail_size(self.customer)
@@ -175,7 +178,7 @@ class AuditTrailViewSet(TenantViewSet):
         return self.get_paginated_response([entry_document(entry) for entry in page or []])
 
     @extend_schema(responses=AuditEntryFormat2Output)
-    def retrieve(self, request, pk=None):
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
         return Response(entry_document(self.get_object()))
 
     @extend_schema(
@@ -186,7 +189,7 @@ class AuditTrailViewSet(TenantViewSet):
         responses={200: _VERIFY_RESPONSE, 202: VerifyJobOutput},
     )
     @action(detail=False, methods=["get"])
-    def verify(self, request):
+    def verify(self, request: Request) -> Response:
         """Checks the chain and its signed checkpoints from the point an earlier check
         reached: a call reads only the entries appended since. `X-Verified-From-Sequence` says
         after which sequence entries were rechecked by this call; `entries_checked` and

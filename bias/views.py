@@ -2,6 +2,7 @@
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from bias import selectors, services
@@ -24,7 +25,7 @@ class DetectBiasViewSet(TenantViewSet):
     pagination_class = None
 
     @extend_schema(request=DetectBiasInput, responses={200: DetectBiasOutput})
-    def create(self, request):
+    def create(self, request: Request) -> Response:
         body = body_parse(DetectBiasInput, request.data)
         result = services.bias_detect(
             customer=self.customer, decision_id=body.decision_id, attributes=body.attributes()
@@ -41,20 +42,20 @@ class BiasFeedViewSet(TenantViewSet):
     filtersets = {"list": BiasFeedFilters}
 
     @extend_schema(responses=BiasAlertOutput(many=True))
-    def list(self, request):
+    def list(self, request: Request) -> Response:
         qs = selectors.bias_alert_list(self.filter_queryset(self.get_queryset()))
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(BiasAlertOutput(page, many=True).data)
 
     @extend_schema(responses=BiasAlertOutput)
-    def retrieve(self, request, pk=None):
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
         return Response(BiasAlertOutput(get_object_or_404(self.get_queryset(), pk=pk)).data)
 
 
 class _ReportSchema(TrustcalAutoSchema):
     """GET /bias/subgroups answers one report object, not a list of them."""
 
-    def _is_list_view(self, serializer=None) -> bool:
+    def _is_list_view(self, serializer: object | None = None) -> bool:
         return False
 
 
@@ -85,7 +86,7 @@ class BiasSubgroupsViewSet(TenantViewSet):
         ],
         responses=SubgroupReportOutput,
     )
-    def list(self, request):
+    def list(self, request: Request) -> Response:
         # A bound inside a day is exact: whole days from the daily statistics, the partial
         # edge days from the decisions themselves (docs/reference/bias.md, Subgroup figures).
         span = query_day_window(request, default_days=DETECTION_WINDOW_DAYS + 1)

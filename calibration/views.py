@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit import selectors as audit_selectors
@@ -32,7 +33,7 @@ class CalibrateView(TenantAPIView):
         request=DecisionInput,
         responses={200: CalibrateOutput},
     )
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         result = services.decision_calibrate(customer=self.customer, data=decision_validated(request.data))
         decision, profile = result.decision, result.profile
         body = {
@@ -52,7 +53,7 @@ class CalibrateView(TenantAPIView):
 
 class TrustScoreView(TenantAPIView):
     @extend_schema(operation_id="trust_score", request=TrustScoreInput, responses={200: TrustScoreOutput})
-    def post(self, request):
+    def post(self, request: Request) -> Response:
         customer = self.customer
         data = body_parse(TrustScoreInput, request.data)
         user_id, model_id = data.user_id, data.model_id
@@ -113,7 +114,7 @@ class TrustScoreTrendView(TenantAPIView):
         ],
         responses={200: TrendOutput},
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         interval = choice_param(request, "interval", INTERVALS, default="day")
         span = query_day_window(request, default_days=30, max_days=MAX_RANGE_DAYS)
         user_id = text_param(request, "user_id")
