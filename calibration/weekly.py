@@ -20,18 +20,26 @@ def _week(vendor: str, row: str) -> str:
     return f"date({row}.day, 'weekday 0', '-6 days')"  # the Sunday ending the week, less 6 days
 
 
-def _fold(vendor: str, row: str, sign: str, columns: list[str]) -> str:
-    """One statement adding `sign` times `row`'s columns to its week's row."""
+def _add(vendor: str, columns: list[str]) -> str:
+    """Add NEW's columns to its week's row (made when missing)."""
     names = ", ".join([*KEYS, "week", *columns])
-    values = ", ".join(
-        [*(f"{row}.{k}" for k in KEYS), _week(vendor, row), *(f"{sign}{row}.{c}" for c in columns)]
-    )
+    values = ", ".join([*(f"NEW.{k}" for k in KEYS), _week(vendor, "NEW"), *(f"NEW.{c}" for c in columns)])
     updates = ", ".join(f"{c} = {WEEKLY}.{c} + excluded.{c}" for c in columns)
     keys = ", ".join([*KEYS, "week"])
-    match = " AND ".join([*(f"{k} = {row}.{k}" for k in KEYS), f"week = {_week(vendor, row)}"])
     return (
         f"INSERT INTO {WEEKLY} ({names}) VALUES ({values}) "  # noqa: S608 (fixed names)
-        f"ON CONFLICT ({keys}) DO UPDATE SET {updates}; "
+        f"ON CONFLICT ({keys}) DO UPDATE SET {updates};"
+    )
+
+
+def _take(vendor: str, columns: list[str]) -> str:
+    """Take OLD's columns from its week's row, and remove the row when no decision is left. Only
+    an existing row is changed: when the week row is gone already (a flush that empties the weekly
+    table before the daily one), nothing is made."""
+    match = " AND ".join([*(f"{k} = OLD.{k}" for k in KEYS), f"week = {_week(vendor, 'OLD')}"])
+    updates = ", ".join(f"{c} = {c} - OLD.{c}" for c in columns)
+    return (
+        f"UPDATE {WEEKLY} SET {updates} WHERE {match}; "  # noqa: S608 (fixed names)
         f"DELETE FROM {WEEKLY} WHERE {match} AND n = 0;"
     )
 
@@ -41,8 +49,8 @@ def install_sql(vendor: str, columns: list[str]) -> list[str]:
     if vendor == "postgresql":
         body = (
             "BEGIN "
-            f"IF TG_OP IN ('UPDATE', 'DELETE') THEN {_fold(vendor, 'OLD', '-', columns)} END IF; "
-            f"IF TG_OP IN ('INSERT', 'UPDATE') THEN {_fold(vendor, 'NEW', '', columns)} END IF; "
+            f"IF TG_OP IN ('UPDATE', 'DELETE') THEN {_take(vendor, columns)} END IF; "
+            f"IF TG_OP IN ('INSERT', 'UPDATE') THEN {_add(vendor, columns)} END IF; "
             "RETURN NULL; END;"
         )
         return [
@@ -52,13 +60,9 @@ def install_sql(vendor: str, columns: list[str]) -> list[str]:
             f"FOR EACH ROW EXECUTE FUNCTION {FUNCTION}()",
         ]
     statements = []
-    for event, parts in (
-        ("INSERT", [("NEW", "")]),
-        ("UPDATE", [("OLD", "-"), ("NEW", "")]),
-        ("DELETE", [("OLD", "-")]),
-    ):
+    take, add = _take(vendor, columns), _add(vendor, columns)
+    for event, body in (("INSERT", add), ("UPDATE", f"{take} {add}"), ("DELETE", take)):
         name = f"{FUNCTION}_{event.lower()}"
-        body = " ".join(_fold(vendor, row, sign, columns) for row, sign in parts)
         statements += [
             f"DROP TRIGGER IF EXISTS {name}",
             f"CREATE TRIGGER {name} AFTER {event} ON {DAILY} FOR EACH ROW BEGIN {body} END",
