@@ -79,40 +79,65 @@ def feature_block(key: str, value: Any, template: str) -> Iterable[dict[str, Any
     yield {"kind": "partial", "template": partial, "value": shown, "figures": figures}
 
 
+def _is_fact(key: str, value: Any) -> bool:
+    return (
+        key not in MOVED
+        and key not in FEATURES
+        and (not isinstance(value, dict | list) or is_scalar_list(value))
+    )
+
+
+def _alert_blocks(key: str, item: Any, list_alerts: bool) -> Iterable[dict[str, Any]] | None:
+    """The alert cards of an alerts member, or None when `key` holds no alerts."""
+    if key == "amplification_alerts" and isinstance(item, dict):
+        return amplification_blocks(item, list_alerts=list_alerts)
+    if key == "bias_alerts" and isinstance(item, dict):
+        return bias_blocks(item, list_alerts=list_alerts)
+    if key in ("amplification_alerts", "bias_alerts") and isinstance(item, list):
+        return incident_blocks(key, item)
+    return None
+
+
+def _attribute_tables(attributes: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    if not attributes:
+        yield {"kind": "paragraph", "text": "No subgroup attribute was recorded in the period."}
+    for name, attribute in attributes.items():
+        yield table(
+            "groups",
+            attribute["groups"],
+            f"Attribute {name} (reference group {attribute['reference_group']})",
+        )
+
+
+def _member_blocks(key: str, item: Any, depth: int) -> Iterable[dict[str, Any]]:
+    """A member that is not a fact: a list of rows as a table, a dict under its own heading (the
+    chain's range as a sentence, the subgroup attributes as a table each)."""
+    if isinstance(item, list):
+        if item and isinstance(item[0], dict):
+            yield table(key, item, label(key))
+        return
+    if not isinstance(item, dict):
+        return
+    if key == "covered":
+        yield {"kind": "facts", "rows": [("Range verified", covered_sentence(item))]}
+    elif key == "attributes":
+        yield from _attribute_tables(item)
+    elif item:
+        title = "Direction of the trend" if key == "trend" and depth else label(key)
+        yield {"kind": "heading", "text": title, "depth": depth + 1}
+        yield from blocks(item, depth=depth + 1)
+
+
 def blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) -> Iterable[dict[str, Any]]:
-    facts = [
-        (label(k), printing.figure(k, v))
-        for k, v in value.items()
-        if k not in MOVED and k not in FEATURES and (not isinstance(v, dict | list) or is_scalar_list(v))
-    ]
+    facts = [(label(k), printing.figure(k, v)) for k, v in value.items() if _is_fact(k, v)]
     facts += [(label(k), printing.by_key(v)) for k, v in value.items() if is_counts(v)]
     if facts:
         yield {"kind": "facts", "rows": facts}
     for key, item in value.items():
         if key in MOVED or key in FEATURES or is_counts(item):
             continue
-        if key == "amplification_alerts" and isinstance(item, dict):
-            yield from amplification_blocks(item, list_alerts=list_alerts)
-        elif key == "bias_alerts" and isinstance(item, dict):
-            yield from bias_blocks(item, list_alerts=list_alerts)
-        elif key in ("amplification_alerts", "bias_alerts") and isinstance(item, list):
-            yield from incident_blocks(key, item)
-        elif isinstance(item, list) and item and isinstance(item[0], dict):
-            yield table(key, item, label(key))
-        elif isinstance(item, list) and not item and not is_scalar_list(item):
-            continue
-        elif key == "covered" and isinstance(item, dict):
-            yield {"kind": "facts", "rows": [("Range verified", covered_sentence(item))]}
-        elif isinstance(item, dict) and key == "attributes":
-            if not item:
-                yield {"kind": "paragraph", "text": "No subgroup attribute was recorded in the period."}
-            for name, attribute in item.items():
-                title = f"Attribute {name} (reference group {attribute['reference_group']})"
-                yield table("groups", attribute["groups"], title)
-        elif isinstance(item, dict) and item:
-            title = "Direction of the trend" if key == "trend" and depth else label(key)
-            yield {"kind": "heading", "text": title, "depth": depth + 1}
-            yield from blocks(item, depth=depth + 1)
+        alerts = _alert_blocks(key, item, list_alerts)
+        yield from alerts if alerts is not None else _member_blocks(key, item, depth)
 
 
 def recommendation_rows(recommendations: list[dict[str, Any]], template: str) -> dict[str, Any]:

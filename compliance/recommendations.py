@@ -47,23 +47,8 @@ def _override_gaps(subgroups: dict[str, Any]) -> list[tuple[str, str, float]]:
 def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) -> list[dict[str, Any]]:
     """The recommendations of a report of `template`: the Texas report borrows the EU report's
     over-trust threshold as a figure to act on, never as a limit it applies (compliance/citations.py)."""
-    org = evidence["organisation"]
-    counts = org["counts"]
-    n = summary["total_decisions"]
-    recs: list[dict[str, Any]] = []
-    if not evidence["chain"]["valid"]:
-        recs.append(
-            _rec(
-                "critical",
-                "audit_trail.chain_verification.valid",
-                False,
-                True,
-                "The audit chain failed verification at entry "
-                f"{evidence['chain']['first_invalid_sequence']}: preserve the database as it is and "
-                "investigate who changed the stored decisions before relying on this report.",
-            )
-        )
-    if n == 0:
+    recs = _chain(evidence["chain"])
+    if summary["total_decisions"] == 0:
         recs.append(
             _rec(
                 "high",
@@ -76,24 +61,65 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
         )
         return recs
     org = evidence["organisation"]
-    over, ci = org["overtrust_rate"], org["overtrust_rate_ci"]
     recs.extend(overtrust(org, summary, template))
     if summary["compliance_status"] == "INSUFFICIENT_EVIDENCE":
         recs.extend(insufficient_evidence(org))
     recs.extend(oversight_findings(evidence))
     recs.extend(serious_bias_alerts(evidence["bias_alerts"]))
-    for alert in evidence["amplification"]["unresolved_high_or_critical"]:
+    recs.extend(_unresolved_amplification(evidence["amplification"]))
+    recs.extend(_reviewers(evidence["users"]))
+    recs.extend(_logging_gaps(org, summary["total_decisions"], template))
+    recs.extend(_reliance(org))
+    recs.extend(_override_gap_recs(evidence["subgroups"]))
+    if not recs:
+        over, ci = org["overtrust_rate"], org["overtrust_rate_ci"]
         recs.append(
             _rec(
-                "critical" if alert["severity"] == "critical" else "high",
-                "amplification_alerts.unresolved",
-                alert["alert_id"],
-                "resolved",
-                f"Amplification alert {alert['alert_id']} ({alert['severity']}) is unresolved: triage it "
-                "and record the cure action in its status history.",
+                "low",
+                "overtrust_rate",
+                over,
+                rules.thresholds().overtrust,
+                f"No figure crossed its threshold (over-trust rate {_pct(over)}, 95% interval up to "
+                f"{_pct(ci[1])}): keep the current oversight and re-run this report next period.",
             )
         )
-    risky = [u for u in evidence["users"] if u["at_risk"]]
+    return sorted(recs, key=lambda r: PRIORITY_ORDER[r["priority"]])
+
+
+def _chain(chain: dict[str, Any]) -> list[dict[str, Any]]:
+    if chain["valid"]:
+        return []
+    return [
+        _rec(
+            "critical",
+            "audit_trail.chain_verification.valid",
+            False,
+            True,
+            "The audit chain failed verification at entry "
+            f"{chain['first_invalid_sequence']}: preserve the database as it is and "
+            "investigate who changed the stored decisions before relying on this report.",
+        )
+    ]
+
+
+def _unresolved_amplification(amplification: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        _rec(
+            "critical" if alert["severity"] == "critical" else "high",
+            "amplification_alerts.unresolved",
+            alert["alert_id"],
+            "resolved",
+            f"Amplification alert {alert['alert_id']} ({alert['severity']}) is unresolved: triage it "
+            "and record the cure action in its status history.",
+        )
+        for alert in amplification["unresolved_high_or_critical"]
+    ]
+
+
+def _reviewers(users: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reviewers at risk, over-trusting (or not discriminating) and under-trusting."""
+    recs = []
+    risky = [u for u in users if u["at_risk"]]
     if risky:
         names = ", ".join(u["user_id"] for u in risky)
         recs.append(
@@ -107,9 +133,7 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
                 "them calibration training and a second review of their recent decisions.",
             )
         )
-    over_users = [
-        u for u in evidence["users"] if u["category"] in (rules.OVERTRUSTING, rules.NON_DISCRIMINATING)
-    ]
+    over_users = [u for u in users if u["category"] in (rules.OVERTRUSTING, rules.NON_DISCRIMINATING)]
     if over_users:
         recs.append(
             _rec(
@@ -121,7 +145,7 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
                 "NON_DISCRIMINATING): show them the AI's confidence and its error rate in their queue.",
             )
         )
-    under = [u for u in evidence["users"] if u["category"] == "UNDERTRUSTING"]
+    under = [u for u in users if u["category"] == "UNDERTRUSTING"]
     if under:
         recs.append(
             _rec(
@@ -133,6 +157,13 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
                 "gap under -0.15): share the AI's measured accuracy with them.",
             )
         )
+    return recs
+
+
+def _logging_gaps(org: dict[str, Any], n: int, template: str) -> list[dict[str, Any]]:
+    """Too few decisions carry the AI's confidence, or a known outcome."""
+    recs = []
+    counts = org["counts"]
     shown = counts["with_confidence"] / n
     if shown < CONFIDENCE_SHOWN_MIN:
         recs.append(
@@ -158,6 +189,11 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
                 "known so over- and under-reliance are measured on facts, not on confidence alone.",
             )
         )
+    return recs
+
+
+def _reliance(org: dict[str, Any]) -> list[dict[str, Any]]:
+    recs = []
     for figure, label in (("rair", "relative AI reliance"), ("rsr", "relative self-reliance")):
         value = org.get(figure)
         if value is not None and value < RELIANCE_MIN:
@@ -175,30 +211,22 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
                     ),
                 )
             )
-    for attribute, group, diff in _override_gaps(evidence["subgroups"])[:3]:
-        recs.append(
-            _rec(
-                "high",
-                f"subgroups.{attribute}.{group}.override_rate_difference",
-                diff,
-                OVERRIDE_GAP_MAX,
-                f"Reviewers override the AI {abs(diff) * 100:.1f} points "
-                f"{'more' if diff > 0 else 'less'} often for {attribute}={group} than for the reference "
-                "group: check whether human review treats this group differently.",
-            )
+    return recs
+
+
+def _override_gap_recs(subgroups: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        _rec(
+            "high",
+            f"subgroups.{attribute}.{group}.override_rate_difference",
+            diff,
+            OVERRIDE_GAP_MAX,
+            f"Reviewers override the AI {abs(diff) * 100:.1f} points "
+            f"{'more' if diff > 0 else 'less'} often for {attribute}={group} than for the reference "
+            "group: check whether human review treats this group differently.",
         )
-    if not recs:
-        recs.append(
-            _rec(
-                "low",
-                "overtrust_rate",
-                over,
-                rules.thresholds().overtrust,
-                f"No figure crossed its threshold (over-trust rate {_pct(over)}, 95% interval up to "
-                f"{_pct(ci[1])}): keep the current oversight and re-run this report next period.",
-            )
-        )
-    return sorted(recs, key=lambda r: PRIORITY_ORDER[r["priority"]])
+        for attribute, group, diff in _override_gaps(subgroups)[:3]
+    ]
 
 
 def insufficient_evidence(org: dict[str, Any]) -> list[dict[str, Any]]:

@@ -3,29 +3,28 @@ claims a queued job with a lease and renews it while it renders; only the holder
 current claim (its attempt number) may complete or fail the job; a job whose lease ran out
 (its worker died) or whose broker message was lost is queued again by the recovery task."""
 
-import contextlib
 import datetime as dt
 import logging
-import os
-import resource
-import signal
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 from django.conf import settings
 from django.core.files import File
-from django.core.files.storage import storages
 from django.db import connection, transaction
-from django.db.models import F, Q, Sum
+from django.db.models import F, Q
 from django.utils import timezone
 
 from compliance import eu_ai_act
 from compliance.evidence import Scope
 from compliance.models import ExportJob
 from compliance.profiles import profile_save as profile_save  # system profiles (compliance/profiles.py)
+from compliance.render_limits import RenderLimitExceeded, render_limits
 from compliance.report import HashingWriter, Report, log_report_build, render_csv, render_json, report_build
+from compliance.retention import exports_delete as exports_delete
+from compliance.retention import exports_expire as exports_expire
+from compliance.retention import exports_storage as exports_storage
+from compliance.retention import quota_enforce
 from config.exceptions import RateLimited
 from keys.models import Customer
 from webhooks.services import event_emit
@@ -34,10 +33,6 @@ logger = logging.getLogger("trustcal.compliance")
 
 QUEUED_RESEND_SECONDS = 60  # a queued job nobody claimed for this long lost its message
 ACTIVE = [ExportJob.Status.QUEUED, ExportJob.Status.PROCESSING]
-
-
-def exports_storage() -> Any:
-    return storages["exports"]
 
 
 def export_request(
@@ -153,82 +148,6 @@ def _next_of_customer(customer_id: str) -> None:
         transaction.on_commit(lambda: _enqueue(next_id), robust=True)
 
 
-class RenderLimitExceeded(Exception):
-    """A render went over its time or memory limit; the message is the job's error."""
-
-
-MEMORY_POLL_SECONDS = 0.2
-
-
-def _resident_bytes() -> int:
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * resource.getpagesize()
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-@contextlib.contextmanager
-def _render_limits() -> Iterator[None]:
-    """The render's limits (docs/reference/limits.md, "Exports"): EXPORT_RENDER_SECONDS of
-    wall time, and EXPORT_RENDER_MEMORY_MB of resident memory on top of what the process held
-    when the render began (checked every MEMORY_POLL_SECONDS by a watcher thread). Either one
-    interrupts the render with SIGALRM, whose handler runs in the worker's main thread (a
-    prefork worker runs each task there) and raises RenderLimitExceeded. An address-space
-    rlimit is not used: native libraries (OpenBLAS) abort instead of raising MemoryError."""
-    seconds = settings.EXPORT_RENDER_SECONDS
-    megabytes = settings.EXPORT_RENDER_MEMORY_MB
-    if threading.current_thread() is not threading.main_thread() or not (seconds > 0 or megabytes > 0):
-        yield
-        return
-    reason: list[str] = []
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise RenderLimitExceeded(
-            reason[0] if reason else f"The render went over its time limit of {seconds:g} s."
-        )
-
-    previous_handler = signal.signal(signal.SIGALRM, on_alarm)
-    if seconds > 0:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-    done = threading.Event()
-    budget = _resident_bytes() + megabytes * 1024 * 1024
-
-    def watch_memory() -> None:
-        while not done.wait(MEMORY_POLL_SECONDS):
-            if _resident_bytes() > budget:
-                reason.append(f"The render went over its memory limit of {megabytes} MB.")
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                os.kill(os.getpid(), signal.SIGALRM)
-                return
-
-    watcher = threading.Thread(target=watch_memory, name="render-memory", daemon=True)
-    if megabytes > 0:
-        watcher.start()
-    try:
-        try:
-            yield
-        except RenderLimitExceeded:
-            raise
-        except Exception as exc:
-            # The alarm can land inside code that turns it into another error (a C
-            # extension's import answers ImportError "initialization failed"): once the
-            # limit has fired, that is why the render stopped.
-            if reason:
-                raise RenderLimitExceeded(reason[0]) from exc
-            raise
-        # A render shorter than the watcher's poll is judged once at its end, so the limit
-        # does not depend on when the watcher last looked.
-        if megabytes > 0 and not reason and _resident_bytes() > budget:
-            raise RenderLimitExceeded(f"The render went over its memory limit of {megabytes} MB.")
-    finally:
-        done.set()
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        if watcher.is_alive():
-            watcher.join()
-        signal.signal(signal.SIGALRM, previous_handler)
-
-
 class _Lease:
     """Holds the claim while a render runs: a thread renews the lease every third of its
     length, so a long render keeps its job and a killed worker (thread and all) loses it."""
@@ -289,7 +208,7 @@ def export_run(*, export_id: str) -> None:
     try:
         renderer = _renderer(job.format)  # its libraries load outside the memory limit
         with _Lease(export_id, attempt), tempfile.TemporaryFile(prefix="trustcal-export-") as tmp:
-            with _render_limits():
+            with render_limits():
                 build = log_report_build if job.format == "csv" else report_build
                 report = build(scope=scope, template=job.template)
                 writer = HashingWriter(tmp)
@@ -335,7 +254,7 @@ def _complete(job: ExportJob, *, attempt: int, name: str, writer: HashingWriter,
             transaction.on_commit(lambda: exports_storage().delete(name))
             return
         _next_of_customer(job.customer_id)
-        _quota_enforce(job.customer_id)
+        quota_enforce(job.customer_id)
         download_url = f"/v1/export/{job.pk}/download"
         event_emit(
             customer=job.customer,
@@ -384,67 +303,3 @@ def exports_recover() -> int:
     for export_id in ids:
         _enqueue(export_id)
     return len(ids)
-
-
-def exports_delete(jobs: list[tuple[str, str]]) -> None:
-    """Delete the export jobs (pk, file name), then (after commit) their files; a file already
-    gone is fine."""
-    ExportJob.objects.filter(pk__in=[pk for pk, _ in jobs]).delete()
-    names = [name for _, name in jobs if name]
-
-    def remove() -> None:
-        storage = exports_storage()
-        for name in names:
-            try:
-                storage.delete(name)
-            except Exception:
-                logger.exception("export file %s could not be deleted", name)
-
-    transaction.on_commit(remove)
-
-
-def _quota_enforce(customer_id: str) -> None:
-    """A customer's completed exports hold at most EXPORT_STORAGE_QUOTA_MB: past it, its
-    oldest completed exports are deleted (job and file); the newest is always kept."""
-    quota = settings.EXPORT_STORAGE_QUOTA_MB * 1024 * 1024
-    if quota <= 0:
-        return
-    total = (
-        ExportJob.objects.filter(customer_id=customer_id, status=ExportJob.Status.COMPLETED).aggregate(
-            total=Sum("size_bytes")
-        )["total"]
-        or 0
-    )
-    if total <= quota:
-        return
-    rows = ExportJob.objects.filter(customer_id=customer_id, status=ExportJob.Status.COMPLETED).order_by(
-        "-completed_at", "-pk"
-    )
-    kept = 0
-    doomed: list[tuple[str, str]] = []
-    for index, (pk, size, name) in enumerate(rows.values_list("pk", "size_bytes", "file_name").iterator()):
-        kept += size or 0
-        if index > 0 and kept > quota:
-            doomed.append((pk, name))
-    if doomed:
-        logger.info("customer %s: %d exports deleted over the storage quota", customer_id, len(doomed))
-        exports_delete(doomed)
-
-
-def exports_expire() -> int:
-    """Beat: exports finished more than EXPORT_RETENTION_DAYS ago are deleted, job and file
-    (GET /export/:id then answers 404). At most 500 a pass."""
-    if settings.EXPORT_RETENTION_DAYS <= 0:
-        return 0
-    cutoff = timezone.now() - dt.timedelta(days=settings.EXPORT_RETENTION_DAYS)
-    with transaction.atomic():
-        jobs = list(
-            ExportJob.objects.filter(
-                status__in=[ExportJob.Status.COMPLETED, ExportJob.Status.FAILED], completed_at__lt=cutoff
-            )
-            .order_by("completed_at")
-            .values_list("pk", "file_name")[:500]
-        )
-        if jobs:
-            exports_delete(jobs)
-    return len(jobs)

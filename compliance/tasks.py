@@ -7,7 +7,7 @@ from django.conf import settings
 from compliance import services
 
 
-# A backstop past the render's own time limit (compliance.services._render_limits, which
+# A backstop past the render's own time limit (compliance.render_limits.render_limits, which
 # fails the job with its reason): a render stuck in native code is killed with its process,
 # and its job is recovered like any job whose worker died.
 @shared_task(

@@ -216,11 +216,11 @@ def test_a_limit_that_lands_inside_an_import_still_fails_with_its_reason(setting
     answers ImportError "initialization failed", as one CI run showed) is still the limit."""
     import time
 
-    from compliance.services import RenderLimitExceeded, _render_limits
+    from compliance.render_limits import RenderLimitExceeded, render_limits
 
     settings.EXPORT_RENDER_MEMORY_MB = 1
     settings.EXPORT_RENDER_SECONDS = 0
-    with pytest.raises(RenderLimitExceeded, match="memory limit of 1 MB"), _render_limits():
+    with pytest.raises(RenderLimitExceeded, match="memory limit of 1 MB"), render_limits():
         try:
             held = bytearray(64 * 1024 * 1024)
             held[::4096] = b"x" * len(held[::4096])  # touch every page: resident
