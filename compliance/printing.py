@@ -155,6 +155,8 @@ def figure(key: str, value: Any) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{k.replace('_', ' ')}: {figure(k, v)}" for k, v in value.items()) or "none"
     if isinstance(value, list | tuple):
+        if key.endswith("_ci") and len(value) == 2:  # an interval [low, high]
+            return f"{figure(key, value[0])} to {figure(key, value[1])}"
         return enumeration([figure(key, v) for v in value])
     text = str(value)
     if _TIMESTAMP.match(text):

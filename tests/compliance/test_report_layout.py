@@ -111,6 +111,29 @@ def test_no_heading_is_the_last_line_of_a_page_and_no_unit_starts_a_line(demo_do
     assert not units, units
 
 
+def _text_blocks(page: Any) -> list[Any]:
+    """The blocks that hold the page's lines of text, each once, in order."""
+    found: list[Any] = []
+    for root in _flow(page):
+        for line, block in _lines(root):
+            if any(t.text.strip() for t in _texts(line)) and block not in found:
+                found.append(block)
+    return found
+
+
+@pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
+def test_no_page_holds_a_lone_paragraph(demo_documents, template):
+    """A closing note (under a table, the pointer to the decision log, under vigilance) keeps
+    company on its page rather than fill one alone."""
+    _, document = demo_documents[template]
+    lone = []
+    for number, page in enumerate(document.pages, 1):
+        held = _text_blocks(page)
+        if len(held) == 1 and held[0].element_tag == "p":
+            lone.append((number, " ".join(t.text for t in _texts(held[0]))[:60]))
+    assert not lone, lone
+
+
 @pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
 def test_the_report_prints_no_internal_state_and_no_doubled_heading(demo_documents, template):
     html, _ = demo_documents[template]

@@ -74,3 +74,12 @@ def test_a_percentage_has_no_space_before_its_sign(api, seeded, template):
     assert re.search(r"\d\.\d%", text), "the report prints percentages"
     spaced = [text[max(0, m.start() - 40) : m.end() + 10] for m in SPACED_PERCENT.finditer(text)]
     assert not spaced, spaced
+
+
+def test_an_interval_prints_as_a_range_under_a_label_in_words():
+    from compliance.pdf_tables import label
+    from compliance.printing import figure
+
+    assert figure("overtrust_rate_ci", [0.392, 0.562]) == "39.2% to 56.2%"
+    assert label("overtrust_rate_ci") == "Over-trust rate, 95% interval"
+    assert figure("slope_ci", [4.31, 5.44]) == "4.31 to 5.44"
