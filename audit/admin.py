@@ -14,8 +14,7 @@ from audit.checkpoints import checkpoint_make
 from audit.exceptions import TreeNotExtension
 from audit.models import AuditEntry, ChainHead, Decision, SignedCheckpoint
 from audit.verify import chain_verify_incremental
-from config.admin import FieldsNeedPermission, ReadOnlyAdmin, count_column, input_filter
-from config.timeutils import isoformat
+from config.admin import FieldsNeedPermission, ReadOnlyAdmin, count_column, input_filter, when
 
 # Review times and probes per decision are oversight figures of one person: shown only to staff who
 # may see them per reviewer (docs/reference/oversight.md, "Who sees what"). A format-2 entry's
@@ -156,7 +155,7 @@ class ChainHeadAdmin(ReadOnlyAdmin):
     def checkpoint_age(self, obj: Any) -> str:
         if obj.checkpoint_at is None:
             return "-"
-        return f"{timesince(obj.checkpoint_at)} ago ({isoformat(obj.checkpoint_at)})"
+        return f"{timesince(obj.checkpoint_at)} ago ({when(obj.checkpoint_at)})"
 
     @admin.display(description="head hash", ordering="head_hash")
     def short_head(self, obj: ChainHead) -> str:

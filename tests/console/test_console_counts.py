@@ -1,6 +1,6 @@
 """Console lists print counts as the rest of the console does, with thousands separators ("1,000",
 never Django's bare "1000"): the audit trail's sequences, the chains' sizes and decision counts,
-the calibration days' counts; and a percentage the one way the console and the reports print it
+the calibration days' counts, the number of rows a list holds; and a percentage the one way the console and the reports print it
 ("76.1%", never "76.1 %")."""
 
 import re
@@ -34,6 +34,7 @@ def root():
 def test_list_columns_print_counts_with_separators(root, thousand):
     entries = _text(root.get("/admin/audit/auditentry/?o=-1").content.decode())
     assert re.search(r"\b1,00\d acme\b", entries) and not re.search(r"\b100\d acme\b", entries)
+    assert re.search(r"\b1,00\d audit entries\b", entries), "the list's own count too"
     chains = _text(root.get("/admin/audit/chainhead/").content.decode())
     assert re.search(r"acme 1,0\d\d 1,00\d\b", chains), chains[:3000]
     days = _text(root.get("/admin/calibration/userdailyaggregate/").content.decode())
