@@ -134,6 +134,12 @@ def by_key(counts: dict[str, int], order: tuple[str, ...] = ()) -> str:
     return ", ".join(parts) if parts else "none"
 
 
+def _sequence(key: str, values: list[Any] | tuple[Any, ...]) -> str:
+    if key.endswith("_ci") and len(values) == 2:  # an interval [low, high]
+        return f"{figure(key, values[0])} to {figure(key, values[1])}"
+    return enumeration([figure(key, v) for v in values])
+
+
 def figure(key: str, value: Any) -> str:
     """Any value of the report data, printed by what its key says it is."""
     if value is None:
@@ -155,9 +161,7 @@ def figure(key: str, value: Any) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{k.replace('_', ' ')}: {figure(k, v)}" for k, v in value.items()) or "none"
     if isinstance(value, list | tuple):
-        if key.endswith("_ci") and len(value) == 2:  # an interval [low, high]
-            return f"{figure(key, value[0])} to {figure(key, value[1])}"
-        return enumeration([figure(key, v) for v in value])
+        return _sequence(key, value)
     text = str(value)
     if _TIMESTAMP.match(text):
         return when(text)
