@@ -1,6 +1,7 @@
 """Staff views of decisions and the audit trail: read-only (the trail is append-only and a
 changed row would break the chain), with a "verify chain" action."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -15,6 +16,7 @@ from audit.exceptions import TreeNotExtension
 from audit.models import AuditEntry, ChainHead, Decision, SignedCheckpoint
 from audit.verify import chain_verify_incremental
 from config.admin import FieldsNeedPermission, ReadOnlyAdmin, count_column, input_filter, when
+from keys.models import Customer
 
 # Review times and probes per decision are oversight figures of one person: shown only to staff who
 # may see them per reviewer (docs/reference/oversight.md, "Who sees what"). A format-2 entry's
@@ -32,7 +34,7 @@ TRAIL_FILTERS: list[Any] = [
 ]
 
 
-def verify_chains(model_admin: admin.ModelAdmin, request: HttpRequest, customers) -> None:
+def verify_chains(model_admin: admin.ModelAdmin, request: HttpRequest, customers: Iterable[Customer]) -> None:
     """Recheck the hash chain of each customer (from its last verified checkpoint, as
     GET /audit-trail/verify does) and report the result; a broken chain is an error message."""
     for customer in customers:
@@ -133,13 +135,10 @@ class ChainHeadAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ChainHead]:
         newest = SignedCheckpoint.objects.filter(customer=OuterRef("customer")).order_by("-sequence")
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                checkpoint_size=Subquery(newest.values("sequence")[:1]),
-                checkpoint_at=Subquery(newest.values("created_at")[:1]),
-            )
+        heads: QuerySet[ChainHead] = super().get_queryset(request)
+        return heads.annotate(
+            checkpoint_size=Subquery(newest.values("sequence")[:1]),
+            checkpoint_at=Subquery(newest.values("created_at")[:1]),
         )
 
     # Any: a ChainHead annotated by get_queryset (checkpoint_size), which the model type does not declare

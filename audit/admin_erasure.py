@@ -7,6 +7,7 @@ takes it and forgets it once the erasure has run)."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from audit import erasure as erasures
@@ -91,7 +92,7 @@ class ErasureAdmin(ReadOnlyAdmin):
         "completed_at",
     )
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: Erasure | None = None) -> bool:
         return request.user.has_perm("audit.add_erasure")
 
     @admin.display(description="status", ordering="status")
@@ -107,7 +108,9 @@ class ErasureAdmin(ReadOnlyAdmin):
     def basis(self, erasure: Erasure) -> str:
         return LEGAL_BASIS_NAMES.get(erasure.legal_basis, erasure.legal_basis)
 
-    def add_view(self, request, form_url="", extra_context=None):
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, object] | None = None
+    ) -> HttpResponse:
         """Request an erasure: the same validation and service as POST /erasures."""
         if not self.has_add_permission(request):
             raise PermissionDenied
@@ -124,7 +127,7 @@ class ErasureAdmin(ReadOnlyAdmin):
             self, request, title="Request an erasure", form=form, template="admin/audit/erasure/request.html"
         )
 
-    def _request(self, request, form: ErasureRequestForm) -> Erasure | None:
+    def _request(self, request: HttpRequest, form: ErasureRequestForm) -> Erasure | None:
         data = body_parse(ErasureInput, form.body())
         target, value = data.target()
         try:

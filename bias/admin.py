@@ -3,6 +3,8 @@ the API, docs/reference/bias.md, Bias alerts and the feed) and per-model favoura
 
 from django import forms
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from bias import admin_display
@@ -15,12 +17,14 @@ class BiasTypeFilter(admin.SimpleListFilter):
     title = "bias type"
     parameter_name = "bias_type"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: "admin.ModelAdmin[BiasAlert]"
+    ) -> list[tuple[str, str]]:
         from bias.models import BiasType
 
-        return BiasType.choices
+        return list(BiasType.choices)
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[BiasAlert]) -> QuerySet[BiasAlert]:
         if self.value():
             return queryset.filter(
                 pk__in=BiasAlertFinding.objects.filter(bias_type=self.value()).values("alert_id")
@@ -32,7 +36,9 @@ class AttributeFilter(admin.SimpleListFilter):
     title = "attribute"
     parameter_name = "attribute"
 
-    def lookups(self, request, model_admin):
+    def lookups(
+        self, request: HttpRequest, model_admin: "admin.ModelAdmin[BiasAlert]"
+    ) -> list[tuple[str, str]]:
         names = (
             BiasAlertFinding.objects.order_by("attribute")
             .values_list("attribute", flat=True)
@@ -40,7 +46,7 @@ class AttributeFilter(admin.SimpleListFilter):
         )
         return [(n, n) for n in names]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[BiasAlert]) -> QuerySet[BiasAlert]:
         if self.value():
             return queryset.filter(
                 pk__in=BiasAlertFinding.objects.filter(attribute=self.value()).values("alert_id")
@@ -100,17 +106,23 @@ class BiasAlertAdmin(admin.ModelAdmin):
     def findings_table(self, obj: BiasAlert) -> str:
         return admin_display.findings_table(obj)
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, object] | None = None,
+    ) -> HttpResponse:
         extra = {"title": "Bias alert", **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra)
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: BiasAlert | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: BiasAlert | None = None) -> bool:
         return False
 
 
@@ -119,7 +131,7 @@ class ModelFavorableValuesForm(forms.ModelForm):
         model = ModelFavorableValues
         fields = ["customer", "model_id", "values"]
 
-    def clean_values(self):
+    def clean_values(self) -> list[str]:
         values = self.cleaned_data["values"]
         if not isinstance(values, list) or not all(isinstance(v, str | int | float) for v in values):
             raise forms.ValidationError('Enter a JSON list of strings, e.g. ["approve", "approved"].')
@@ -136,6 +148,12 @@ class ModelFavorableValuesAdmin(admin.ModelAdmin):
     list_filter = ["customer"]
     search_fields = ["model_id", "customer__id"]
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self,
+        request: HttpRequest,
+        obj: ModelFavorableValues,
+        form: "forms.ModelForm[ModelFavorableValues]",
+        change: bool,
+    ) -> None:
         obj.updated_at = timezone.now()
         super().save_model(request, obj, form, change)

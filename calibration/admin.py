@@ -2,6 +2,7 @@
 (read-only) and thresholds (editable; the beat task checks them every minute)."""
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from calibration import rules
 from calibration.models import RiskUserState, Threshold, UserDailyAggregate
@@ -30,7 +31,7 @@ class UserDailyAggregateAdmin(ReadOnlyAdmin):
     ordering = ["-day", "customer", "user_id"]
 
     @admin.display(description="trust score (day, 0 to 1)")
-    def trust_score(self, obj):
+    def trust_score(self, obj: UserDailyAggregate) -> str:
         return score_text(
             rules.figures({name: getattr(obj, name) for name in rules.SUM_FIELDS})["trust_score"]
         )
@@ -41,16 +42,16 @@ class RiskUserStateAdmin(admin.ModelAdmin):
     list_display = ["customer", "user_id", "at_risk", "score", "last_identified_at", "updated_at"]
 
     @admin.display(description="trust score (0 to 1)", ordering="trust_score")
-    def score(self, obj):
+    def score(self, obj: RiskUserState) -> str:
         return score_text(obj.trust_score)
 
     list_filter = ["at_risk"]
     search_fields = ["=user_id", "=customer__id"]
 
-    def has_add_permission(self, request, obj=None):
+    def has_add_permission(self, request: HttpRequest, obj: RiskUserState | None = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: RiskUserState | None = None) -> bool:
         return False
 
 
