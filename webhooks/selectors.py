@@ -1,16 +1,43 @@
 """Reads for webhooks and their delivery history."""
 
 import datetime as dt
+import json
 import threading
 import time
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
+from config import prepared
 from config.counts import counts_by
 from keys.models import Customer
 from webhooks import conf
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
+
+# In the model's field order, the order Model.from_db takes the values of some fields in.
+_HOOK_FIELDS = [f.attname for f in Webhook._meta.concrete_fields if f.attname in ("id", "status", "events")]
+_HOOKS_SQL = f"SELECT {', '.join(_HOOK_FIELDS)} FROM {Webhook._meta.db_table} WHERE customer_id = %s"  # noqa: S608
+
+
+def hooks_for_fan_out(customer_id: str) -> list[Webhook]:
+    """The customer's webhooks with what the fan-out reads (id, status, events). On PostgreSQL
+    one prepared statement (config.prepared): through the ORM the same query was compiled again
+    for every POST /log that fires an event: 321-365 us of CPU per call against 63-88 us
+    prepared (2,000 calls each, alternately, in one transaction, load 8.6)."""
+    if connection.vendor != "postgresql":
+        return list(Webhook.objects.filter(customer_id=customer_id).only(*_HOOK_FIELDS))
+    with prepared.cursor() as bound:
+        bound.execute(_HOOKS_SQL, [customer_id])
+        rows = bound.fetchall()
+    at = _HOOK_FIELDS.index("events")
+    hooks = []
+    for row in rows:
+        values = list(row)
+        if isinstance(values[at], str | bytes):  # jsonb may come as text
+            values[at] = json.loads(values[at])
+        hooks.append(Webhook.from_db(connection.alias, _HOOK_FIELDS, values))
+    return hooks
 
 
 def delivery_list(*, webhook: Webhook) -> QuerySet[Delivery]:

@@ -21,7 +21,7 @@ from config.bulk import bulk_insert
 from config.exceptions import RateLimited
 from config.ratelimit import SlidingWindow
 from keys.models import Customer
-from webhooks import attempt, conf, dispatch, signing, transport, url_safety
+from webhooks import attempt, conf, dispatch, selectors, signing, transport, url_safety
 from webhooks.events import EVENT_REGULATIONS, EVENT_TYPES, TEST_EVENT_TYPE
 from webhooks.exceptions import (
     WebhookAlreadyEnabled,
@@ -91,7 +91,7 @@ def events_rekey_user(*, customer: Customer, user_id: str, pseudonym: str) -> in
 
 def _deliveries_fan_out(customer_id: str, events: list[Event]) -> dict[str, str]:
     """The events' delivery rows; returns {delivery id: webhook id} of the pending ones."""
-    hooks = list(Webhook.objects.filter(customer_id=customer_id).only("id", "status", "events"))
+    hooks = selectors.hooks_for_fan_out(customer_id)
     rows = []
     for event in events:
         for hook in hooks:
