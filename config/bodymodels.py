@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic_core import ErrorDetails
 
 from config.api import require_object
-from config.bodyrules import RULE, Judged
+from config.bodyrules import JUDGED, KEPT, RULE, Judged
 from config.exceptions import DomainError, ValidationFailed
 
 
@@ -82,7 +82,14 @@ def body_errors(model: type[BaseModel], exc: ValidationError) -> list[dict[str, 
     """The problem document's `errors` of a failed validation: in each object, the keys it
     refuses first, then its fields in their declared order (pydantic's own)."""
     listed: list[dict[str, str]] = []
-    for error in _extras_first(exc.errors(include_url=False, include_input=False)):
+    found: list[ErrorDetails] = []
+    for error in exc.errors(include_url=False, include_input=False):
+        if KEPT in error["loc"]:  # a Text value not kept as sent: the judge's problem says why
+            continue
+        if JUDGED in error["loc"]:
+            error["loc"] = tuple(part for part in error["loc"] if part != JUDGED)
+        found.append(error)
+    for error in _extras_first(found):
         ctx = error.get("ctx") or {}
         if error["type"] == RULE and "at" in ctx:
             for at, message in ctx["at"]:

@@ -6,7 +6,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
@@ -28,6 +28,13 @@ def problems(found: list[tuple[str, str]]) -> PydanticCustomError:
     """Several problems found by one rule (a map's keys, a rule over several fields), each
     (path inside the value judged, message), listed in that order."""
     return PydanticCustomError(RULE, "{message}", {"message": found[0][1], "at": tuple(found)})
+
+
+# Python's whitespace (str.isspace, what str.strip removes) as a class of pydantic's Rust regex
+# engine: Unicode White_Space plus \x1c-\x1f, the same set for every code point (checked).
+_SOLID = r"[^\s\x1c-\x1f]"
+# The two ways a Text value is checked (union tags): kept as sent, or judged by Text.judge.
+KEPT, JUDGED = "text-kept", "text-judged"
 
 
 @dataclass(frozen=True)
@@ -54,20 +61,35 @@ class Text:
         return value
 
     def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.no_info_after_validator_function(self._judge_optional, handler(source))
+        judged = core_schema.no_info_after_validator_function(self.judge, core_schema.str_schema(strict=True))
+        text = core_schema.union_schema(
+            [(self._kept_as_sent(), KEPT), (judged, JUDGED)], mode="left_to_right"
+        )
+        return core_schema.nullable_schema(text) if type(None) in get_args(source) else text
 
-    def _judge_optional(self, value: str | None) -> str | None:
-        return None if value is None else self.judge(value)  # None: an optional field of a PATCH body
+    def _kept_as_sent(self) -> CoreSchema:
+        """pydantic's own check, in Rust, of the strings the rule keeps as they were sent (nearly
+        all of them): those cost no Python call. Any other string goes on to `judge` for its
+        verdict and its message (body_errors reports the judge's problems only)."""
+        if self.trim:
+            bare = rf"{_SOLID}(?:[\s\S]*{_SOLID})?"  # nothing to trim
+            shape: str | None = rf"^(?:{bare})?$" if self.allow_blank else rf"^{bare}$"
+        else:
+            shape = None if self.allow_blank else _SOLID  # a search: not blank
+        kept = core_schema.str_schema(strict=True, max_length=self.max_length, pattern=shape)
+        if not self.pattern:
+            return kept
+        # the pattern by Python's own engine, as judge reads it (re.fullmatch)
+        own = core_schema.str_schema(pattern=rf"^(?:{self.pattern})\Z", regex_engine="python-re")
+        return core_schema.chain_schema([kept, own])
 
     def __get_pydantic_json_schema__(
         self, schema: CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        out = handler(schema)
-        target = handler.resolve_ref_schema(out)
-        target["maxLength"] = self.max_length
+        out: JsonSchemaValue = {"type": "string", "maxLength": self.max_length}
         if self.pattern:
-            target["pattern"] = self.pattern
-        return out
+            out["pattern"] = self.pattern
+        return {"anyOf": [out, {"type": "null"}]} if schema["type"] == "nullable" else out
 
 
 @dataclass(frozen=True)
@@ -315,6 +337,8 @@ class Objects(Items):
 
 __all__ = [
     "BOUND_HELP",
+    "JUDGED",
+    "KEPT",
     "RULE",
     "Bound",
     "Choice",
