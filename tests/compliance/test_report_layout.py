@@ -111,6 +111,46 @@ def test_no_heading_is_the_last_line_of_a_page_and_no_unit_starts_a_line(demo_do
     assert not units, units
 
 
+# Where a line may end inside a table cell: at a space, after a hyphen, a slash or an underscore.
+BREAKS_AFTER = (" ", "-", "/", "_", "\u200b")
+
+
+def _breakable(cell: Any) -> bool:
+    """Whether the cell's words must stay whole: every cell but a long token (a hash, an id),
+    and an enumeration (a category such as INSUFFICIENT_DATA) even so."""
+    text = "".join(cell.element.itertext()).replace("\u200b", "")
+    return (
+        "token" not in (cell.element.get("class") or "")
+        or re.fullmatch(r"[A-Z]+(_[A-Z]+)+", text) is not None
+    )
+
+
+@pytest.mark.parametrize("template", ["eu_ai_act", "texas_traiga"])
+def test_no_table_cell_breaks_a_word(demo_documents, template):
+    """A word or an enumeration such as INSUFFICIENT_DATA is never cut inside across two lines of
+    a table cell (long tokens, such as hashes and ids, may be)."""
+    _, document = demo_documents[template]
+    cut = []
+    for number, page in enumerate(document.pages, 1):
+        lines_of: dict[Any, list[str]] = {}
+        for root in _flow(page):
+            for line, block in _lines(root):
+                if block is not None and block.element_tag == "td" and _breakable(block):
+                    lines_of.setdefault(block, []).append("".join(t.text for t in _texts(line)))
+        for block, lines in lines_of.items():
+            full = "".join(block.element.itertext())
+            pos = 0
+            for text in lines[:-1]:
+                text = text.strip()
+                start = full.find(text, pos)
+                if start < 0:
+                    break
+                pos = start + len(text)
+                if not full[pos - 1].endswith(BREAKS_AFTER) and full[pos : pos + 1] not in (" ", "\u200b"):
+                    cut.append((number, full[:40], text))
+    assert not cut, cut
+
+
 def _text_blocks(page: Any) -> list[Any]:
     """The blocks that hold the page's lines of text, each once, in order."""
     found: list[Any] = []
