@@ -141,6 +141,26 @@ def test_no_short_table_is_split_across_pages(demo_documents, document):
     assert not split, split
 
 
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_a_table_that_runs_on_carries_at_least_four_rows_onto_each_page(demo_documents, document):
+    """No page holds a lone row or two of a long table (the decision log's last rows, say)."""
+    _, rendered = demo_documents[document]
+    rows_on: dict[Any, list[int]] = {}
+    for page in rendered.pages:
+        for root in _flow(page):
+            for table in _tables(root):
+                rows = sum(
+                    len(group.children)
+                    for group in table.children
+                    if isinstance(group, boxes.TableRowGroupBox) and not group.is_header
+                )
+                rows_on.setdefault(table.element, []).append(rows)
+    runs_on = {table: counts for table, counts in rows_on.items() if len(counts) > 1}
+    assert runs_on  # the decision log runs over several pages
+    short = [("".join(t.itertext())[:40], counts) for t, counts in runs_on.items() if min(counts) < 4]
+    assert not short, short
+
+
 # Where a line may end inside a table cell: at a space, after a hyphen, a slash or an underscore.
 BREAKS_AFTER = (" ", "-", "/", "_", "\u200b")
 
