@@ -44,6 +44,8 @@ def _model_id(model_id: str) -> str:
 
 
 class SystemProfileListView(TenantAPIView):
+    pagination_class = PagePagination  # the schema shows the paged envelope the answer has
+
     @extend_schema(responses=SystemProfileOutput(many=True), operation_id="system_profiles_list")
     def get(self, request):
         """The customer's models (every model id its decisions name, and every model with a

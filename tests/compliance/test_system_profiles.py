@@ -9,6 +9,7 @@ import re
 
 import pytest
 from django.contrib.auth.models import User
+from django.test import Client
 from pypdf import PdfReader
 
 from compliance.models import PROFILE_FIELDS, SystemProfile
@@ -197,3 +198,11 @@ def test_a_model_without_a_profile_prints_every_field_as_not_provided(api, templ
         "Not provided: name, intended purpose, deployment context, provider, version, intended reviewers."
         in text
     )
+
+
+def test_the_schema_of_the_list_is_the_paged_envelope_it_answers(api):
+    schema = Client().get("/v1/schema", {"format": "json"}).json()
+    answer = schema["paths"]["/v1/system-profiles"]["get"]["responses"]["200"]["content"]["application/json"]
+    component = schema["components"]["schemas"][answer["schema"]["$ref"].rsplit("/", 1)[-1]]
+    body = api.get("/v1/system-profiles").json()
+    assert set(component["properties"]) >= {"data", "pagination"} and set(body) >= {"data", "pagination"}
