@@ -31,7 +31,11 @@ def _figure(key: str, value: Any) -> str:
         return "-"
     if key == "analyzedAt":
         return when(value)
-    return count(value) if key == "decisionsAnalyzed" and isinstance(value, int) else str(value)
+    if key == "decisionsAnalyzed" and isinstance(value, int):
+        return count(value)
+    if isinstance(value, float):
+        return f"{value:.3f}"  # a score or a gap, to three decimals (the API answers it in full)
+    return str(value)
 
 
 def analysis_figures(analysis: dict[str, Any] | None) -> SafeString:

@@ -46,7 +46,7 @@ def test_admin_shows_a_signal_read_only_as_figures_not_its_raw_payload(staff):
     signal = SignalFactory(
         raw_payload_json='{"by_group":{"male":0.6,"female":0.4}}', threshold=0.1, passes_threshold=False,
         sample_size=12840, confidence_interval=[0.15, 0.25], privileged_group="male",
-        analysis={**ANALYSIS, "decisionsAnalyzed": 1632},
+        analysis={**ANALYSIS, "decisionsAnalyzed": 1632, "modelDisparityReported": 0.1990874},
     )  # fmt: skip
     page = staff.get(f"/admin/fairness/fairnesssignal/{signal.pk}/change/")
     assert page.status_code == 200
@@ -55,6 +55,7 @@ def test_admin_shows_a_signal_read_only_as_figures_not_its_raw_payload(staff):
     assert "Sample: 12,840 · Confidence interval: 0.15 to 0.25" in text
     assert "gender: privileged male, unprivileged chosen by the analysis" in text
     assert "Amplification score" in text and "1,632" in text and "UTC" in text
+    assert "Model disparity reported 0.199 " in text and "0.1990874" not in text  # three decimals
     assert "by_group" not in text and "{" not in text and "amplificationScore" not in text
     assert staff.get("/admin/fairness/fairnesssignal/add/").status_code == 403
 
