@@ -68,7 +68,9 @@ def main() -> None:
     key = make_keys(env, customer="bench", count=1)[0]
     print("load average at the start:", " ".join(Path("/proc/loadavg").read_text().split()[:3]), flush=True)
     code = f"KEY = {key!r}\nN = {args.requests}\n" + CODE
-    subprocess.run([str(BIN / "python"), "manage.py", "shell", "-v0", "-c", code], cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [str(BIN / "python"), "manage.py", "shell", "-v0", "-c", code], cwd=ROOT, env=env, check=True
+    )
     print("load average at the end:", " ".join(Path("/proc/loadavg").read_text().split()[:3]))
 
 

@@ -21,7 +21,9 @@ print(json.dumps({"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects
 def _loaded(tmp_path: Path) -> dict:
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")}
     env = {**keep, "DJANGO_SETTINGS_MODULE": "config.settings.local", "TRUSTCAL_DATA_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
