@@ -50,15 +50,18 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None  # -> 401 AUTHENTICATION_REQUIRED
         value = token.strip()
         address = client_address(request.META)
-        wait = auth_failures.blocked_for(address)
-        if wait and not known_digests.may_exist(key_digest(value)):
+        digest = key_digest(value)
+        # A key that just authenticated here is looked up whatever its address's count says.
+        wait = 0 if known_digests.recently_valid(digest) else auth_failures.blocked_for(address)
+        if wait and not known_digests.may_exist(digest):
             raise RateLimited(
                 "Too many failed authentications from this address; try again later.", retry_after=wait
             )
-        key = api_key_for_value(value=value)
+        key = api_key_for_value(value=value, digest=digest)
         if key is None:
             auth_failures.fail(address)
             raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
+        known_digests.authenticated(digest)
         if not thread_share.take(request._request, f"customer:{key.customer_id}"):
             setattr(request._request, CLOSE_CONNECTION, True)
             raise RateLimited(share_message("this customer"), retry_after=1)

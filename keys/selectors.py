@@ -19,6 +19,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from config import prepared
 from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer
 from keys.services import key_digest
 
@@ -53,14 +54,20 @@ def _key_lookup_sql() -> tuple[str, list, list]:
     return sql, key_fields, customer_fields
 
 
-def api_key_for_value(*, value: str) -> ApiKey | None:
+def api_key_for_value(*, value: str, digest: str | None = None) -> ApiKey | None:
     """The usable key with this value, or None: one indexed lookup on the digest (a prepared
-    SELECT, not the ORM, because it runs on every request), then a constant-time comparison."""
-    digest = key_digest(value)
+    SELECT, not the ORM, because it runs on every request), then a constant-time comparison.
+    `digest`: the value's key_digest when the caller has it already."""
+    digest = digest or key_digest(value)
     sql, key_fields, customer_fields = _key_lookup_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [digest])
-        row = cursor.fetchone()
+    if connection.vendor == "postgresql":  # prepared once per connection, bound on the server
+        with prepared.cursor() as bound:
+            bound.execute(sql, [digest])
+            row = bound.fetchone()
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [digest])
+            row = cursor.fetchone()
     if row is None:
         return None
     key = cast(ApiKey, _from_row(ApiKey, key_fields, row[: len(key_fields)]))

@@ -4,7 +4,10 @@ one-minute window, that address's unknown keys answer 429 without being looked u
 cannot be guessed at the speed of the service (config/failures.py). A valid key always works:
 while an address is throttled, a presented key is looked up only when its digest is among the
 digests of the keys that exist (KnownDigests, held in each process), so a guess costs no query
-and a real key, even one from the same address as the guesser, goes through."""
+and a real key, even one from the same address as the guesser, goes through. A key that
+authenticated in this process within the last RELOAD_SECONDS skips the address's count
+altogether (KnownDigests.recently_valid): the count cannot change its answer, and reading it is
+a round trip to Redis on every request."""
 
 import threading
 import time
@@ -37,6 +40,7 @@ class KnownDigests:
         self._prefixes: frozenset[str] = frozenset()
         self._loaded_at = float("-inf")
         self._lock = threading.Lock()
+        self._valid_at: dict[str, float] = {}  # digest -> when it last authenticated here
         register_limiter(self)
 
     def _load(self) -> None:
@@ -54,6 +58,20 @@ class KnownDigests:
             self._load()
             return prefix in self._prefixes
 
+    def recently_valid(self, digest: str) -> bool:
+        """Did this key authenticate in this process within RELOAD_SECONDS? Its address's
+        failure count is then not read: a key that exists is looked up from a throttled address
+        too, and a key revoked meanwhile by another process is refused by the lookup itself, as
+        it is while the other processes' digests are at most RELOAD_SECONDS old."""
+        seen = self._valid_at.get(digest)
+        return seen is not None and time.monotonic() - seen < RELOAD_SECONDS
+
+    def authenticated(self, digest: str) -> None:
+        """A key authenticated (see recently_valid); the record is bounded in size."""
+        if len(self._valid_at) > 10_000:
+            self._valid_at = {}
+        self._valid_at[digest] = time.monotonic()
+
     def add(self, digest: str) -> None:
         """A key this process just created is known at once."""
         with self._lock:
@@ -64,11 +82,13 @@ class KnownDigests:
         second of their next miss)."""
         with self._lock:
             self._prefixes = self._prefixes - {digest[:PREFIX_CHARS]}
+            self._valid_at.pop(digest, None)
 
     def reset(self) -> None:
         with self._lock:
             self._prefixes = frozenset()
             self._loaded_at = float("-inf")
+            self._valid_at = {}
 
 
 known_digests = KnownDigests()
