@@ -13,18 +13,22 @@ entries in Python (audit.plan.link), insert them in bulk and move the head. SQLi
 IMMEDIATE transactions serialise writers anyway."""
 
 import contextlib
+import functools
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from django.db import connection
 from django.db.models import F
 
+from audit import tree
 from audit.chain import entries_seal
 from audit.checkpoints import chain_extended
 from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.plan import Plan, link
+from config import prepared
 from config.bulk import COPY_FROM, bulk_insert
 from keys.models import Customer
 from webhooks.services import events_emit
@@ -78,12 +82,16 @@ def entries_append(customer_id: str, entries: list[AuditEntry], *, decisions: in
     """Append the entries, in order, to the customer's chain (the last write of a plan), then
     extend the chain's Merkle tree with them under the same head lock, in the same
     transaction (docs/reference/checkpoints.md)."""
+    tree_extended = False
     if connection.vendor == "postgresql" and len(entries) == 1:
-        _append_one_postgresql(entries[0], decisions=decisions)
+        tree_extended = _append_one_postgresql(entries[0], decisions=decisions)
     else:
         _append_locked(customer_id, entries, decisions=decisions)
     chain_extended(
-        customer_id=customer_id, start_size=entries[0].sequence - 1, entry_hashes=[e.hash for e in entries]
+        customer_id=customer_id,
+        start_size=entries[0].sequence - 1,
+        entry_hashes=[e.hash for e in entries],
+        tree_extended=tree_extended,
     )
 
 
@@ -123,17 +131,25 @@ _ENTRY_INSERT_COLUMNS = [
 
 _JSON_COLUMNS = ("subgroups", "probe")
 
+
+def _cast(column: str) -> str:
+    """The column's type for a server-bound parameter, without a length (a cast to
+    varchar(n) would cut a longer value where the insert refuses it)."""
+    return re.sub(r"\(.*\)", "", AuditEntry._meta.get_field(column).db_type(connection) or "text")
+
+
 # The whole critical section in one statement: the UPDATE takes the head row lock (held to
 # commit; a concurrent writer waits, then re-reads the committed head), splices the two link
 # values into the entry's canonical text (audit.chain.Template) and hashes it in SQL, and the
 # INSERT stores the entry, its canonical text and the sequence and hashes the UPDATE returned.
 # SET expressions see the old row. The column names come from the fixed field list; every
 # value is a bound parameter.
-_CANONICAL = "%s || {previous} || %s || {sequence}::text || %s"
+_CANONICAL = "%s::text || {previous} || %s::text || {sequence}::text || %s::text"
 _APPEND_SQL = """
 WITH head AS (
     UPDATE audit_chainhead
-    SET previous_head_hash = head_hash, sequence = sequence + 1, decisions = decisions + %s, updated_at = %s,
+    SET previous_head_hash = head_hash, sequence = sequence + 1, decisions = decisions + %s::bigint,
+        updated_at = %s::timestamptz,
         head_hash = encode(sha256(convert_to({hashed}, 'UTF8')), 'hex')
     WHERE customer_id = %s
     RETURNING sequence, head_hash, previous_head_hash
@@ -142,15 +158,28 @@ INSERT INTO audit_auditentry ({columns}, sequence, hash, previous_hash, canonica
 SELECT {values}, head.sequence, head.head_hash, head.previous_head_hash, {stored}
 FROM head
 RETURNING sequence, hash, previous_hash, canonical
-""".format(  # noqa: S608
-    hashed=_CANONICAL.format(previous="head_hash", sequence="(sequence + 1)"),
-    stored=_CANONICAL.format(previous="head.previous_head_hash", sequence="head.sequence"),
-    columns=", ".join(_ENTRY_INSERT_COLUMNS),
-    values=", ".join("%s::jsonb" if column in _JSON_COLUMNS else "%s" for column in _ENTRY_INSERT_COLUMNS),
-)
+"""
 
 
-def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> None:
+@functools.cache
+def _append_sql() -> str:
+    """The append's text, each entry value cast to its column's PostgreSQL type (a parameter
+    bound on the server has a type; the casts make it the column's)."""
+    return _APPEND_SQL.format(
+        hashed=_CANONICAL.format(previous="head_hash", sequence="(sequence + 1)"),
+        stored=_CANONICAL.format(previous="head.previous_head_hash", sequence="head.sequence"),
+        columns=", ".join(_ENTRY_INSERT_COLUMNS),
+        values=", ".join(f"%s::{_cast(column)}" for column in _ENTRY_INSERT_COLUMNS),
+    )
+
+
+def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> bool:
+    """Append one entry by one statement and extend the Merkle tree by the next, both prepared
+    and in one round trip (pipeline mode: the tree's statement, a statement of its own, reads
+    the head row this transaction has just moved). True when the tree was extended so; False
+    for a customer's first entry (no head row yet: it is created, the append runs again and
+    the tree is left to chain_extended) and for a tree that lacked a subtree it needed (then
+    rebuilt here)."""
     template = entries_seal([entry])[0]  # sealed here unless its appender did
     links = [template.head, template.middle, template.tail]
     params: list[Any] = [decisions, entry.logged_at, *links, entry.customer_id]
@@ -159,13 +188,22 @@ def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> None:
         is_json = column in _JSON_COLUMNS and value is not None  # a probe's None stays SQL NULL
         params.append(json.dumps(value, ensure_ascii=False) if is_json else value)
     params += links
-    with connection.cursor() as cursor:
-        cursor.execute(_APPEND_SQL, params)
-        row = cursor.fetchone()
+    with prepared.cursor() as append, prepared.cursor() as nodes:
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            append.execute(_append_sql(), params)
+            nodes.execute(tree.APPEND_ONE_SQL, [entry.customer_id])
+        row = append.fetchone()
+        written = len(nodes.fetchall())
         if row is None:  # the customer's first entry: create the head, then append
             _ensure_head(entry.customer_id)
-            cursor.execute(_APPEND_SQL, params)
-            row = cursor.fetchone()
+            append.execute(_append_sql(), params)
+            row = append.fetchone()
+    assert row is not None  # the head exists now
     entry.sequence, entry.hash, entry.previous_hash, entry.canonical = row
     entry._state.adding = False
     entry._state.db = connection.alias
+    if written == 0:
+        return False
+    if written != tree.leaf_nodes(entry.sequence - 1):  # a subtree it merges was not stored
+        tree.tree_append(entry.customer_id, entry.sequence - 1, [entry.hash], with_root=False)
+    return True

@@ -77,15 +77,19 @@ def _make(customer_id: str, size: int, root: bytes, head_hash: str) -> SignedChe
     return checkpoint
 
 
-def chain_extended(*, customer_id: str, start_size: int, entry_hashes: list[str]) -> None:
+def chain_extended(
+    *, customer_id: str, start_size: int, entry_hashes: list[str], tree_extended: bool = False
+) -> None:
     """The chain of `customer_id` grew from `start_size` by these entries (hex hashes, in
-    order): extend the tree and, when a multiple of CHECKPOINT_EVERY was reached or crossed,
-    have a worker sign the tree at the append's end once it commits. Called once per append,
-    single or batch, in its transaction; it never signs, so it never waits for the key."""
+    order): extend the tree (unless the append did, `tree_extended`: audit.tree.APPEND_ONE_SQL)
+    and, when a multiple of CHECKPOINT_EVERY was reached or crossed, have a worker sign the tree
+    at the append's end once it commits. Called once per append, single or batch, in its
+    transaction; it never signs, so it never waits for the key."""
     if not entry_hashes:
         return
     size = start_size + len(entry_hashes)
-    tree.tree_append(customer_id, start_size, entry_hashes, with_root=False)
+    if not tree_extended:
+        tree.tree_append(customer_id, start_size, entry_hashes, with_root=False)
     if start_size // CHECKPOINT_EVERY != size // CHECKPOINT_EVERY:
         transaction.on_commit(functools.partial(_checkpoint_send, customer_id, size))
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from django.db import connection
 
 from audit import merkle
-from audit.models import AuditEntry, TreeNode
+from audit.models import AuditEntry, ChainHead, TreeNode
 
 _TABLE = TreeNode._meta.db_table
 _STREAM_CHUNK = 5000
@@ -54,6 +54,36 @@ def _nodes_write(customer_id: str, rows: list[tuple[int, int, bytes]]) -> None:
                 f'INSERT INTO {_TABLE} (customer_id, level, "index", hash) VALUES {values}',  # noqa: S608
                 params,
             )
+
+
+# One appended leaf's nodes in one statement (PostgreSQL), run right after the chain append in
+# the same transaction, which holds the head row: the leaf is the head's new entry (its index
+# the head's sequence less one, its hash the head's), and while its index is odd it merges
+# with the stored complete subtree to its left, one level up each time, exactly as
+# merkle.CompactRange.append does. Returns one row per node written: fewer than
+# `leaf_nodes(index)` means a subtree it needed was not stored (tree_append then rebuilds).
+APPEND_ONE_SQL = f"""
+WITH RECURSIVE head AS (
+    SELECT customer_id, sequence - 1 AS leaf, sha256('\\x00'::bytea || decode(head_hash, 'hex')) AS hash
+    FROM {ChainHead._meta.db_table} WHERE customer_id = %s
+), up (level, "index", hash) AS (
+    SELECT 0, head.leaf, head.hash FROM head
+    UNION ALL
+    SELECT up.level + 1, up."index" >> 1, sha256('\\x01'::bytea || node.hash || up.hash)
+    FROM up JOIN {_TABLE} node
+        ON node.customer_id = (SELECT customer_id FROM head) AND node.level = up.level
+        AND node."index" = up."index" - 1
+    WHERE up."index" & 1 = 1
+)
+INSERT INTO {_TABLE} (customer_id, level, "index", hash)
+SELECT head.customer_id, up.level, up."index", up.hash FROM up, head
+RETURNING level
+"""  # noqa: S608 - the table names are the models'
+
+
+def leaf_nodes(index: int) -> int:
+    """How many nodes appending leaf `index` stores: the leaf and one per trailing 1 bit."""
+    return (index ^ (index + 1)).bit_length()
 
 
 class TreeIncomplete(Exception):
