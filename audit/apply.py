@@ -17,6 +17,7 @@ import functools
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
@@ -44,7 +45,9 @@ def plan_apply(plan: Plan, *, customer: Customer) -> None:
     them; an error in any of them is raised there, at the latest when the block is left)."""
     # COPY (more than COPY_FROM rows) cannot run in pipeline mode; a large batch's round
     # trips are few next to its rows anyway.
-    with _pipeline(len(plan.new_decisions) <= COPY_FROM and len(plan.events) <= COPY_FROM):
+    pipelined = len(plan.new_decisions) <= COPY_FROM and len(plan.events) <= COPY_FROM
+    pending: _PendingAppend | None = None
+    with _pipeline(pipelined):
         decision_keys = bulk_insert(Decision, plan.new_decisions, with_ids=True, deferred=True)
         if len(plan.changed) == 1:
             decision = plan.changed[0]
@@ -57,13 +60,25 @@ def plan_apply(plan: Plan, *, customer: Customer) -> None:
             contributor.apply(customer_id=customer.pk, acc=acc)
         if plan.events:
             events_emit(customer=customer, events=plan.events)
+        if pipelined and connection.vendor == "postgresql" and len(plan.entries) == 1:
+            # The entry, last, in the same round trip: its decision's key is read in SQL.
+            pending = _append_one_send(plan.entries[0], decisions=len(plan.new_decisions))
     # The new keys are read once the pipeline is left: its Sync collects every result in one
     # wait, where a read inside the block would wait on a Flush and then on the exit's Sync.
     decision_keys()
     for entry in plan.entries:  # the new rows have their primary keys now
         assert entry.decision is not None  # a plan's entries record decisions
         entry.decision_id = entry.decision.pk
-    if plan.entries:
+    if pending is not None:
+        tree_extended = _append_one_finish(pending)
+        entry = plan.entries[0]
+        chain_extended(
+            customer_id=customer.pk,
+            start_size=entry.sequence - 1,
+            entry_hashes=[entry.hash],
+            tree_extended=tree_extended,
+        )
+    elif plan.entries:
         entries_append(customer.pk, plan.entries, decisions=len(plan.new_decisions))
 
 
@@ -169,35 +184,80 @@ def _append_sql() -> str:
         hashed=_CANONICAL.format(previous="head_hash", sequence="(sequence + 1)"),
         stored=_CANONICAL.format(previous="head.previous_head_hash", sequence="head.sequence"),
         columns=", ".join(_ENTRY_INSERT_COLUMNS),
-        values=", ".join(f"%s::{_cast(column)}" for column in _ENTRY_INSERT_COLUMNS),
+        values=", ".join(_value(column) for column in _ENTRY_INSERT_COLUMNS),
     )
 
 
+def _value(column: str) -> str:
+    if column == "decision_id":
+        # The decision's key when known, else read by (customer, decision_id): a new decision
+        # inserted earlier in the same pipeline has no key in Python yet.
+        return (
+            f"COALESCE(%s::bigint, (SELECT id FROM {Decision._meta.db_table}"  # noqa: S608 - the model's table
+            " WHERE customer_id = %s AND decision_id = %s::text))"
+        )
+    return f"%s::{_cast(column)}"
+
+
+@dataclass
+class _PendingAppend:
+    entry: AuditEntry
+    params: list[Any]
+    append: prepared.BoundCursor
+    nodes: prepared.BoundCursor
+
+
 def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> bool:
-    """Append one entry by one statement and extend the Merkle tree by the next, both prepared
-    and in one round trip (pipeline mode: the tree's statement, a statement of its own, reads
-    the head row this transaction has just moved). True when the tree was extended so; False
-    for a customer's first entry (no head row yet: it is created, the append runs again and
-    the tree is left to chain_extended) and for a tree that lacked a subtree it needed (then
-    rebuilt here)."""
+    """Append one entry by one statement and extend the Merkle tree by the next, in one round
+    trip (see _append_one_send). True when the tree was extended so."""
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        pending = _append_one_send(entry, decisions=decisions)
+    return _append_one_finish(pending)
+
+
+def _append_one_send(entry: AuditEntry, *, decisions: int) -> _PendingAppend:
+    """Send, in the caller's pipeline, the entry's one-statement append and then the Merkle
+    tree's statement (audit.tree.APPEND_ONE_SQL: a statement of its own, it reads the head
+    row this transaction has just moved), both prepared; _append_one_finish reads them once
+    the pipeline is left."""
     template = entries_seal([entry])[0]  # sealed here unless its appender did
     links = [template.head, template.middle, template.tail]
     params: list[Any] = [decisions, entry.logged_at, *links, entry.customer_id]
     for column in _ENTRY_INSERT_COLUMNS:
         value = getattr(entry, column)
+        if column == "decision_id":
+            decision = entry.decision
+            known = value if decision is None or decision.pk is not None else None
+            params += [
+                known,
+                entry.customer_id,
+                None if known is not None or decision is None else decision.decision_id,
+            ]
+            continue
         is_json = column in _JSON_COLUMNS and value is not None  # a probe's None stays SQL NULL
         params.append(json.dumps(value, ensure_ascii=False) if is_json else value)
     params += links
-    with prepared.cursor() as append, prepared.cursor() as nodes:
-        with connection.wrap_database_errors, connection.connection.pipeline():
-            append.execute(_append_sql(), params)
-            nodes.execute(tree.APPEND_ONE_SQL, [entry.customer_id])
+    pending = _PendingAppend(entry, params, prepared.BoundCursor(), prepared.BoundCursor())
+    pending.append.execute(_append_sql(), params)
+    pending.nodes.execute(tree.APPEND_ONE_SQL, [entry.customer_id])
+    return pending
+
+
+def _append_one_finish(pending: _PendingAppend) -> bool:
+    """The sent append's results: True when the tree was extended with it; False for a
+    customer's first entry (no head row yet: it is created, the append runs again and the tree
+    is left to chain_extended). A tree that lacked a subtree it needed is rebuilt here."""
+    entry, append = pending.entry, pending.append
+    try:
         row = append.fetchone()
-        written = len(nodes.fetchall())
+        written = len(pending.nodes.fetchall())
         if row is None:  # the customer's first entry: create the head, then append
             _ensure_head(entry.customer_id)
-            append.execute(_append_sql(), params)
+            append.execute(_append_sql(), pending.params)
             row = append.fetchone()
+    finally:
+        append.close()
+        pending.nodes.close()
     assert row is not None  # the head exists now
     entry.sequence, entry.hash, entry.previous_hash, entry.canonical = row
     entry._state.adding = False

@@ -18,9 +18,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # (statements, round trips) on PostgreSQL; statements on SQLite.
 POSTGRESQL = {
-    "log": (10, 6),
-    "outcome": (11, 9),
-    "calibrate": (10, 7),
+    "log": (10, 5),
+    "outcome": (10, 6),
+    "calibrate": (10, 6),
     # The set-wise applier: per contributor a staging table's CREATE IF NOT EXISTS, its COPY and
     # one INSERT ... SELECT, where the fold sent one upsert (16 statements, 18 round trips).
     # 20 and 24, and 1 for the event insert, prepared on its first use. The set-wise applier
