@@ -101,7 +101,8 @@ def clear_fields_from_values(values: Sequence[Any]) -> dict[str, Any]:
 
 # Any: an AuditEntry or a row with its columns; an entry's fields by name: JSON values of several types
 def clear_fields(entry: Any) -> dict[str, Any]:
-    return clear_fields_from_values([getattr(entry, column) for column in FORMAT1_COLUMNS])
+    row = entry.__dict__  # a model instance holds its loaded columns here: no lookup per column
+    return clear_fields_from_values([row[c] if c in row else getattr(entry, c) for c in FORMAT1_COLUMNS])
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from audit.fields import SNAPSHOT_FIELDS
 from audit.inputs import Item, LateOutcomeInput
 from audit.models import AuditEntry, Decision
 from audit.records import (
+    columns,
     decision_conflict,
     new_decision,
     outcome_apply,
@@ -79,7 +80,8 @@ def new_entry(
     *, customer_id: str, decision: Decision, type: str, logged_at: dt.datetime, entry_id: str
 ) -> AuditEntry:
     """An entry snapshotting the decision as it is now (not linked, not saved)."""
-    values = {name: getattr(decision, name) for name in SNAPSHOT_FIELDS}
+    row = decision.__dict__  # a loaded or planned row holds every column here
+    values = {name: row[name] if name in row else getattr(decision, name) for name in SNAPSHOT_FIELDS}
     values.update(
         id=entry_id,
         customer_id=customer_id,
@@ -174,7 +176,8 @@ def plan_items(
                 changed[decision_id] = decision
             plan.results.append(ItemResult(index, 201, decision_id, entry=entry))
             continue
-        fingerprint = payload_fingerprint(data)
+        values = columns(data)  # once per item: the fingerprint's and the new row's
+        fingerprint = payload_fingerprint(data, values)
         if decision_id and decision_id in known:
             decision = known[decision_id]
             if decision.payload_fingerprint != fingerprint:
@@ -183,7 +186,7 @@ def plan_items(
             entry_of = first_entry.get(decision_id) or stored.decision_entries.get(decision_id)
             plan.results.append(ItemResult(index, 200, decision_id, entry=entry_of, decision=decision))
             continue
-        decision = new_decision(customer=customer, data=data, fingerprint=fingerprint, now=now)
+        decision = new_decision(customer=customer, data=data, fingerprint=fingerprint, now=now, values=values)
         entry = entry_for(decision, AuditEntry.Type.DECISION)
         record(registry.Change("new", decision, entry.id, sources[index]))
         plan.events.extend(probe_events(decision))

@@ -25,16 +25,19 @@ def ms(value: dt.datetime) -> dt.datetime:
 def columns(data: DecisionInput) -> dict[str, object]:
     """The decision's stored fields (audit.fields.DECISION_FIELDS) as its columns hold them:
     the subgroups given only, the probe as an object."""
-    values: dict[str, object] = {name: getattr(data, name) for name in DECISION_FIELDS}
+    given = data.__dict__  # a pydantic model keeps its fields' values here: no lookup per field
+    values: dict[str, object] = {name: given[name] for name in DECISION_FIELDS}
     values["subgroups"] = data.subgroups.stored()
     values["probe"] = data.probe.model_dump() if data.probe is not None else None
     return values
 
 
-def payload_fingerprint(data: DecisionInput) -> str:
+def payload_fingerprint(data: DecisionInput, values: dict[str, object] | None = None) -> str:
     """The normalised request: the same decision sent again (alias or not, any offset)
-    has the same fingerprint. The timestamp counts only when the client sent one."""
-    values = columns(data)
+    has the same fingerprint. The timestamp counts only when the client sent one. `values`:
+    the item's columns(data) when the caller has them (read here, never changed)."""
+    if values is None:
+        values = columns(data)
     doc = {name: values[name] for name in DECISION_FIELDS if name not in FINGERPRINT_WHEN_SENT}
     timestamp = data.timestamp
     doc["timestamp"] = isoformat(ms(timestamp)) if timestamp is not None else None
@@ -45,9 +48,18 @@ def payload_fingerprint(data: DecisionInput) -> str:
     return hashlib.sha256(canonical_json(doc).encode("utf-8")).hexdigest()
 
 
-def new_decision(*, customer: Customer, data: DecisionInput, fingerprint: str, now: dt.datetime) -> Decision:
-    """The decision row of a new decision (not saved), with its calibration category."""
-    values = columns(data)
+def new_decision(
+    *,
+    customer: Customer,
+    data: DecisionInput,
+    fingerprint: str,
+    now: dt.datetime,
+    values: dict[str, object] | None = None,
+) -> Decision:
+    """The decision row of a new decision (not saved), with its calibration category.
+    `values`: the item's columns(data) when the caller has them (taken over and changed)."""
+    if values is None:
+        values = columns(data)
     if not values["decision_id"]:
         del values["decision_id"]  # generated: the field's default
     values["customer_id"] = customer.pk

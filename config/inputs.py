@@ -11,7 +11,6 @@ score, trend, subgroups: query_day_window), paging (positive_int), headers.
 
 import datetime as dt
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, overload
@@ -20,59 +19,10 @@ from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 
 from config.exceptions import ValidationFailed
+from config.jsonwalk import MAX_JSON_DEPTH, check_document, invalid, is_clean_text
 from config.timeutils import UTC, parse_bound, parse_day, parse_timestamp
 
-MAX_JSON_DEPTH = 64
 BOUND_HELP = "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp in years 1..9999"
-
-
-def invalid(field: str, message: str) -> ValidationFailed:
-    return ValidationFailed(f"{field}: {message}.", errors=[{"field": field, "message": message}])
-
-
-def is_clean_text(text: str) -> bool:
-    """No NUL and no unpaired surrogate: PostgreSQL text and jsonb refuse both, and a
-    surrogate cannot be encoded as UTF-8 at all."""
-    if "\x00" in text:
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def check_document(value: Any, *, strings: bool = True) -> None:
-    """Walk a parsed JSON document without recursion: deeper than MAX_JSON_DEPTH is
-    INVALID_JSON (ParseError); a key or string holding NUL or an unpaired surrogate, or a
-    number that does not fit a finite double (`1e400` parses as infinity), is a
-    VALIDATION_ERROR naming where it is (with `strings=False` only the nesting is checked:
-    a batch checks each item's strings and numbers with the item, so that one bad item is
-    rejected alone)."""
-    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
-    while stack:
-        node, depth, where = stack.pop()
-        if isinstance(node, str):
-            if strings and not is_clean_text(node):
-                raise invalid(where or "body", "must not contain NUL or unpaired surrogates")
-            continue
-        if isinstance(node, float):
-            if strings and not math.isfinite(node):
-                raise invalid(where or "body", "must be a number that fits a finite double")
-            continue
-        if not isinstance(node, dict | list):
-            continue
-        if depth > MAX_JSON_DEPTH:
-            raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-        if isinstance(node, dict):
-            for key, item in node.items():
-                name = f"{where}.{key}" if where else str(key)
-                if strings and not is_clean_text(key):
-                    raise invalid(where or "body", "keys must not contain NUL or unpaired surrogates")
-                stack.append((item, depth + 1, name))
-        else:
-            for index, item in enumerate(node):
-                stack.append((item, depth + 1, f"{where}[{index}]"))
 
 
 def _refuse_constant(name: str) -> Any:

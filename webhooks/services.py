@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from config.bulk import bulk_insert
+from config.bulk import bulk_insert, unsaved
 from config.exceptions import RateLimited
 from config.ratelimit import SlidingWindow
 from keys.models import Customer
@@ -65,7 +65,12 @@ def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]])
         regulation = EVENT_REGULATIONS[type]
         if regulation is not None:
             payload.setdefault("regulation", regulation)
-        rows.append(Event(customer=customer, type=type, data=payload))
+        # Model.__init__ cost more than the row's insert (a batch emits hundreds of events)
+        rows.append(
+            unsaved(
+                Event, {"customer_id": customer.pk, "type": type, "data": payload}, {"customer": customer}
+            )
+        )
     if not rows:
         return []
     # Part of the caller's transaction: no savepoint (two round trips per event saved); a
