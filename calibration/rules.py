@@ -134,6 +134,36 @@ def is_risk_user(figures: Mapping[str, Any], th: measures.Thresholds | None = No
     return measures.is_risk_user(figures, th or thresholds())
 
 
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+def risk_user_figures(sums: Mapping[str, float], th: measures.Thresholds) -> dict[str, Any] | None:
+    """A user's figures as the risk-user list shows them (docs/reference/calibration.md, Risk users),
+    or None when the user is not a risk user: what `is_risk_user(figures(sums))` judges, computed
+    by the same functions as `figures` but without the figures the list does not show, so that an
+    organisation's every reviewer is judged at a fraction of the cost."""
+    scored = int(sums["scored_n"])
+    if scored < th.risk_min_scored:
+        return None
+    score = measures.scores(sums, measures.accuracy(sums))
+    over, _, over_ci = measures.weighted_rate(sums["fwo_sum"], sums["wo_sum"], sums["wo_sq"])
+    under, _, under_ci = measures.weighted_rate(sums["uwu_sum"], sums["wu_sum"], sums["wu_sq"])
+    category = measures.category(scored, over_ci, under_ci, th)
+    level = measures.risk_level(scored, score["reliance_gap"], category, th)
+    if level != "high" and category not in FLAGGED_CATEGORIES:
+        return None
+    return {
+        "trust_score": score["trust_score"],
+        "reliance_gap": score["reliance_gap"],
+        "risk_level": level,
+        "decisions": int(sums["n"]),
+        "scored_decisions": scored,
+        "category": category,
+        "overtrust_rate": over,
+        "overtrust_rate_ci": over_ci,
+        "undertrust_rate": under,
+        "undertrust_rate_ci": under_ci,
+    }
+
+
 def least_squares_slope(values: list[tuple[int, float]]) -> float:
     """Slope of y over x (x = period index); 0 with fewer than two points."""
     if len(values) < 2:

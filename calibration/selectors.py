@@ -17,6 +17,7 @@ from django.utils import timezone
 from audit.measures import accuracy
 from calibration import rules
 from calibration.models import ALL_MODELS, UserDailyAggregate, UserWeeklyAggregate
+from config import prepared
 from keys.models import Customer
 
 
@@ -136,21 +137,33 @@ def whole_weeks(days: DayRange) -> tuple[dt.date, dt.date] | None:
     return (first, last) if first <= last else None
 
 
+# Any: SQL parameters and result values of mixed types
+def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+    """All rows of `sql`. On PostgreSQL a prepared statement (planned once per connection) whose
+    rows come in the binary format: about 32,000 numbers for 1,000 reviewers, which the text
+    format would have the server print and psycopg parse again (docs/architecture.md, Calibration
+    aggregates)."""
+    if connection.vendor == "postgresql":
+        with prepared.cursor() as bound:
+            bound.execute(sql, params, binary=True)
+            return bound.fetchall()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+    return rows
+
+
 def _per_user_sums(
     customer: Customer, days: DayRange, model_id: str | None
 ) -> list[tuple[str, dict[str, float]]]:
     weeks = whole_weeks(days)
-    with connection.cursor() as cursor:
-        if weeks is None:
-            cursor.execute(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
-        else:
-            first, last = weeks
-            key = [customer.pk, model_id or ALL_MODELS]
-            sunday = last + dt.timedelta(days=6)
-            cursor.execute(
-                _PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end]
-            )
-        rows = cursor.fetchall()
+    if weeks is None:
+        rows = _rows(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
+    else:
+        first, last = weeks
+        key = [customer.pk, model_id or ALL_MODELS]
+        sunday = last + dt.timedelta(days=6)
+        rows = _rows(_PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end])
     # Every sum is an int or a float here (no NULL in a group, no numeric: see _SUMS).
     return [(row[0], dict(zip(rules.SUM_FIELDS, row[1:], strict=True))) for row in rows]
 
@@ -182,16 +195,19 @@ def organization_window(
     }
     over = rules.Clusters.of((user["fwo_sum"], user["wo_sum"]) for _, user in per_user)
     under = rules.Clusters.of((user["uwu_sum"], user["wu_sum"]) for _, user in per_user)
-    at_risk = []
     th = rules.thresholds()
+    at_risk = []
     for user_id, user in per_user:
-        if user["scored_n"] < th.risk_min_scored:
-            continue
-        figures = rules.figures(user, th=th)
-        if rules.is_risk_user(figures, th):
-            at_risk.append({"user_id": user_id, **{key: figures[key] for key in RISK_USER_KEYS}})
-    at_risk.sort(key=lambda u: (-(u["reliance_gap"] or 0.0), u["user_id"]))
-    return OrganizationWindow(rules.figures(sums, over=over, under=under), at_risk)
+        figures = rules.risk_user_figures(user, th)
+        if figures is not None:
+            at_risk.append({"user_id": user_id, **figures})
+    at_risk.sort(key=_by_reliance_gap)
+    return OrganizationWindow(rules.figures(sums, over=over, under=under, th=th), at_risk)
+
+
+# Any: a risk user's figures by name
+def _by_reliance_gap(user: Mapping[str, Any]) -> tuple[float, str]:
+    return -(user["reliance_gap"] or 0.0), user["user_id"]
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON

@@ -33,11 +33,13 @@ class BoundCursor:
         connection.ensure_connection()
         self._cursor: psycopg.Cursor[Any] = psycopg.Cursor(connection.connection)
 
-    def execute(self, sql: str, params: Sequence[Any]) -> None:
+    def execute(self, sql: str, params: Sequence[Any], *, binary: bool = False) -> None:
+        """Run `sql`; with `binary`, the values come back in PostgreSQL's binary format (no
+        number is printed as text by the server and parsed again by psycopg)."""
         started = time.monotonic()
         try:
             with connection.wrap_database_errors:
-                self._cursor.execute(sql, params, prepare=True)  # type: ignore[arg-type]  # fixed texts
+                self._cursor.execute(sql, params, prepare=True, binary=binary)  # type: ignore[arg-type]  # fixed texts
         finally:
             if connection.queries_logged:
                 connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
