@@ -27,9 +27,9 @@ def confidence_check(
     the Brier score. `verdict` is `consistent` when a's interval holds 0 and b's holds 1,
     `miscalibrated` otherwise, `not_checked` under CONFIDENCE_CHECK_MIN decisions or when the fit
     has no finite solution (all outcomes alike, or separated by the confidence)."""
-    groups = [(logit(c), y, k, c) for c, y, k in pairs if k > 0]
-    total = sum(k for _, _, k, _ in groups)
-    brier = ratio(sum(k * (c - y) ** 2 for _, y, k, c in groups) if brier_sum is None else brier_sum, total)
+    groups = [(c, y, k) for c, y, k in pairs if k > 0]
+    total = sum(k for _, _, k in groups)
+    brier = ratio(sum(k * (c - y) ** 2 for c, y, k in groups) if brier_sum is None else brier_sum, total)
     out: dict[str, Any] = {
         "decisions": total,
         "intercept": None,
@@ -41,7 +41,7 @@ def confidence_check(
     }
     if total < CONFIDENCE_CHECK_MIN:
         return out
-    fit = _logistic_fit(groups)
+    fit = _logistic_fit(_by_confidence(groups))
     if fit is None:
         return out
     (a, b), (var_a, var_b) = fit
@@ -58,19 +58,33 @@ def confidence_check(
     return out
 
 
+def _by_confidence(groups: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
+    """(logit(c), decisions with y = 1, decisions) per distinct confidence c: the likelihood's
+    terms of one c computed once, whatever the outcomes (a large window has about twice as many
+    (c, y) groups as confidences)."""
+    by_c: dict[float, list[int]] = {}
+    for c, y, k in groups:
+        counts = by_c.setdefault(c, [0, 0])
+        counts[0] += k * y
+        counts[1] += k
+    return [(logit(c), ones, n) for c, (ones, n) in by_c.items()]
+
+
 def _logistic_fit(
-    groups: list[tuple[float, int, int, float]], iterations: int = 50
+    groups: list[tuple[float, int, int]], iterations: int = 50
 ) -> tuple[tuple[float, float], tuple[float, float]] | None:
-    """Maximum likelihood (a, b) of y ~ a + b x and the diagonal of the inverse information."""
+    """Maximum likelihood (a, b) of y ~ a + b x over (x, decisions with y = 1, decisions) and the
+    diagonal of the inverse information."""
     a, b = 0.0, 1.0
     for _ in range(iterations):
         g0 = g1 = h00 = h01 = h11 = 0.0
-        for x, y, k, _c in groups:
+        for x, ones, k in groups:
             eta = a + b * x
             p = 1 / (1 + math.exp(-eta)) if eta > -700 else 0.0
             w = k * p * (1 - p)
-            g0 += k * (y - p)
-            g1 += k * (y - p) * x
+            residual = ones - k * p
+            g0 += residual
+            g1 += residual * x
             h00, h01, h11 = h00 + w, h01 + w * x, h11 + w * x * x
         det = h00 * h11 - h01 * h01
         if det <= 1e-12 * max(1.0, h00 * h11):

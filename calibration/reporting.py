@@ -117,10 +117,14 @@ def decisions_confidence_check(decisions: QuerySet["Decision"]) -> dict[str, Any
     columns = "ai_confidence, ai_recommendation, outcome"
     sql = f"SELECT {columns}, COUNT(*) FROM ({inner}) latest GROUP BY {columns}"  # noqa: S608 (the ORM's SQL; values are parameters)
     pairs: dict[tuple[float, int], int] = defaultdict(int)
+    right: dict[tuple[str, str], int] = {}  # y per (recommendation, outcome): a few, compared once each
     with connections[decisions.db].cursor() as cursor:
         cursor.execute(sql, params)
         for confidence, recommendation, outcome, n in cursor.fetchall():
-            pairs[(confidence, int(rules.same(outcome, recommendation)))] += n
+            y = right.get((recommendation, outcome))
+            if y is None:
+                y = right[(recommendation, outcome)] = int(rules.same(outcome, recommendation))
+            pairs[(confidence, y)] += n
     check = confidence_check((c, y, n) for (c, y), n in sorted(pairs.items()))
     check["limit"] = CONFIDENCE_CHECK_LIMIT
     return check
