@@ -134,12 +134,31 @@ def is_risk_user(figures: Mapping[str, Any], th: measures.Thresholds | None = No
     return measures.is_risk_user(figures, th or thresholds())
 
 
+# The sums `risk_user_figures` reads.
+RISK_USER_FIELDS = (
+    "n",
+    "scored_n",
+    "q_sum",
+    "a_conf_sum",
+    "oo_n",
+    "ai_right_n",
+    "outcome_n",
+    "fwo_sum",
+    "wo_sum",
+    "wo_sq",
+    "uwu_sum",
+    "wu_sum",
+    "wu_sq",
+)
+
+
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def risk_user_figures(sums: Mapping[str, float], th: measures.Thresholds) -> dict[str, Any] | None:
     """A user's figures as the risk-user list shows them (docs/reference/calibration.md, Risk users),
     or None when the user is not a risk user: what `is_risk_user(figures(sums))` judges, computed
     by the same functions as `figures` but without the figures the list does not show, so that an
-    organisation's every reviewer is judged at a fraction of the cost."""
+    organisation's every reviewer is judged at a fraction of the cost. It reads only the sums
+    named in RISK_USER_FIELDS."""
     scored = int(sums["scored_n"])
     if scored < th.risk_min_scored:
         return None

@@ -6,6 +6,7 @@ import datetime as dt
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from django.db import connection
@@ -153,19 +154,34 @@ def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     return rows
 
 
+def _per_user_rows(customer: Customer, days: DayRange, model_id: str | None) -> list[tuple[Any, ...]]:
+    """One row per reviewer of the window: the user id, then the sums in SUM_FIELDS order (each an
+    int or a float: no NULL in a group, no numeric; see _SUMS)."""
+    weeks = whole_weeks(days)
+    if weeks is None:
+        return _rows(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
+    first, last = weeks
+    key = [customer.pk, model_id or ALL_MODELS]
+    sunday = last + dt.timedelta(days=6)
+    return _rows(_PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end])
+
+
 def _per_user_sums(
     customer: Customer, days: DayRange, model_id: str | None
 ) -> list[tuple[str, dict[str, float]]]:
-    weeks = whole_weeks(days)
-    if weeks is None:
-        rows = _rows(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
-    else:
-        first, last = weeks
-        key = [customer.pk, model_id or ALL_MODELS]
-        sunday = last + dt.timedelta(days=6)
-        rows = _rows(_PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end])
-    # Every sum is an int or a float here (no NULL in a group, no numeric: see _SUMS).
-    return [(row[0], dict(zip(rules.SUM_FIELDS, row[1:], strict=True))) for row in rows]
+    return [
+        (row[0], dict(zip(rules.SUM_FIELDS, row[1:], strict=True)))
+        for row in _per_user_rows(customer, days, model_id)
+    ]
+
+
+def _at(name: str) -> int:
+    """A sum's position in a row of `_per_user_rows`."""
+    return 1 + rules.SUM_FIELDS.index(name)
+
+
+_RISK_SUMS = itemgetter(*map(_at, rules.RISK_USER_FIELDS))
+_SCORED, _FWO, _WO, _UWU, _WU = map(_at, ("scored_n", "fwo_sum", "wo_sum", "uwu_sum", "wu_sum"))
 
 
 RISK_USERS_LISTED = 100  # POST /v1/trust-score lists the first 100 (all of them are flagged)
@@ -187,20 +203,22 @@ def organization_window(
     and its risk users (docs/reference/calibration.md, Risk users: users with enough scored
     decisions whose risk level is high or whose category is flagged, largest reliance gap
     first), from one grouping of the window's rows by reviewer."""
-    per_user = _per_user_sums(customer, days, model_id)
-    columns = zip(*(user.values() for _, user in per_user), strict=True) if per_user else ()
-    sums = dict.fromkeys(rules.SUM_FIELDS, 0) | {
-        name: (math.fsum if name in rules.FLOAT_FIELDS else sum)(column)
-        for name, column in zip(rules.SUM_FIELDS, columns, strict=False)
+    rows = _per_user_rows(customer, days, model_id)
+    columns = list(zip(*rows, strict=True)) if rows else [()] * (1 + len(rules.SUM_FIELDS))
+    sums = {
+        name: (math.fsum if name in rules.FLOAT_FIELDS else sum)(columns[at])
+        for at, name in enumerate(rules.SUM_FIELDS, start=1)
     }
-    over = rules.Clusters.of((user["fwo_sum"], user["wo_sum"]) for _, user in per_user)
-    under = rules.Clusters.of((user["uwu_sum"], user["wu_sum"]) for _, user in per_user)
+    over = rules.Clusters.of(zip(columns[_FWO], columns[_WO], strict=True))
+    under = rules.Clusters.of(zip(columns[_UWU], columns[_WU], strict=True))
     th = rules.thresholds()
     at_risk = []
-    for user_id, user in per_user:
-        figures = rules.risk_user_figures(user, th)
+    for row in rows:
+        if row[_SCORED] < th.risk_min_scored:
+            continue  # never a risk user (rules.risk_user_figures would say so)
+        figures = rules.risk_user_figures(dict(zip(rules.RISK_USER_FIELDS, _RISK_SUMS(row), strict=True)), th)
         if figures is not None:
-            at_risk.append({"user_id": user_id, **figures})
+            at_risk.append({"user_id": row[0], **figures})
     at_risk.sort(key=_by_reliance_gap)
     return OrganizationWindow(rules.figures(sums, over=over, under=under, th=th), at_risk)
 

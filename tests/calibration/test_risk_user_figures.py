@@ -47,4 +47,7 @@ def test_a_risk_users_figures_are_those_of_the_full_figures(seed):
         else:
             judged[False] += 1
             assert alone is None
+        # the sums it names are all it reads
+        named = {name: sums[name] for name in rules.RISK_USER_FIELDS}
+        assert rules.risk_user_figures(named, th) == alone
     assert judged[True] and judged[False]  # both kinds of reviewer were judged
