@@ -154,6 +154,7 @@ def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     return rows
 
 
+# Any: a database row (the user id, then ints and floats)
 def _per_user_rows(customer: Customer, days: DayRange, model_id: str | None) -> list[tuple[Any, ...]]:
     """One row per reviewer of the window: the user id, then the sums in SUM_FIELDS order (each an
     int or a float: no NULL in a group, no numeric; see _SUMS)."""
