@@ -6,7 +6,7 @@ set-wise (audit.apply), all in one transaction."""
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from audit import registry
@@ -15,6 +15,7 @@ from audit.inputs import Item
 from audit.models import AuditEntry, Decision
 from audit.plan import ItemResult, Stored, plan_items
 from audit.records import ms
+from config.bulk import array_param
 from config.exceptions import DomainError
 from keys.models import Customer
 
@@ -24,6 +25,14 @@ _CHUNK = 900  # SQLite's bound-parameter limit
 def _chunks[T](values: list[T]) -> Iterator[list[T]]:
     for start in range(0, len(values), _CHUNK):
         yield values[start : start + _CHUNK]
+
+
+# The decisions of the items, locked in key order as every writer locks them (the table's name
+# is the model's, no input).
+_DECISIONS_LOCKED = (
+    f"SELECT * FROM {Decision._meta.db_table} WHERE customer_id = %s "  # noqa: S608
+    "AND decision_id = ANY(%s::text[]) ORDER BY id FOR UPDATE"
+)
 
 
 def stored_load(
@@ -48,9 +57,15 @@ def stored_load(
     stored = Stored()
     if not ids:
         return stored
-    for chunk in _chunks(ids):
-        rows = Decision.objects.select_for_update().filter(customer=customer, decision_id__in=chunk)
-        stored.decisions.update({d.decision_id: d for d in rows.order_by("pk")})
+    if connection.vendor == "postgresql":
+        # One array parameter, in one statement: the ORM's IN list prepared every id on its
+        # own (a sixth of the read's CPU for 1,000 ids) and SQLite's limit split it in two.
+        locked = Decision.objects.raw(_DECISIONS_LOCKED, [customer.pk, array_param(ids)])
+        stored.decisions.update({d.decision_id: d for d in locked})
+    else:
+        for chunk in _chunks(ids):
+            rows = Decision.objects.select_for_update().filter(customer=customer, decision_id__in=chunk)
+            stored.decisions.update({d.decision_id: d for d in rows.order_by("pk")})
     known = stored.decisions
     replayed = {
         known[i.data.decision_id] for i in valid if i.kind == "decision" and i.data.decision_id in known
