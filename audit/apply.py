@@ -32,7 +32,7 @@ from audit.plan import Plan, link
 from config import prepared
 from config.bulk import COPY_FROM, bulk_insert
 from keys.models import Customer
-from webhooks.services import events_emit
+from webhooks.services import events_emit_sent
 
 
 def plan_apply(plan: Plan, *, customer: Customer) -> None:
@@ -58,14 +58,15 @@ def plan_apply(plan: Plan, *, customer: Customer) -> None:
             Decision.objects.bulk_update(plan.changed, ["outcome", "calibration_category"], batch_size=500)
         for contributor, acc in plan.contributions:
             contributor.apply(customer_id=customer.pk, acc=acc)
-        if plan.events:
-            events_emit(customer=customer, events=plan.events)
+        # The webhooks read is sent here and read after the pipeline (a read inside it waits).
+        _, deliveries_write = events_emit_sent(customer=customer, events=plan.events)
         if pipelined and connection.vendor == "postgresql" and len(plan.entries) == 1:
             # The entry, last, in the same round trip: its decision's key is read in SQL.
             pending = _append_one_send(plan.entries[0], decisions=len(plan.new_decisions))
     # The new keys are read once the pipeline is left: its Sync collects every result in one
     # wait, where a read inside the block would wait on a Flush and then on the exit's Sync.
     decision_keys()
+    deliveries_write()
     for entry in plan.entries:  # the new rows have their primary keys now
         assert entry.decision is not None  # a plan's entries record decisions
         entry.decision_id = entry.decision.pk

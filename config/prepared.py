@@ -23,33 +23,39 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 
 
 class BoundCursor:
-    """A server-binding psycopg cursor whose execute() is logged and whose errors are Django's."""
+    """A server-binding psycopg cursor whose execute() is logged and whose errors are Django's.
+
+    It holds this thread's connection wrapper itself: every `connection.x` goes through
+    Django's proxy and a thread-local lookup, several times per statement otherwise."""
 
     def __init__(self) -> None:
-        connection.ensure_connection()
-        self._cursor: psycopg.Cursor[Any] = psycopg.Cursor(connection.connection)
+        db = connections[DEFAULT_DB_ALIAS]  # this thread's, as `connection` would give
+        db.ensure_connection()
+        self._db = db
+        self._errors = db.wrap_database_errors
+        self._cursor: psycopg.Cursor[Any] = psycopg.Cursor(db.connection)
 
     def execute(self, sql: str, params: Sequence[Any], *, binary: bool = False) -> None:
         """Run `sql`; with `binary`, the values come back in PostgreSQL's binary format (no
         number is printed as text by the server and parsed again by psycopg)."""
         started = time.monotonic()
         try:
-            with connection.wrap_database_errors:
+            with self._errors:
                 self._cursor.execute(sql, params, prepare=True, binary=binary)  # type: ignore[arg-type]  # fixed texts
         finally:
-            if connection.queries_logged:
-                connection.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
+            if self._db.queries_logged:
+                self._db.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
 
     def fetchone(self) -> tuple[Any, ...] | None:
-        with connection.wrap_database_errors:
+        with self._errors:
             return self._cursor.fetchone()
 
     def fetchall(self) -> list[tuple[Any, ...]]:
-        with connection.wrap_database_errors:
+        with self._errors:
             return self._cursor.fetchall()
 
     def close(self) -> None:

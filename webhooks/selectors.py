@@ -4,7 +4,9 @@ import datetime as dt
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.models import Prefetch, QuerySet
@@ -29,7 +31,30 @@ def hooks_for_fan_out(customer_id: str) -> list[Webhook]:
         return list(Webhook.objects.filter(customer_id=customer_id).only(*_HOOK_FIELDS))
     with prepared.cursor() as bound:
         bound.execute(_HOOKS_SQL, [customer_id])
-        rows = bound.fetchall()
+        return _hooks(bound.fetchall())
+
+
+def hooks_for_fan_out_sent(customer_id: str) -> Callable[[], list[Webhook]]:
+    """hooks_for_fan_out in two steps: on PostgreSQL the statement is sent now (in the caller's
+    pipeline, if any, where a read would wait for the server) and the returned function reads
+    its rows, once the pipeline is left."""
+    if connection.vendor != "postgresql":
+        hooks = hooks_for_fan_out(customer_id)
+        return lambda: hooks
+    bound = prepared.BoundCursor()
+    bound.execute(_HOOKS_SQL, [customer_id])
+
+    def read() -> list[Webhook]:
+        try:
+            return _hooks(bound.fetchall())
+        finally:
+            bound.close()
+
+    return read
+
+
+# Any: a row's values as the database gives them
+def _hooks(rows: list[tuple[Any, ...]]) -> list[Webhook]:
     at = _HOOK_FIELDS.index("events")
     hooks = []
     for row in rows:

@@ -8,6 +8,7 @@ retries, rows of a crashed worker) every 2 s. Claiming and sending live in webho
 import datetime as dt
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,15 +56,26 @@ def event_emit(*, customer: Customer, type: str, data: dict[str, Any]) -> Event:
 
 
 def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]]) -> list[Event]:
-    """event_emit for many events of one customer, in order (a batch of decisions): one
-    insert of the events, one read of the webhooks, one insert of the deliveries."""
+    """event_emit for many events of one customer, in order: one insert of the events, one read
+    of the webhooks, one insert of the deliveries, with no savepoint (a failure rolls the caller
+    back, which is what "stored before delivery" needs)."""
+    with transaction.atomic(savepoint=False):
+        rows, finish = events_emit_sent(customer=customer, events=events)
+        finish()
+    return rows
+
+
+def events_emit_sent(
+    *, customer: Customer, events: list[tuple[str, dict[str, Any]]]
+) -> tuple[list[Event], Callable[[], None]]:
+    """events_emit in two steps for a caller in pipeline mode (audit.apply): the events' insert and
+    the webhooks read sent now; the function returned reads them and writes the deliveries."""
     rows = []
     for type, data in events:
         if type not in EVENT_REGULATIONS:
             raise ValueError(f"unknown event type {type!r}")
         payload = dict(data)
-        regulation = EVENT_REGULATIONS[type]
-        if regulation is not None:
+        if (regulation := EVENT_REGULATIONS[type]) is not None:
             payload.setdefault("regulation", regulation)
         # Model.__init__ cost more than the row's insert (a batch emits hundreds of events)
         rows.append(
@@ -72,15 +84,15 @@ def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]])
             )
         )
     if not rows:
-        return []
-    # Part of the caller's transaction: no savepoint (two round trips per event saved); a
-    # failure here rolls the caller back, which is what "stored before delivery" needs.
-    with transaction.atomic(savepoint=False):
-        bulk_insert(Event, rows)
-        pending = _deliveries_fan_out(customer.pk, rows)
-        if pending:
+        return [], lambda: None
+    bulk_insert(Event, rows)
+    hooks = selectors.hooks_for_fan_out_sent(customer.pk)
+
+    def finish() -> None:
+        if pending := _deliveries_fan_out(rows, hooks()):
             transaction.on_commit(lambda: _deliveries_start_once(pending, customer.pk), robust=True)
-    return rows
+
+    return rows, finish
 
 
 def events_rekey_user(*, customer: Customer, user_id: str, pseudonym: str) -> int:
@@ -94,9 +106,8 @@ def events_rekey_user(*, customer: Customer, user_id: str, pseudonym: str) -> in
     return changed
 
 
-def _deliveries_fan_out(customer_id: str, events: list[Event]) -> dict[str, str]:
+def _deliveries_fan_out(events: list[Event], hooks: list[Webhook]) -> dict[str, str]:
     """The events' delivery rows; returns {delivery id: webhook id} of the pending ones."""
-    hooks = selectors.hooks_for_fan_out(customer_id)
     rows = []
     for event in events:
         for hook in hooks:

@@ -19,6 +19,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # (statements, round trips) on PostgreSQL; statements on SQLite.
 POSTGRESQL = {
     "log": (10, 5),
+    # The event insert and the webhooks read of the fan-out, in the same round trip.
+    "log_event": (12, 5),
     "outcome": (10, 6),
     "calibrate": (10, 6),
     # The set-wise applier: per contributor a staging table's CREATE IF NOT EXISTS, its COPY and
@@ -30,7 +32,7 @@ POSTGRESQL = {
     "batch": (20, 24),
     "verify": (13, 14),
 }
-SQLITE = {"log": 12, "outcome": 12, "calibrate": 12, "batch": 33, "verify": 10}
+SQLITE = {"log": 12, "log_event": 14, "outcome": 12, "calibrate": 12, "batch": 33, "verify": 10}
 
 
 def budget(name: str) -> dict[str, int]:
@@ -59,6 +61,21 @@ def test_post_log_stays_within_its_statement_budget(api):
             assert api.post("/v1/log", body, format="json").status_code == 201
         counts.append(count)
     assert_within("POST /log", _worst(counts), **budget("log"))
+
+
+def test_post_log_that_fires_an_event_stays_within_its_statement_budget(api):
+    from webhooks.models import Event
+
+    api.post("/v1/log", decision_body(), format="json")
+    counts = []
+    for n in range(4):  # overriding a confident recommendation: trust.miscalibrated
+        body = decision_body(ai_confidence=0.95, user_decision="deny", subgroups={"gender": "fm"[n % 2]})
+        stored = Event.objects.count()
+        with counted() as count:
+            assert api.post("/v1/log", body, format="json").status_code == 201
+        assert Event.objects.count() == stored + 1
+        counts.append(count)
+    assert_within("POST /log firing an event", _worst(counts), **budget("log_event"))
 
 
 def test_a_late_outcome_stays_within_its_statement_budget(api):
