@@ -136,16 +136,17 @@ def _template(text: str) -> Template:
 
 
 # Any: an unsaved AuditEntry, given a _template attribute the model does not declare; an entry's fields by name: JSON values of several types
-def entry_seal(entry: Any, clear: dict[str, Any] | None = None) -> Template:
+def entry_seal(entry: Any, clear: dict[str, Any] | None = None, *, salt: bytes | None = None) -> Template:
     """Make the (unsaved) entry a format-2 entry and return its template; the one way any
     entry is appended (audit.plan.link and the single-append statement splice the links in).
 
     A decision's or outcome's entry takes its clear fields from its columns and gets a new
     random salt and the commitment to its personal fields. Any other entry (an erasure) passes
-    `clear`, the fields it shows, none of them personal: it has no `personal`."""
+    `clear`, the fields it shows, none of them personal: it has no `personal`. `salt`: the
+    decision's or outcome's new random salt when the caller drew it (entries_seal)."""
     entry.format = 2
     if clear is None:
-        entry.salt = os.urandom(SALT_BYTES)
+        entry.salt = salt or os.urandom(SALT_BYTES)
         doc = clear_fields(entry)
         doc["personal"] = commitment(entry.salt, personal_fields(entry))
     else:
@@ -159,8 +160,15 @@ def entry_seal(entry: Any, clear: dict[str, Any] | None = None) -> Template:
 
 # Any: unsaved AuditEntry rows, given a _template attribute the model does not declare
 def entries_seal(entries: Sequence[Any]) -> list[Template]:
-    """entry_seal over many decision or outcome entries (a batch, a set-wise append)."""
-    return [entry._template if getattr(entry, "_template", None) else entry_seal(entry) for entry in entries]
+    """entry_seal over many decision or outcome entries (a batch, a set-wise append); their
+    salts drawn from the system's random source at once (one read, not one per entry)."""
+    pool = os.urandom(SALT_BYTES * len(entries))
+    return [
+        entry._template
+        if getattr(entry, "_template", None)
+        else entry_seal(entry, salt=pool[at * SALT_BYTES : (at + 1) * SALT_BYTES])
+        for at, entry in enumerate(entries)
+    ]
 
 
 __all__ = ["entries_seal", "entry_seal"]
