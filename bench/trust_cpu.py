@@ -1,0 +1,105 @@
+"""CPU time of the organisation's POST /v1/trust-score in-process (PostgreSQL + Redis), on a
+database seeded by calibration_bench.py (customer `bench`): N requests through Django's test
+client on one thread after a warm-up; per request the CPU of this process (time.process_time,
+so waiting on PostgreSQL does not count), the CPU of its PostgreSQL backend (from
+/proc/<pid>/schedstat: run it on the database's host) and the wall time; then the same for the
+request's parts (the reviewer grouping's read, the organisation's window with its Python, the
+confidence check, the risk-state refresh). `--no-parallel` turns PostgreSQL's parallel query
+off for the session, so that the backend's figure is all the statements' CPU (a parallel
+worker's CPU is not the backend's).
+
+Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
+      .venv/bin/python bench/trust_cpu.py --calls 20 [--no-parallel] [--root OTHER_CHECKOUT]
+(`--root DIR` measures another checkout of the service, such as an earlier commit, with this
+venv: alternate the two in the same minutes. The script makes its own key for `bench`.)"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(
+    sys.argv[sys.argv.index("--root") + 1] if "--root" in sys.argv else Path(__file__).resolve().parent.parent
+)
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--no-parallel", action="store_true")
+    parser.add_argument("--root", default=str(ROOT))
+    args = parser.parse_args()
+    if args.no_parallel:
+        os.environ["PGOPTIONS"] = "-c max_parallel_workers_per_gather=0"
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+    from rest_framework.test import APIClient
+
+    from calibration import reporting, selectors, services
+    from calibration.views import _day_bounds, _decisions
+    from keys.models import Customer
+    from keys.services import api_key_create
+
+    settings.RATE_LIMITS_ENABLED = False
+    client = APIClient()
+    client.credentials(
+        HTTP_AUTHORIZATION="Bearer " + api_key_create(customer_id="bench", tier="enterprise").value
+    )
+    customer = Customer.objects.get(pk="bench")
+    days = selectors.DayRange.last_days(90)
+    connection.ensure_connection()
+    pid = connection.connection.info.backend_pid
+
+    def backend_ms() -> float:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e6
+
+    def measure(call: Callable[[], object], n: int) -> dict:
+        for _ in range(3):
+            call()
+        cpu, wall = [], []
+        started = backend_ms()
+        for _ in range(n):
+            c, w = time.process_time(), time.perf_counter()
+            call()
+            cpu.append((time.process_time() - c) * 1000)
+            wall.append((time.perf_counter() - w) * 1000)
+        return {
+            "client_cpu_p50": statistics.median(cpu),
+            "client_cpu_mean": statistics.mean(cpu),
+            "backend_cpu_mean": (backend_ms() - started) / n,
+            "wall_p50": statistics.median(wall),
+            "wall_max": max(wall),
+        }
+
+    window = selectors.organization_window(customer, days=days)
+    parts: dict[str, Callable[[], object]] = {
+        "POST /v1/trust-score (organisation)": lambda: client.post("/v1/trust-score", {}, format="json"),
+        "  the organisation's window (grouping and Python)": lambda: selectors.organization_window(
+            customer, days=days
+        ),
+        "  the confidence check": lambda: reporting.decisions_confidence_check(
+            _decisions(customer, _day_bounds(days), user_id=None, model_id=None)
+        ),
+        "  the risk-state refresh": lambda: services.risk_users_refresh(
+            customer=customer, at_risk=window.risk_users
+        ),
+    }
+    print(
+        f"root {args.root}, load average {os.getloadavg()[0]:.1f}, parallel query {'off' if args.no_parallel else 'on'}"
+    )
+    for name, call in parts.items():
+        r = measure(call, args.calls)
+        print(f"{name:<52} " + json.dumps({k: round(v, 1) for k, v in r.items()}))
+
+
+if __name__ == "__main__":
+    main()
