@@ -11,6 +11,15 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 
+def checkout_root() -> Path:
+    """The checkout an in-process benchmark measures: `--root DIR` on the command line (an earlier
+    commit, run with this venv), else this one; put first on sys.path, with the local settings."""
+    root = Path(sys.argv[sys.argv.index("--root") + 1]) if "--root" in sys.argv else ROOT
+    sys.path.insert(0, str(root))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    return root
+
+
 def sh(*args: str, env=None, check=True, input=None) -> subprocess.CompletedProcess:
     return subprocess.run(args, cwd=ROOT, env=env, check=check, capture_output=True, text=True, input=input)
 

@@ -17,14 +17,11 @@ import pstats
 import random
 import sys
 import time
-from pathlib import Path
+
+from benchenv import checkout_root
 
 # `--root DIR` measures another checkout of the service (an earlier commit) with this venv.
-ROOT = Path(
-    sys.argv[sys.argv.index("--root") + 1] if "--root" in sys.argv else Path(__file__).resolve().parent.parent
-)
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+ROOT = checkout_root()
 
 
 def main() -> None:

@@ -17,16 +17,13 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(
-    sys.argv[sys.argv.index("--root") + 1] if "--root" in sys.argv else Path(__file__).resolve().parent.parent
-)
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+from benchenv import checkout_root
+
+ROOT = checkout_root()
 
 
 def main() -> None:
