@@ -2,22 +2,27 @@
 from a server-side cursor in chunks, so memory stays flat whatever the chain's length
 (docs/reference/checkpoints.md, "The export").
 
-On PostgreSQL each line is rendered by the database (json_build_object over the entry's
-columns) and streamed by COPY, so Python only forwards bytes: the same JSON values
-as GET /audit-trail shows (timestamps as ISO 8601 UTC with milliseconds and Z, an integral
-confidence as `1.0`, so every line parses to the very object the chain hashed). Elsewhere
-each row goes through the entry document of audit/chain.py."""
+On PostgreSQL the rows are streamed by COPY. A format-2 entry's line is written from its
+canonical text and the columns shown beside it by audit/export_lines.py, byte for byte what
+the database's jsonb would write (`_FORMAT2`, kept here as that rendering's definition and
+used by the tests), at a fraction of the database's cost. An older (format-1) entry's line is
+rendered by the database (json_build_object over the entry's columns): the same JSON values as
+GET /audit-trail shows (timestamps as ISO 8601 UTC with milliseconds and Z, an integral
+confidence as `1.0`, so every line parses to the very object the chain hashed). Elsewhere each
+row goes through the entry document of audit/chain.py."""
 
 import json
 from collections.abc import Iterator
+from itertools import chain
 
-from django.db import connection
+from django.db import connection, transaction
 
 from audit.chain import ENTRY_COLUMNS, document_from_values
+from audit.export_lines import TEXT_SQL, Renderer
 from audit.models import AuditEntry
 
 CHUNK = 5000
-COPY_FLUSH_BYTES = 1 << 20
+FETCH = 2000  # rows a chunk on PostgreSQL: one FETCH, one piece of the response
 
 _UTC_MS = '\'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\''
 # Python writes a float that holds an integer as `1.0` and a negative zero as `-0.0`; the
@@ -47,11 +52,14 @@ _LINE_FORMAT1 = f"""json_build_object(
     'subgroups', COALESCE(subgroups, '{{}}'::jsonb), 'hash', hash, 'previous_hash', previous_hash
 )::text"""
 _LINE = f"CASE WHEN format = 2 THEN {_FORMAT2} ELSE {_LINE_FORMAT1} END"
+# What the export reads: whether the entry is format 2, then its text for audit/export_lines.py,
+# or (format 1) its line.
+_COLUMNS = f"format = 2, CASE WHEN format = 2 THEN {TEXT_SQL} ELSE {_LINE_FORMAT1} END"
 
 
 def entries_ndjson(customer_id: str, first: int, last: int | None) -> Iterator[bytes]:
     if connection.vendor == "postgresql":
-        yield from _copied(customer_id, first, last)
+        yield from _streamed(customer_id, first, last)
         return
     rows = AuditEntry.objects.filter(customer_id=customer_id, sequence__gte=first)
     if last is not None:
@@ -61,25 +69,22 @@ def entries_ndjson(customer_id: str, first: int, last: int | None) -> Iterator[b
         yield (json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n").encode()
 
 
-def _copied(customer_id: str, first: int, last: int | None) -> Iterator[bytes]:
-    """COPY ... TO STDOUT of the rendered lines, forwarded as it arrives. COPY's text format
-    escapes a backslash, newline, carriage return and tab; a JSON text holds those only as
-    backslash escapes (never raw), so each of its backslashes arrives doubled and nothing else
-    is changed: undoubling them gives the JSON back exactly."""
+def _streamed(customer_id: str, first: int, last: int | None) -> Iterator[bytes]:
+    """The rows read from a server-side cursor, FETCH at a time, each chunk's lines written by
+    audit/export_lines.py and sent as one piece."""
     bound = "AND sequence <= %s" if last is not None else ""
-    params = [customer_id, first] + ([last] if last is not None else [])
+    params: list[str | int] = [customer_id, first, *([last] if last is not None else [])]
     sql = (
-        f"COPY (SELECT {_LINE} FROM {AuditEntry._meta.db_table} "  # noqa: S608  (fixed text, bound values)
-        f"WHERE customer_id = %s AND sequence >= %s {bound} ORDER BY sequence) TO STDOUT"
+        f"SELECT {_COLUMNS} FROM {AuditEntry._meta.db_table} "  # noqa: S608  (fixed text, bound values)
+        f"WHERE customer_id = %s AND sequence >= %s {bound} ORDER BY sequence"
     )
-    with connection.cursor() as cursor, cursor.cursor.copy(sql, params) as copy:
-        pending: list[bytes] = []
-        size = 0
-        for data in copy:
-            pending.append(bytes(data))
-            size += len(data)
-            if size >= COPY_FLUSH_BYTES and data[-1:] == b"\n":  # whole rows only
-                yield b"".join(pending).replace(b"\\\\", b"\\")
-                pending, size = [], 0
-        if pending:
-            yield b"".join(pending).replace(b"\\\\", b"\\")
+    renderer = Renderer()
+    with transaction.atomic(), connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(FETCH):
+            flat = list(chain.from_iterable(rows))
+            if all(flat[::2]):
+                yield renderer.text(flat[1::2]).encode()
+                continue
+            lines = [renderer.text([text]) if version2 else text + "\n" for version2, text in rows]
+            yield "".join(lines).encode()
