@@ -16,6 +16,9 @@ def checkout_root() -> Path:
     commit, run with this venv), else this one; put first on sys.path, with the local settings."""
     root = Path(sys.argv[sys.argv.index("--root") + 1]) if "--root" in sys.argv else ROOT
     sys.path.insert(0, str(root))
+    # Celery's Django fix-up puts the working directory first on sys.path when config.celery is
+    # imported: from another directory, every module imported after it came from there.
+    os.chdir(root)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     return root
 

@@ -1,12 +1,14 @@
 """CPU time of one POST /log in-process (PostgreSQL + Redis): N requests through Django's test
 client on one thread, one customer, CPU seconds of this process per request (time.process_time,
-so waiting on PostgreSQL does not count) and the wall time; `--profile` prints cProfile's top
+so waiting on PostgreSQL does not count), the CPU time of its PostgreSQL backend per request
+(/proc/<pid>/schedstat: PostgreSQL on this host) and the wall time; `--profile` prints cProfile's top
 functions by cumulative CPU time (BENCH_SORT=tottime for their own time;
 BENCH_PROFILE_OUT=FILE also saves the profile for pstats). bench/ingest_bench.py runs it as its last step.
 
 Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
       .venv/bin/python bench/log_cpu.py --requests 1000 [--profile] [--batch 1000]
-(`--batch N`: each request is a POST /log/batch of N decisions; the figures are per batch.)
+(`--batch N`: each request is a POST /log/batch of N decisions; the figures are per batch.
+`--calibrate`: each request is a POST /calibrate of the same decisions.)
 (the database must be migrated; the script makes its own customer and key.)"""
 
 import argparse
@@ -17,6 +19,7 @@ import pstats
 import random
 import sys
 import time
+from pathlib import Path
 
 from benchenv import checkout_root
 
@@ -31,6 +34,7 @@ def main() -> None:
     parser.add_argument("--customer", default="cpu-bench")
     parser.add_argument("--root", help="the checkout to measure (default: this one)")
     parser.add_argument("--batch", type=int, default=0, help="POST /log/batch of this many items instead")
+    parser.add_argument("--calibrate", action="store_true", help="POST /calibrate instead (200)")
     args = parser.parse_args()
 
     import django
@@ -72,11 +76,24 @@ def main() -> None:
         bodies: list = [
             {"decisions": [body(i * args.batch + j) for j in range(args.batch)]} for i in range(args.requests)
         ]
+    elif args.calibrate:
+        path, expected = "/v1/calibrate", 200
+        bodies = [body(i) for i in range(args.requests)]
     else:
         path, expected = "/v1/log", 201
         bodies = [body(i) for i in range(args.requests)]
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # this thread's PostgreSQL backend, on this host
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = Path(f"/proc/{cursor.fetchone()[0]}/schedstat")
+
+    def backend_ms() -> float:  # the backend's CPU time (ns in schedstat's first field)
+        return int(backend.read_text().split()[0]) / 1e6 if backend.exists() else float("nan")
+
     # The profile counts CPU time (waiting on PostgreSQL is not CPU), like the figure printed.
     profiler = cProfile.Profile(time.process_time) if args.profile else None
+    backend0 = backend_ms()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if profiler:
         profiler.enable()
@@ -86,6 +103,7 @@ def main() -> None:
     if profiler:
         profiler.disable()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    backend_cpu = backend_ms() - backend0
     if profiler:
         if os.environ.get("BENCH_PROFILE_OUT"):
             profiler.dump_stats(os.environ["BENCH_PROFILE_OUT"])
@@ -97,8 +115,10 @@ def main() -> None:
             {
                 "requests": args.requests,
                 "batch": args.batch or None,
+                "path": path,
                 "cpu_ms_per_request": round(cpu / args.requests * 1000, 3),
                 "wall_ms_per_request": round(wall / args.requests * 1000, 3),
+                "backend_cpu_ms_per_request": round(backend_cpu / args.requests, 3),
                 "profiled": bool(profiler),
             }
         )
