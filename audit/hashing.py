@@ -95,6 +95,7 @@ def canonical_hash(canonical: str) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+_PERSONAL_KEYS = frozenset(PERSONAL_FIELDS)
 # A format-2 entry on the wire carries these beside its canonical fields (GET /audit-trail).
 WIRE_ONLY = frozenset({"hash", "canonical", "personal_fields", "salt", "erased", *PERSONAL_FIELDS})
 
@@ -124,8 +125,11 @@ def _clear_fields_problem(doc: dict[str, Any], inner: dict[str, Any]) -> str | N
     for key, value in doc.items():
         if key in WIRE_ONLY:
             continue
-        if key not in inner or not same_value(inner[key], value):
+        if key not in inner:
             return f"its {key} is not the one its hash covers"
+        held = inner[key]
+        if (type(held) is not type(value) or held != value) and not same_value(held, value):
+            return f"its {key} is not the one its hash covers"  # (same type and equal: same_value's answer, without the call)
     for key in inner:
         if key != "personal" and key not in doc:
             return f"it does not show {key}, which its hash covers"
@@ -145,11 +149,7 @@ def _erased_problem(doc: dict[str, Any]) -> str:
 def _personal_problem(doc: dict[str, Any], committed: str) -> str | None:
     """The personal fields match the entry's commitment, and those shown in clear are theirs."""
     personal, salt = doc.get("personal_fields"), doc.get("salt")
-    if (
-        not isinstance(personal, dict)
-        or sorted(personal) != sorted(PERSONAL_FIELDS)
-        or not isinstance(salt, str)
-    ):
+    if not isinstance(personal, dict) or personal.keys() != _PERSONAL_KEYS or not isinstance(salt, str):
         return "its personal fields are missing"
     try:
         salt_bytes = bytes.fromhex(salt)
@@ -158,7 +158,10 @@ def _personal_problem(doc: dict[str, Any], committed: str) -> str | None:
     if not hmac.compare_digest(commitment(salt_bytes, personal), committed):
         return "its personal fields do not match their commitment (one was changed)"
     for name in PERSONAL_FIELDS:
-        if name in doc and not same_value(doc[name], personal[name]):
+        if name not in doc:
+            continue
+        shown, held = doc[name], personal[name]
+        if (type(shown) is not type(held) or shown != held) and not same_value(shown, held):
             return f"its {name} is not the one its commitment covers"
     return None
 
