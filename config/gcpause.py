@@ -4,7 +4,8 @@ A 1,000-item POST /log/batch keeps tens of thousands of container objects alive 
 commits (parsed bodies, validated items, decision and entry rows, their COPY rows). Each of
 them counts towards the collector's thresholds, so one batch ran hundreds of young
 collections and, every few batches, a full one over the whole process (Django, the
-libraries, every module's objects): about a sixth of the batch's CPU (bench/README.md). The
+libraries, every module's objects): about a sixth of the batch's CPU where the process has
+not frozen what it loaded, a few milliseconds where it has (config/wsgi.py; bench/README.md). The
 rows are freed by reference counting when the request ends; none of them needs the cyclic
 collector while it is alive. So the collector is paused while any thread of the process is
 inside `collector_paused()`, and runs again as usual once the last one leaves (a collection
