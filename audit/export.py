@@ -18,7 +18,7 @@ from itertools import chain
 from django.db import connection, transaction
 
 from audit.chain import ENTRY_COLUMNS, document_from_values
-from audit.export_lines import TEXT_SQL, Renderer
+from audit.export_lines import PIECES_SQL, TEXT_SQL, WIDTH, Renderer
 from audit.models import AuditEntry
 
 CHUNK = 5000
@@ -52,9 +52,9 @@ _LINE_FORMAT1 = f"""json_build_object(
     'subgroups', COALESCE(subgroups, '{{}}'::jsonb), 'hash', hash, 'previous_hash', previous_hash
 )::text"""
 _LINE = f"CASE WHEN format = 2 THEN {_FORMAT2} ELSE {_LINE_FORMAT1} END"
-# What the export reads: whether the entry is format 2, then its text for audit/export_lines.py,
-# or (format 1) its line.
-_COLUMNS = f"format = 2, CASE WHEN format = 2 THEN {TEXT_SQL} ELSE {_LINE_FORMAT1} END"
+# What the export reads: whether the entry is format 2, its text (format 1: its line) and the
+# pieces of a format-2 line (audit/export_lines.py).
+_COLUMNS = f"format = 2, CASE WHEN format = 2 THEN {TEXT_SQL} ELSE {_LINE_FORMAT1} END, {PIECES_SQL}"
 
 
 def entries_ndjson(customer_id: str, first: int, last: int | None) -> Iterator[bytes]:
@@ -83,8 +83,9 @@ def _streamed(customer_id: str, first: int, last: int | None) -> Iterator[bytes]
         cursor.execute(sql, params)
         while rows := cursor.fetchmany(FETCH):
             flat = list(chain.from_iterable(rows))
-            if all(flat[::2]):
-                yield renderer.text(flat[1::2]).encode()
+            if all(flat[::WIDTH]):
+                yield renderer.lines(flat).encode()
                 continue
-            lines = [renderer.text([text]) if version2 else text + "\n" for version2, text in rows]
-            yield "".join(lines).encode()
+            yield "".join(
+                [renderer.line(row[1:]) + "\n" if row[0] else row[1] + "\n" for row in rows]
+            ).encode()

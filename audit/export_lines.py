@@ -3,10 +3,9 @@ gives for it (docs/reference/checkpoints.md, "The export"): the fields of the ca
 and those shown beside it in one object, keys ordered as jsonb orders them (shorter first, then
 by their UTF-8 bytes), `", "` and `": "` between them, each value written as jsonb writes it.
 
-The database sends, per entry, one text (`TEXT_SQL`): its canonical text with `": "` after each
-key, then the pieces of the fields shown beside it (`"key": value` without the key's opening
-quote), separated by U+0001, which no piece holds (JSON escapes it). That costs the database
-little; Python only cuts the canonical text into its pairs and puts every piece in place, a
+The database sends, per entry, its canonical text with `": "` after each key (`TEXT_SQL`) and
+the pieces of the fields shown beside it (`"key": value` without the key's opening quote,
+`PIECES_SQL`). That costs the database little; Python only cuts the canonical text into its pairs and puts every piece in place, a
 chunk of entries at a time with a few calls that each go over the whole chunk.
 
 A canonical text is RFC 8785 JSON, written compactly with its keys sorted: when it is a flat
@@ -22,7 +21,7 @@ from decimal import Decimal
 from functools import lru_cache
 from json.encoder import encode_basestring
 from operator import itemgetter
-from typing import Any, cast
+from typing import Any
 
 # The shown fields' pieces as the database writes them, in this order; the last seven only for
 # an entry with a personal part (audit/chain.py, document_from_values).
@@ -38,55 +37,48 @@ SHOWN = (
     "erased",
 )
 _PLAIN_SHOWN = 2
-_WIDTH = 1 + len(SHOWN)  # the spaced canonical text and the pieces
+WIDTH = 2 + len(SHOWN)  # a row as read: whether it is format 2, its text, its pieces
 _STRING = "COALESCE(to_json({})::text, 'null')"
-TEXT_SQL = (
-    "CASE WHEN canonical IS NULL THEN NULL ELSE concat_ws(chr(1), "
-    + ", ".join(
-        [
-            """replace(canonical, '":', '": ')""",
-            """'hash": ' || to_json(hash)::text""",
-            """'canonical": ' || to_json(canonical)::text""",
-            f"""'context": ' || {_STRING.format("context")}""",
-            f"""'user_id": ' || {_STRING.format("user_id")}""",
-            f"""'subject_id": ' || {_STRING.format("subject_id")}""",
-            """'subgroups": ' || COALESCE(subgroups::text, 'null')""",
-            f"""CASE WHEN erased THEN 'personal_fields": null' ELSE 'personal_fields": {{"context": '
-            || {_STRING.format("context")} || ', "user_id": ' || {_STRING.format("user_id")}
-            || ', "subgroups": ' || COALESCE(subgroups::text, '{{}}') || ', "subject_id": '
-            || {_STRING.format("subject_id")} || '}}' END""",
-            """'salt": ' || COALESCE('"' || encode(salt, 'hex') || '"', 'null')""",
-            """CASE WHEN erased THEN 'erased": true' ELSE 'erased": false' END""",
-        ]
-    )
-    + ") END"
+# An entry's text: its canonical text with `": ` after each key (then its pieces, PIECES_SQL).
+TEXT_SQL = """replace(canonical, '":', '": ')"""
+PIECES_SQL = ", ".join(
+    [
+        """'hash": ' || to_json(hash)::text""",
+        """'canonical": ' || to_json(canonical)::text""",
+        f"""'context": ' || {_STRING.format("context")}""",
+        f"""'user_id": ' || {_STRING.format("user_id")}""",
+        f"""'subject_id": ' || {_STRING.format("subject_id")}""",
+        """'subgroups": ' || COALESCE(subgroups::text, 'null')""",
+        f"""CASE WHEN erased THEN 'personal_fields": null' ELSE 'personal_fields": {{"context": '
+        || {_STRING.format("context")} || ', "user_id": ' || {_STRING.format("user_id")}
+        || ', "subgroups": ' || COALESCE(subgroups::text, '{{}}') || ', "subject_id": '
+        || {_STRING.format("subject_id")} || '}}' END""",
+        """'salt": ' || COALESCE('"' || encode(salt, 'hex') || '"', 'null')""",
+        """CASE WHEN erased THEN 'erased": true' ELSE 'erased": false' END""",
+    ]
 )
 
 # A number jsonb writes otherwise: with an exponent, or a negative zero (written without its sign).
 _REWRITTEN_NUMBER = re.compile(r": -?\d[\d.]*[eE]|: -0(?:\.0*)?[,}]")
-# Whitespace between the tokens (RFC 8785 writes none): a tab, newline or carriage return is
-# never inside a JSON string; a space before a comma or brace, or after a key's `": `, may be
-# inside one (then the text is only taken the slow way).
-_SPACES = ("\t", "\n", "\r", " ,", " }", '":  ')
 
 
 def _as_is(spaced: str, count: int = 1) -> bool:
     """Whether the `count` spaced canonical texts joined by NUL (which no text column holds)
-    are each a flat object whose pairs can be cut at their commas as they stand: it begins with
-    `{"` and ends with `}` and holds no other brace (no nested object), no bracket (no array) and
-    no backslash (so no quote inside a string), and no number jsonb writes otherwise. A string
-    that ends in a comma or begins with a colon, and a key that begins with one, would make a
-    quote look like a separator: the callers catch those by counting the pieces and the `": `.
-    Each test is one scan of the whole text (one regular expression of them all is slower)."""
+    may each be a flat object whose pairs can be cut at their commas as they stand: it begins
+    with `{"` and ends with `}` and holds no other brace (no nested object), no bracket (no
+    array), no backslash (so no quote inside a string), no tab, newline or carriage return (never
+    inside a JSON string: whitespace between tokens, which RFC 8785 never writes) and no number
+    jsonb writes otherwise. The callers then count the pairs and the spaces: a space anywhere but
+    after a key's `": ` (between tokens, or in a string: then the text takes the slow way), a
+    string that ends in a comma or begins with a colon, or a key that begins with one (its quote
+    would look like a separator) changes one count or the other. Each test is one scan of the
+    whole text (one regular expression of them all is slower)."""
     return (
         spaced.startswith('{"')
         and spaced.endswith("}")
         and spaced.count('}\0{"') == count - 1
         and spaced.count("{") == count
-        and spaced.count("}") == count
-        and "[" not in spaced
-        and "\\" not in spaced
-        and not any(space in spaced for space in _SPACES)
+        and not any(char in spaced for char in "[\\\t\n\r")
         and _REWRITTEN_NUMBER.search(spaced) is None
     )
 
@@ -124,7 +116,7 @@ class Plan:
                 if at < len(self.keys):
                     indexes.append(entry * pairs + at)
                 else:
-                    indexes.append(first_piece + entry * _WIDTH + at - len(self.keys))
+                    indexes.append(first_piece + entry * WIDTH + 1 + at - len(self.keys))
             indexes.append(
                 entry * pairs + len(self.keys)
             )  # the NUL piece (the last one's is the first text: unused)
@@ -156,15 +148,14 @@ class Renderer:
     def __init__(self) -> None:
         self.last: Plan | None = None
 
-    def text(self, values: list[str | None]) -> str:
-        """The lines (each ending in a newline) of entries whose TEXT_SQL values these are."""
-        if None in values:
-            return "".join([("\\N" if value is None else self.line(value)) + "\n" for value in values])
-        texts = cast(list[str], values)  # no None: checked above
-        count = len(texts)
-        parts = "\1".join(texts).split("\1")
-        if len(parts) == count * _WIDTH:
-            spaced = "\0".join(parts[::_WIDTH])
+    # Any: the rows read, flattened: a boolean, then texts (None where the database wrote NULL)
+    def lines(self, flat: list[Any]) -> str:
+        """The lines (each ending in a newline) of the rows read (`WIDTH` values each,
+        flattened: whether it is format 2, its text, its pieces), all of format 2."""
+        count = len(flat) // WIDTH
+        texts = flat[1::WIDTH]
+        if None not in texts:
+            spaced = "\0".join(texts)
             plan = self.last
             if plan is not None and _as_is(spaced, count):
                 prefixes, pick = plan.chunk(count)
@@ -172,16 +163,18 @@ class Renderer:
                 if (
                     len(pairs) == len(prefixes)
                     and all(map(str.startswith, pairs, prefixes))
-                    and spaced.count('": ') == count * len(plan.keys)
+                    and spaced.count(" ") == count * len(plan.keys)
                 ):
-                    return ('{"' + ', "'.join(pick(pairs + parts)) + "}\n").replace(', "\0, "', '}\n{"')
-        return "".join([self.line(text) + "\n" for text in texts])
+                    return ('{"' + ', "'.join(pick(pairs + flat)) + "}\n").replace(', "\0, "', '}\n{"')
+        return "".join([self.line(flat[at + 1 : at + WIDTH]) + "\n" for at in range(0, len(flat), WIDTH)])
 
-    def line(self, value: str) -> str:
-        """One entry's line, its checks on its own."""
-        spaced, *pieces = value.split("\1")
-        if len(pieces) != len(SHOWN) or not _as_is(spaced):
-            return jsonb_text(value)
+    def line(self, row: Sequence[str | None]) -> str:
+        """One entry's line from its text and pieces, its checks on its own."""
+        spaced, pieces = row[0], row[1:]
+        if spaced is None:
+            return "\\N"  # what COPY wrote for the database's NULL line
+        if not _as_is(spaced):
+            return jsonb_text(pieces)
         pairs = spaced[2:-1].split(',"')
         plan = self.last
         if (
@@ -190,12 +183,12 @@ class Renderer:
             or not all(map(str.startswith, pairs, plan.prefixes))
         ):
             plan = _plan_of(pairs)
-            if plan is None or spaced.count('": ') != len(plan.keys):
-                return jsonb_text(value)
+            if plan is None:
+                return jsonb_text(pieces)
             self.last = plan
-        elif spaced.count('": ') != len(plan.keys):
-            return jsonb_text(value)
-        return '{"' + ', "'.join(plan.pick([*pairs, spaced, *pieces])) + "}"
+        if spaced.count(" ") != len(plan.keys):
+            return jsonb_text(pieces)
+        return '{"' + ', "'.join(plan.pick([*pairs, spaced, *pieces])) + "}"  # type: ignore[list-item]  # the database writes every piece
 
 
 class _Written(str):
@@ -217,12 +210,11 @@ def _written(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)  # strings, integers, true, false, null
 
 
-def jsonb_text(value: str) -> str:
+def jsonb_text(pieces: Sequence[str | None]) -> str:
     """The line as `canonical::jsonb || {hash, canonical} || {the personal part}` writes it,
     for any canonical text (from its `canonical` piece, exactly as stored): parsed (numbers as
     written), merged with the shown pieces, written as jsonb writes."""
-    pieces = value.split("\1")[1:]
-    written = {key: _Written(piece[len(key) + 3 :]) for key, piece in zip(SHOWN, pieces, strict=True)}
+    written = {key: _Written(str(piece)[len(key) + 3 :]) for key, piece in zip(SHOWN, pieces, strict=True)}
     document = json.loads(json.loads(written["canonical"]), parse_float=Decimal)
     if not (isinstance(document, dict) and "personal" in document):
         written = {key: written[key] for key in SHOWN[:_PLAIN_SHOWN]}
@@ -233,7 +225,7 @@ def jsonb_text(value: str) -> str:
     )  # jsonb's || of a non-object
 
 
-def lines_of(values: Sequence[str], renderer: Renderer | None = None) -> list[str]:
-    """Each entry's line (no newline), one at a time: for the tests."""
+def lines_of(rows: Sequence[Sequence[str | None]], renderer: Renderer | None = None) -> list[str]:
+    """Each entry's line (no newline) from its text and pieces, one at a time: for the tests."""
     renderer = renderer or Renderer()
-    return [renderer.line(value) for value in values]
+    return [renderer.line(row) for row in rows]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit.export import _FORMAT2, _LINE
-from audit.export_lines import TEXT_SQL, Renderer, jsonb_text, lines_of
+from audit.export_lines import PIECES_SQL, TEXT_SQL, Renderer, jsonb_text, lines_of
 from audit.hashing import jcs
 from tests.audit.factories import decision_body
 from tests.conftest import client_for, make_key
@@ -91,24 +91,28 @@ CASES: list[Row] = [
 ]
 
 
-def _by_database(rows: list[Row]) -> list[tuple[str, str]]:
+Read = tuple[str | None, ...]  # what the export reads of a format-2 entry: its text and pieces
+
+
+def _by_database(rows: list[Row]) -> list[tuple[str, Read]]:
     """The database's own line for each row (`_FORMAT2`, as the export rendered it before), and
-    the text the export now reads for it (TEXT_SQL)."""
+    what the export now reads for it (TEXT_SQL, PIECES_SQL)."""
     out = []
     with connection.cursor() as cursor:
         for canonical, context, subgroups, subject_id, user_id, salt, erased in rows:
             cursor.execute(
-                f"SELECT {_FORMAT2}, {TEXT_SQL} FROM (SELECT %s::text AS canonical, %s::text AS hash, "  # noqa: S608
-                "%s::text AS context, %s::jsonb AS subgroups, %s::text AS subject_id, %s::text AS user_id, "
-                "decode(%s, 'hex') AS salt, %s::bool AS erased) AS entry",
+                f"SELECT {_FORMAT2}, {TEXT_SQL}, {PIECES_SQL} FROM (SELECT %s::text AS canonical, "  # noqa: S608
+                "%s::text AS hash, %s::text AS context, %s::jsonb AS subgroups, %s::text AS subject_id, "
+                "%s::text AS user_id, decode(%s, 'hex') AS salt, %s::bool AS erased) AS entry",
                 [canonical, HASH, context, subgroups, subject_id, user_id, salt, erased],
             )
-            out.append(cursor.fetchone())
+            line, *read = cursor.fetchone()
+            out.append((line, tuple(read)))
     return out
 
 
-def _text(row: Row) -> str:
-    """The export's text for a row as the database writes it (TEXT_SQL), written here: the same
+def _read(row: Row) -> Read:
+    """What the export reads for a row (TEXT_SQL, PIECES_SQL), written here: the same text and
     pieces for the tests that run on every backend."""
     canonical, context, subgroups, subject_id, user_id, salt, erased = row
     c, u, s = (
@@ -119,7 +123,7 @@ def _text(row: Row) -> str:
         if erased
         else f'{{"context": {c}, "user_id": {u}, "subgroups": {subgroups or "{}"}, "subject_id": {s}}}'
     )
-    pieces = [
+    return (
         canonical.replace('":', '": '),
         f'hash": "{HASH}"',
         'canonical": ' + json.dumps(canonical, ensure_ascii=False),
@@ -130,21 +134,25 @@ def _text(row: Row) -> str:
         f'personal_fields": {personal}',
         'salt": ' + ("null" if salt is None else f'"{salt}"'),
         f'erased": {"true" if erased else "false"}',
-    ]
-    return "\1".join(pieces)
+    )
 
 
-def _check(pairs: list[tuple[str, str]]) -> None:
-    """Each text's line, one at a time and a chunk at a time, is the database's line."""
+def _flat(reads: list[Read]) -> list[str | bool | None]:
+    """Rows as the export flattens a FETCH of format-2 entries."""
+    return [value for read in reads for value in (True, *read)]
+
+
+def _check(pairs: list[tuple[str, Read]]) -> None:
+    """Each entry's line, one at a time and a chunk at a time, is the database's line."""
     expected = [line for line, _ in pairs]
-    texts = [text for _, text in pairs]
+    reads = [read for _, read in pairs]
     renderer = Renderer()  # one renderer over all of them: its remembered plan changes between them
-    assert lines_of(texts, renderer) == expected
+    assert lines_of(reads, renderer) == expected
     for _ in range(2):  # the first chunk remembers a plan, the second may then go a chunk at a time
-        assert renderer.text(texts) == "".join(line + "\n" for line in expected)
-        assert renderer.text(texts * 3) == "".join(line + "\n" for line in expected) * 3
-    for line, text in pairs:
-        assert jsonb_text(text) == line, text  # the parsing path alone
+        assert renderer.lines(_flat(reads)) == "".join(line + "\n" for line in expected)
+        assert renderer.lines(_flat(reads * 3)) == "".join(line + "\n" for line in expected) * 3
+    for line, read in pairs:
+        assert jsonb_text(read[1:]) == line, read[0]  # the parsing path alone
 
 
 @pytest.mark.django_db
@@ -152,18 +160,17 @@ def _check(pairs: list[tuple[str, str]]) -> None:
 def test_every_case_is_the_line_the_database_writes():
     pairs = _by_database(CASES)
     _check(pairs)
-    assert [text for _, text in pairs] == [
-        _text(row) for row in CASES
-    ]  # the database's pieces, as the SQLite tests write them
+    assert [read for _, read in pairs] == [
+        _read(row) for row in CASES
+    ]  # as the tests on every backend write them
     _check([pairs[0]] * 5)  # entries that share their keys: a chunk at a time
-    assert (
-        Renderer().text([None, pairs[0][1]]) == "\\N\n" + pairs[0][0] + "\n"
-    )  # a NULL canonical text: what COPY wrote
+    null = (None, *pairs[0][1][1:])  # a NULL canonical text: the line is what COPY wrote for it
+    assert Renderer().lines(_flat([null, pairs[0][1]])) == "\\N\n" + pairs[0][0] + "\n"
 
 
 def test_a_decision_line_as_jsonb_writes_it():
     """The common line, on every backend: jsonb's key order (shorter first) and spacing."""
-    line = Renderer().line(_text(_row('{"format":2,"personal":"p","sequence":3,"type":"decision"}')))
+    line = Renderer().line(_read(_row('{"format":2,"personal":"p","sequence":3,"type":"decision"}')))
     assert line == (
         '{"hash": "' + HASH + '", "salt": "' + SALT + '", "type": "decision", "erased": false, '
         '"format": 2, "context": "case 1: \\"file\\"\\n\\\\ reviewed", "user_id": "u-1", '
@@ -178,7 +185,7 @@ def test_a_decision_line_as_jsonb_writes_it():
 
 def test_numbers_jsonb_writes_otherwise_are_written_as_jsonb_does():
     line = Renderer().line(
-        _text(_row('{"a":1e-7,"b":1.5E+3,"c":-0.0,"d":0.00005,"personal":"p"}', erased=True))
+        _read(_row('{"a":1e-7,"b":1.5E+3,"c":-0.0,"d":0.00005,"personal":"p"}', erased=True))
     )
     assert line.startswith('{"a": 0.0000001, "b": 1500, "c": 0.0, "d": 0.00005, "hash": ')
 
