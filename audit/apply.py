@@ -16,7 +16,7 @@ import contextlib
 import functools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,19 +35,26 @@ from keys.models import Customer
 from webhooks.services import events_emit_sent
 
 
-def plan_apply(plan: Plan, *, customer: Customer) -> None:
+def plan_apply(
+    plan: Plan, *, customer: Customer, first: Callable[[], list[Callable[[], None]]] | None = None
+) -> None:
     """Write every effect of the plan (inside the caller's transaction).
 
     On PostgreSQL the writes before the chain head go in psycopg's pipeline mode: the server
     runs them in order as before, but a statement whose result is not needed yet does not
     wait for it, so the decision insert, the contributors' upserts and the event insert share
     one round trip (the next statement that reads a result, or the end of the block, collects
-    them; an error in any of them is raised there, at the latest when the block is left)."""
+    them; an error in any of them is raised there, at the latest when the block is left).
+
+    `first` sends statements ahead of all the others in the same pipeline (the contributors'
+    loads of a write that guessed them empty, audit.pipeline) and gives the checks to run on
+    their results once the pipeline is left, before anything else."""
     # COPY (more than COPY_FROM rows) cannot run in pipeline mode; a large batch's round
     # trips are few next to its rows anyway.
     pipelined = len(plan.new_decisions) <= COPY_FROM and len(plan.events) <= COPY_FROM
     pending: _PendingAppend | None = None
     with _pipeline(pipelined):
+        checks = first() if first is not None else []
         decision_keys = bulk_insert(Decision, plan.new_decisions, with_ids=True, deferred=True)
         if len(plan.changed) == 1:
             decision = plan.changed[0]
@@ -63,6 +70,8 @@ def plan_apply(plan: Plan, *, customer: Customer) -> None:
         if pipelined and connection.vendor == "postgresql" and len(plan.entries) == 1:
             # The entry, last, in the same round trip: its decision's key is read in SQL.
             pending = _append_one_send(plan.entries[0], decisions=len(plan.new_decisions))
+    for check in checks:
+        check()
     # The new keys are read once the pipeline is left: its Sync collects every result in one
     # wait, where a read inside the block would wait on a Flush and then on the exit's Sync.
     decision_keys()

@@ -66,6 +66,13 @@ class Contributor[Loaded, Acc]:
     def load(self, *, customer_id: str, decision_ids: Sequence[str]) -> Loaded | None:
         return None
 
+    def load_sent(self, *, customer_id: str, decision_ids: Sequence[str]) -> Callable[[], Loaded | None]:
+        """load() in two steps, for a write of new decisions planned on the guess that every
+        load finds nothing (audit.pipeline): its statements sent now, first in the write's
+        pipeline, and the function returned gives what load() would have, once the pipeline
+        is left. A contributor that overrides load() overrides this too."""
+        return lambda: None
+
     def start(self, *, customer: "Customer", loaded: Loaded | None) -> Acc:
         raise NotImplementedError
 

@@ -9,7 +9,7 @@ for this write to commit (and then sees the decision). The state each change con
 taken when the change is planned, so a batch counts exactly what the same calls one by one
 would have counted."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.utils import timezone
@@ -18,7 +18,13 @@ from audit.registry import Change, Contributor, Erased, Event, TrailEntry, regis
 from bias.domain import subgroups_lenient, subgroups_object
 from bias.models import SubgroupAttachment
 from bias.setwise import Staged, folded, setwise, staged_apply
-from bias.stats import attachments_locked, counted_attributes, decision_state, upsert_stats
+from bias.stats import (
+    attachments_locked,
+    attachments_locked_sent,
+    counted_attributes,
+    decision_state,
+    upsert_stats,
+)
 from keys.models import Customer
 
 
@@ -38,6 +44,13 @@ class BiasContributor(Contributor[dict[str, SubgroupAttachment], SubgroupFold]):
 
     def load(self, *, customer_id: str, decision_ids: Sequence[str]) -> dict[str, SubgroupAttachment]:
         return attachments_locked(customer_id, list(decision_ids))
+
+    def load_sent(
+        self, *, customer_id: str, decision_ids: Sequence[str]
+    ) -> Callable[[], dict[str, SubgroupAttachment] | None]:
+        if not decision_ids:
+            return lambda: {}
+        return attachments_locked_sent(customer_id, list(decision_ids))
 
     def start(self, *, customer: Customer, loaded: dict[str, SubgroupAttachment] | None) -> SubgroupFold:
         return SubgroupFold(attachments=dict(loaded or {}))

@@ -16,6 +16,7 @@ import datetime as dt
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import EllipsisType
 from typing import TYPE_CHECKING, Any
@@ -276,22 +277,40 @@ def attachments_locked(customer_id: str, decision_ids: list[str]) -> dict[str, S
             ).only(*_ATTACHMENT_FIELDS):
                 found[row.decision_id] = row
         return found
-    with prepared.cursor() as lock, prepared.cursor() as read:
-        # Errors raised when the pipeline ends are Django's, as any statement's (a lost
-        # connection is an OperationalError the group commit recognises, not psycopg's own).
-        with connection.wrap_database_errors, connection.connection.pipeline():
-            lock.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
-            read.execute(_ATTACHMENTS_SQL, [customer_id, list(decision_ids)])
-        # Read once the pipeline is left: its Sync collects both results in one wait (a fetch
-        # inside the block would first wait on a Flush, then the exit on the Sync: two).
-        rows = read.fetchall()
-    found = {}
-    for pk, decision_id, value, counted in rows:
-        value = json.loads(value) if isinstance(value, str | bytes) else value  # jsonb arrives as text
-        found[decision_id] = SubgroupAttachment.from_db(
-            connection.alias, _ATTACHMENT_FIELDS, (pk, decision_id, value, counted)
-        )
-    return found
+    # Errors raised when the pipeline ends are Django's, as any statement's (a lost connection is
+    # an OperationalError the group commit recognises, not psycopg's own).
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        rows = attachments_locked_sent(customer_id, decision_ids)
+    # Read once the pipeline is left: its Sync collects both results in one wait (a fetch inside
+    # the block would first wait on a Flush, then the exit on the Sync: two).
+    return rows()
+
+
+def attachments_locked_sent(
+    customer_id: str, decision_ids: list[str]
+) -> Callable[[], dict[str, SubgroupAttachment]]:
+    """attachments_locked in two steps on PostgreSQL: the lock and the read are sent now (in the
+    caller's pipeline, if any: the write of a plan that guessed them empty, audit.pipeline), and
+    the function returned reads the rows, once the pipeline is left."""
+    lock, read = prepared.BoundCursor(), prepared.BoundCursor()
+    lock.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
+    read.execute(_ATTACHMENTS_SQL, [customer_id, list(decision_ids)])
+
+    def rows() -> dict[str, SubgroupAttachment]:
+        try:
+            fetched = read.fetchall()
+        finally:
+            lock.close()
+            read.close()
+        found = {}
+        for pk, decision_id, value, counted in fetched:
+            value = json.loads(value) if isinstance(value, str | bytes) else value  # jsonb arrives as text
+            found[decision_id] = SubgroupAttachment.from_db(
+                connection.alias, _ATTACHMENT_FIELDS, (pk, decision_id, value, counted)
+            )
+        return found
+
+    return rows
 
 
 def attachment_get(customer_id: str, decision_id: str) -> SubgroupAttachment | None:

@@ -18,11 +18,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 # (statements, round trips) on PostgreSQL; statements on SQLite.
 POSTGRESQL = {
-    "log": (10, 5),
+    "log": (10, 4),
     # The event insert and the webhooks read of the fan-out, in the same round trip.
-    "log_event": (12, 5),
+    "log_event": (12, 4),
     "outcome": (10, 6),
-    "calibrate": (10, 6),
+    "calibrate": (10, 5),
     # The set-wise applier: per contributor a staging table's CREATE IF NOT EXISTS, its COPY and
     # one INSERT ... SELECT, where the fold sent one upsert (16 statements, 18 round trips).
     # 19 and 23 (the stored decisions' read is one statement with an array of ids, where the
