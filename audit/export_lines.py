@@ -106,8 +106,8 @@ class Plan:
     @lru_cache(maxsize=4)  # noqa: B019  (a few plans, each kept for the process's life anyway)
     def chunk(self, count: int) -> tuple[tuple[str, ...], Callable[[list[str]], Any]]:
         """For `count` entries of this plan: the prefixes their pairs must have (a NUL piece
-        between entries), and the getter of every entry's pieces in line order, NUL between
-        entries, from their pairs followed by the chunk's texts and pieces."""
+        between entries), and the getter of every entry's pieces in line order, one entry after
+        the other, from their pairs followed by the rows read."""
         pairs = len(self.keys) + 1
         first_piece = count * pairs - 1
         indexes: list[int] = []
@@ -117,10 +117,6 @@ class Plan:
                     indexes.append(entry * pairs + at)
                 else:
                     indexes.append(first_piece + entry * WIDTH + 1 + at - len(self.keys))
-            indexes.append(
-                entry * pairs + len(self.keys)
-            )  # the NUL piece (the last one's is the first text: unused)
-        indexes.pop()
         return ((*self.prefixes, "\0") * count)[:-1], itemgetter(*indexes)
 
 
@@ -165,7 +161,8 @@ class Renderer:
                     and all(map(str.startswith, pairs, prefixes))
                     and spaced.count(" ") == count * len(plan.keys)
                 ):
-                    return ('{"' + ', "'.join(pick(pairs + flat)) + "}\n").replace(', "\0, "', '}\n{"')
+                    each = [iter(pick(pairs + flat))] * len(plan.order)  # one entry's pieces a tuple
+                    return '{"' + '}\n{"'.join(map(', "'.join, zip(*each, strict=True))) + "}\n"
         return "".join([self.line(flat[at + 1 : at + WIDTH]) + "\n" for at in range(0, len(flat), WIDTH)])
 
     def line(self, row: Sequence[str | None]) -> str:
