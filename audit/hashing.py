@@ -19,6 +19,8 @@ from typing import Any
 PERSONAL_FIELDS = ("context", "subgroups", "subject_id", "user_id")
 SALT_BYTES = 32
 _SAFE_INT = 2**53 - 1
+# Floats both writers give the same digits for, without an exponent (see _plain).
+_FLOAT_LOW, _FLOAT_HIGH = 1e-4, 1e16
 
 
 # Any: a JSON value of any shape
@@ -39,7 +41,7 @@ def _plain(value: Any) -> bool:
         return -_SAFE_INT <= value <= _SAFE_INT
     if isinstance(value, float):
         magnitude = abs(value)
-        return math.isfinite(value) and 1e-4 <= magnitude < 1e16 and not value.is_integer()
+        return math.isfinite(value) and _FLOAT_LOW <= magnitude < _FLOAT_HIGH and not value.is_integer()
     if isinstance(value, dict):
         return all(max(key, default="\0") < "\ud800" and _plain(item) for key, item in value.items())
     if isinstance(value, list):
@@ -58,7 +60,7 @@ def _plain_members(value: dict[str, Any]) -> bool:
         if kind is str or item is None or kind is bool:
             continue
         if kind is float:
-            if not (1e-4 <= abs(item) < 1e16 and not item.is_integer()):  # also refuses inf, nan
+            if not (_FLOAT_LOW <= abs(item) < _FLOAT_HIGH and not item.is_integer()):  # also refuses inf, nan
                 return False
         elif not _plain(item):
             return False
