@@ -4,7 +4,8 @@ row of its ISO week, in the same statement's transaction, on PostgreSQL and on S
 
 A daily row inserted adds its columns to its week; an update adds the new values and takes
 away the old ones (an erasure that re-keys a reviewer moves the row's sums from one week row to
-another); a delete takes them away. A week row whose decision count falls to 0 is removed.
+another; on PostgreSQL an update that keeps the row's keys and week does both in one
+statement); a delete takes them away. A week row whose decision count falls to 0 is removed.
 The SQL is generated from a column list given by the migration that installs it, so a later
 change of the columns installs the trigger again from its own migration."""
 
@@ -44,11 +45,37 @@ def _take(vendor: str, columns: list[str]) -> str:
     )
 
 
+def _move(columns: list[str]) -> str:
+    """PostgreSQL: an update that keeps the daily row's keys and week (every additive upsert)
+    in one statement on its week's row instead of the take and the add (three statements and
+    two new versions of the row), with the same result to the bit: the week's values less
+    OLD's plus NEW's, evaluated left to right as the take then the add computed them, or
+    NEW's alone where the take would have left no decision and removed the row (the add then
+    made it again from NEW). With no week row the add makes it, as before."""
+    match = " AND ".join([*(f"{k} = OLD.{k}" for k in KEYS), f"week = {_week('postgresql', 'OLD')}"])
+    updates = ", ".join(
+        f"{c} = CASE WHEN n = OLD.n THEN NEW.{c} ELSE {c} - OLD.{c} + NEW.{c} END" for c in columns
+    )
+    same = " AND ".join(
+        [
+            *(f"NEW.{k} = OLD.{k}" for k in KEYS),
+            f"{_week('postgresql', 'NEW')} = {_week('postgresql', 'OLD')}",
+        ]
+    )
+    return (
+        f"IF TG_OP = 'UPDATE' AND {same} THEN "  # noqa: S608 (fixed names)
+        f"UPDATE {WEEKLY} SET {updates} WHERE {match}; "
+        f"IF NOT FOUND THEN {_add('postgresql', columns)} END IF; "
+        "RETURN NULL; END IF; "
+    )
+
+
 def install_sql(vendor: str, columns: list[str]) -> list[str]:
     """The statements that (re)install the trigger for `columns`."""
     if vendor == "postgresql":
         body = (
             "BEGIN "
+            f"{_move(columns)}"
             f"IF TG_OP IN ('UPDATE', 'DELETE') THEN {_take(vendor, columns)} END IF; "
             f"IF TG_OP IN ('INSERT', 'UPDATE') THEN {_add(vendor, columns)} END IF; "
             "RETURN NULL; END;"

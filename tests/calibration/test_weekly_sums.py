@@ -6,10 +6,13 @@ import math
 from collections import defaultdict
 
 import pytest
+from django.db import connection
+from django.db.models import F
 
-from calibration import rules, selectors
+from calibration import rules, selectors, weekly
 from calibration.models import UserDailyAggregate, UserWeeklyAggregate
 from calibration.selectors import DayRange
+from config.bulk import additive_upsert
 from keys.models import Customer
 from tests.audit.erasure_helpers import erase
 
@@ -166,3 +169,73 @@ D = dt.date.fromisoformat
 def test_whole_weeks_are_the_mondays_of_the_weeks_inside_the_window(start, end, weeks):
     expected = None if weeks is None else (D(weeks[0]), D(weeks[1]))
     assert selectors.whole_weeks(DayRange(D(start), D(end))) == expected
+
+
+def _former_trigger_body(columns: list[str]) -> str:
+    """The PostgreSQL trigger's body before an update that keeps its keys and week was folded in
+    one statement: every update took OLD's sums away (removing a week left with no decision),
+    then added NEW's."""
+    return (
+        "BEGIN "
+        f"IF TG_OP IN ('UPDATE', 'DELETE') THEN {weekly._take('postgresql', columns)} END IF; "
+        f"IF TG_OP IN ('INSERT', 'UPDATE') THEN {weekly._add('postgresql', columns)} END IF; "
+        "RETURN NULL; END;"
+    )
+
+
+def _daily_writes(customer_id: str) -> list[list[tuple]]:
+    """Upserts, a re-key, a delete and an update of a day whose week row is gone; the weekly
+    rows they leave after the upserts and at the end, every column as stored."""
+    monday, sunday = dt.date(2026, 11, 2), dt.date(2026, 11, 15)
+    thirds = [1 / 3, 0.1, 0.7, 2 / 7, 0.3]
+    # one week of two days (the sums of two magnitudes: the order of the terms shows), one of one day
+    for step, value in enumerate(thirds * 3):
+        for user, day, scale in (
+            ("a", monday, 1e6),
+            ("a", monday + dt.timedelta(days=3), 1),
+            ("b", sunday, 1),
+        ):
+            sums = dict.fromkeys(rules.SUM_FIELDS, 0) | {"n": 1, "followed": step % 2, "conf_n": 1}
+            sums |= {"conf_sum": value, "p_sum": value * scale + 0.1, "brier_sum": (value - 0.5) ** 2}
+            additive_upsert(
+                UserDailyAggregate,
+                key=("customer_id", "user_id", "model_key", "day"),
+                values=rules.SUM_FIELDS,
+                rows=[(customer_id, user, "*", day, *(sums[name] for name in rules.SUM_FIELDS))],
+            )
+    upserted = _weeks(customer_id)
+    days = UserDailyAggregate.objects.filter(customer_id=customer_id)
+    days.filter(user_id="a", day=monday).update(user_id="c")  # re-keyed: moved to another week row
+    days.filter(user_id="b").update(conf_sum=F("conf_sum") + 0.1, n=F("n") + 1)
+    UserWeeklyAggregate.objects.filter(customer_id=customer_id, user_id="c").delete()
+    days.filter(user_id="c").update(p_sum=F("p_sum") + 0.2)  # its week row is gone: made again
+    days.filter(user_id="a").delete()
+    return [upserted, _weeks(customer_id)]
+
+
+def _weeks(customer_id: str) -> list[tuple]:
+    rows = UserWeeklyAggregate.objects.filter(customer_id=customer_id).order_by(
+        "user_id", "model_key", "week"
+    )
+    return [
+        tuple(repr(row[name]) for name in ("user_id", "model_key", "week", *rules.SUM_FIELDS))
+        for row in rows.values()
+    ]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the one-statement update is PostgreSQL's")
+def test_an_update_in_one_statement_leaves_the_week_rows_of_the_take_and_the_add_to_the_bit(customer):
+    columns = list(rules.SUM_FIELDS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE OR REPLACE FUNCTION {weekly.FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            f"{_former_trigger_body(columns)} $$"
+        )
+        former = _daily_writes(customer.pk)
+        UserWeeklyAggregate.objects.filter(customer_id=customer.pk).delete()
+        UserDailyAggregate.objects.filter(customer_id=customer.pk).delete()
+        for statement in weekly.install_sql("postgresql", columns):
+            cursor.execute(statement)
+    now = _daily_writes(customer.pk)
+    assert [len(weeks) for weeks in now] == [2, 2] and {row[0] for row in now[1]} == {"'b'", "'c'"}
+    assert now == former
