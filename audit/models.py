@@ -52,7 +52,8 @@ class Decision(models.Model):
     """One AI-mediated decision (POST /log, POST /calibrate). Current state: `outcome` and
     `calibration_category` change when a late outcome arrives (recorded as an entry)."""
 
-    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="decisions")
+    # No index of its own: the unique (customer_id, decision_id) and every other index lead with it.
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="decisions", db_index=False)
     decision_id = models.CharField(max_length=ID_MAX, default=_decision_id)
     user_id = models.CharField(max_length=USER_ID_MAX)
     # The person the decision is about (docs/reference/erasure.md); erasure requests name it.
@@ -174,7 +175,10 @@ class AuditEntry(models.Model):
         ERASURE = "erasure"
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
-    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="audit_entries")
+    # No index of its own: (customer_id, sequence) is unique and leads several others.
+    customer = models.ForeignKey(
+        Customer, on_delete=models.PROTECT, related_name="audit_entries", db_index=False
+    )
     # Null for an entry that records no decision (an erasure).
     decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries", null=True)
     sequence = models.BigIntegerField()
@@ -323,7 +327,8 @@ class TreeNode(models.Model):
     subtree becomes complete, so a root at any size or a proof is a handful of point reads."""
 
     pk = models.CompositePrimaryKey("customer_id", "level", "index")
-    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="+")
+    # No index of its own: the primary key leads with it.
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="+", db_index=False)
     level = models.PositiveSmallIntegerField()
     index = models.BigIntegerField()
     hash = models.BinaryField(max_length=32)
