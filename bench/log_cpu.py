@@ -3,7 +3,10 @@ client on one thread, one customer, CPU seconds of this process per request (tim
 so waiting on PostgreSQL does not count), the CPU time of its PostgreSQL backend per request
 (/proc/<pid>/schedstat: PostgreSQL on this host) and the wall time; `--profile` prints cProfile's top
 functions by cumulative CPU time (BENCH_SORT=tottime for their own time;
-BENCH_PROFILE_OUT=FILE also saves the profile for pstats). bench/ingest_bench.py runs it as its last step.
+BENCH_PROFILE_OUT=FILE also saves the profile for pstats); `--statements` prints the backend's CPU time
+per statement text over the measured requests (each statement sent outside pipeline mode, so a
+batch's, read from the backend's schedstat before and after it; COMMIT is not among them).
+bench/ingest_bench.py runs it as its last step.
 
 Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
       .venv/bin/python bench/log_cpu.py --requests 1000 [--profile] [--batch 1000]
@@ -35,6 +38,7 @@ def main() -> None:
     parser.add_argument("--root", help="the checkout to measure (default: this one)")
     parser.add_argument("--batch", type=int, default=0, help="POST /log/batch of this many items instead")
     parser.add_argument("--calibrate", action="store_true", help="POST /calibrate instead (200)")
+    parser.add_argument("--statements", action="store_true", help="backend CPU per statement text")
     args = parser.parse_args()
 
     import django
@@ -93,6 +97,7 @@ def main() -> None:
 
     # The profile counts CPU time (waiting on PostgreSQL is not CPU), like the figure printed.
     profiler = cProfile.Profile(time.process_time) if args.profile else None
+    per_statement = _statements_timed(backend_ms) if args.statements else None
     backend0 = backend_ms()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if profiler:
@@ -104,6 +109,13 @@ def main() -> None:
         profiler.disable()
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     backend_cpu = backend_ms() - backend0
+    if per_statement is not None:
+        per_statement.clear_patch()
+        for text, (calls, ms) in sorted(per_statement.items(), key=lambda kv: -kv[1][1])[:20]:
+            print(
+                f"{calls:5d} {ms / args.requests:8.1f} ms backend CPU per request  {text[:110]}",
+                file=sys.stderr,
+            )
     if profiler:
         if os.environ.get("BENCH_PROFILE_OUT"):
             profiler.dump_stats(os.environ["BENCH_PROFILE_OUT"])
@@ -123,6 +135,52 @@ def main() -> None:
             }
         )
     )
+
+
+class _Timed(dict):
+    """Backend CPU (ms) and calls per statement text, from psycopg's Cursor.execute and .copy
+    wrapped while it is alive (clear_patch puts them back)."""
+
+    def clear_patch(self) -> None:
+        import psycopg
+
+        psycopg.Cursor.execute, psycopg.Cursor.copy = self.originals  # type: ignore[method-assign]
+
+    def add(self, text: str, ms: float) -> None:
+        calls, total = self.get(text, (0, 0.0))
+        self[text] = (calls + 1, total + ms)
+
+
+def _statements_timed(backend_ms) -> _Timed:
+    import contextlib
+
+    import psycopg
+
+    timed = _Timed()
+    execute, copy = psycopg.Cursor.execute, psycopg.Cursor.copy
+    timed.originals = (execute, copy)
+
+    def key(query) -> str:
+        return " ".join(str(query).split())
+
+    def timed_execute(self, query, params=None, **kwargs):
+        if self.connection.pgconn.pipeline_status:  # its time is spent at the pipeline's sync
+            return execute(self, query, params, **kwargs)
+        start = backend_ms()
+        try:
+            return execute(self, query, params, **kwargs)
+        finally:
+            timed.add(key(query), backend_ms() - start)
+
+    @contextlib.contextmanager
+    def timed_copy(self, statement, *args, **kwargs):
+        start = backend_ms()
+        with copy(self, statement, *args, **kwargs) as stream:
+            yield stream
+        timed.add(key(statement), backend_ms() - start)
+
+    psycopg.Cursor.execute, psycopg.Cursor.copy = timed_execute, timed_copy
+    return timed
 
 
 if __name__ == "__main__":
