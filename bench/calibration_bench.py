@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import calibration_load
@@ -218,20 +217,8 @@ def main() -> None:
     if not args.no_small:
         for path, r in inprocess(env, keys[0]).items():
             phase(results, f"{path} in-process, one client ({args.small:,} stored)", r)
-    web = subprocess.Popen(
-        [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{args.port}",
-         "--workers", str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread",
-         "--keep-alive", "30", "--log-level", "warning"],
-        cwd=ROOT,
-        env=env,
-    )  # fmt: skip
+    web = calibration_load.gunicorn_start(env, workers=args.workers, threads=args.threads)
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{args.port}/v1/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
         if not args.no_small:
             small_phases(args, keys, wrk_script(data_dir / "log.lua", keys, "wrk"), results)
         started = time.perf_counter()

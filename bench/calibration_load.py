@@ -2,15 +2,37 @@
 bodies) and an open-loop client at a fixed arrival rate, against the gunicorn it starts."""
 
 import asyncio
+import gc
 import json
 import re
+import subprocess
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from benchenv import sh
+from benchenv import BIN, ROOT, sh
 
 PORT = 8843
+
+
+def gunicorn_start(env: dict, *, workers: int, threads: int, extra: tuple[str, ...] = ()) -> subprocess.Popen:
+    """gunicorn gthread `workers` x `threads` on PORT, started from the repository (its
+    gunicorn.conf.py, unless `extra` names another with -c), once it answers /v1/health."""
+    web = subprocess.Popen(
+        [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{PORT}",
+         "--workers", str(workers), "--threads", str(threads), "--worker-class", "gthread",
+         "--keep-alive", "30", "--log-level", "warning", *extra],
+        cwd=ROOT,
+        env=env,
+    )  # fmt: skip
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{PORT}/v1/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    return web
 
 
 def wrk(path: str, script: Path, *, duration: int, connections: int) -> dict:
@@ -68,6 +90,8 @@ async def _open_loop(
     duration: float,
     connections: int,
     body_of: Callable[[int], dict],
+    trace: list[dict] | None = None,
+    first: int = 0,
 ) -> dict:
     total = int(rate * duration)
     queue: asyncio.Queue = asyncio.Queue()
@@ -84,14 +108,16 @@ async def _open_loop(
             if item is None:
                 writer.close()
                 return
-            i, scheduled = item
+            i, scheduled, queued = item
             body = json.dumps(body_of(i)).encode()
+            tag = f"X-Bench-I: {first + i}\r\n" if trace is not None else ""
             request = (
-                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {keys[i % len(keys)]}\r\n"
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{tag}Authorization: Bearer {keys[i % len(keys)]}\r\n"
                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
             ).encode() + body
             for _attempt in range(2):
                 try:
+                    written = time.perf_counter()
                     writer.write(request)
                     await writer.drain()
                     status_line = await reader.readline()
@@ -112,7 +138,18 @@ async def _open_loop(
                     reader, writer = await connect()
             else:
                 status = 0
-            latencies.append((time.perf_counter() - scheduled) * 1000)
+            read = time.perf_counter()
+            latencies.append((read - scheduled) * 1000)
+            if trace is not None:
+                trace.append(
+                    {
+                        "i": first + i,
+                        "scheduled": scheduled,
+                        "queued": queued,
+                        "written": written,
+                        "read": read,
+                    }
+                )
             statuses[status] = statuses.get(status, 0) + 1
 
     workers = [asyncio.create_task(worker()) for _ in range(connections)]
@@ -122,7 +159,7 @@ async def _open_loop(
         delay = at - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        queue.put_nowait((i, at))
+        queue.put_nowait((i, at, time.perf_counter()))
     for _ in workers:
         queue.put_nowait(None)
     await asyncio.gather(*workers)
@@ -150,3 +187,36 @@ def open_loop(
     return asyncio.run(
         _open_loop(path, keys, rate=rate, duration=duration, connections=connections, body_of=body_of)
     )
+
+
+def open_loop_traced(path: str, keys: list[str], *, rate: float, duration: float, first: int = 0) -> dict:
+    """open_loop of POST bodies decision_body(i), each request tagged `X-Bench-I: first + i`, with
+    its scheduled, written and read times (time.perf_counter) and the client's own collections."""
+    trace: list[dict] = []
+    pauses: list[tuple[int, float]] = []
+    started = [0.0]
+
+    def timed(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.append((info["generation"], (time.perf_counter() - started[0]) * 1000))
+
+    gc.callbacks.append(timed)
+    try:
+        out = asyncio.run(
+            _open_loop(path, keys, rate=rate, duration=duration, connections=64, body_of=decision_body,
+                       trace=trace, first=first)
+        )  # fmt: skip
+    finally:
+        gc.callbacks.remove(timed)
+    trace.sort(key=lambda r: r["i"])
+    out["trace"] = trace
+    out["gc"] = {
+        f"gen{g}": [
+            sum(1 for p in pauses if p[0] == g),
+            round(max((p[1] for p in pauses if p[0] == g), default=0), 1),
+        ]
+        for g in (0, 1, 2)
+    }
+    return out
