@@ -3,6 +3,8 @@ command, CI). The access log line carries the path without its query string and 
 either may hold a secret a client put in a URL (an API key), and logs are read by more people
 than keys are."""
 
+import os
+
 access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s" %(L)s'
 
 # What gunicorn reads before Django sees a request (docs/reference/limits.md, Request lines and
@@ -30,3 +32,17 @@ def post_worker_init(worker):
 
     web_threads_set(int(worker.cfg.threads))
     gunicorn_errors.install(worker.cfg)
+
+
+def on_starting(server):
+    """Each web worker listens on a socket of its own (SO_REUSEPORT), so the kernel spreads new
+    connections evenly over the workers. On one shared socket the worker that wakes first accepts
+    a burst of connections (a front proxy's or a client's keep-alive pool opened at once): one
+    process then got 1,500 of 1,500 requests, or 3,827 of 4,500, and queued them behind its
+    threads while the others idled (bench/README.md, The /calibrate tail). Only when every
+    address is TCP and gunicorn binds it itself: a Unix socket cannot be shared so (each worker
+    would replace the last one's), and sockets handed over by systemd or a re-exec are shared
+    ones."""
+    inherited = "LISTEN_FDS" in os.environ or "GUNICORN_FD" in os.environ
+    if not inherited and all(isinstance(address, tuple) for address in server.cfg.address):
+        server.cfg.set("reuse_port", True)

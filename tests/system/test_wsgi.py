@@ -14,7 +14,10 @@ PROBE = """
 import gc, json, sys
 import config.wsgi
 print(json.dumps({"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects()),
-                  "views_loaded": all(m in sys.modules for m in ("audit.views", "calibration.views", "bias.views"))}))
+                  "views_loaded": all(m in sys.modules for m in ("audit.views", "calibration.views", "bias.views")),
+                  "first_write_loaded": all(m in sys.modules for m in (
+                      "bias.contributions", "calibration.contributions", "oversight.contributions",
+                      "compliance.contributions", "django.contrib.messages.storage.session", "rfc8785"))}))
 """
 
 
@@ -34,3 +37,10 @@ def test_the_web_process_has_loaded_its_views_and_frozen_them_before_its_first_r
     # The service's own objects are frozen; the collector tracks only the few made since.
     assert loaded["frozen"] > 50_000
     assert loaded["tracked"] < loaded["frozen"] / 10
+
+
+def test_the_web_process_has_loaded_what_the_first_write_would_import(tmp_path: Path):
+    """The aggregates' modules that the decision pipeline discovers on its first write, the
+    middleware's message storage and the audit hash's canonical JSON: loaded (and frozen) at
+    start, not by the first request of each worker while the requests after it queue."""
+    assert _loaded(tmp_path)["first_write_loaded"]
