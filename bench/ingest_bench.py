@@ -14,7 +14,8 @@ BENCH_REDIS_DB choose others), and, all for ONE customer:
 1. limit_insert --threads 1 and --threads 4 on the same PostgreSQL;
 2. loads --small decisions (10,000) with 1,000-item batches from one client: decisions/s;
 3. POST /calibrate at a fixed --rate (150 req/s), open loop (latency from the scheduled start);
-4. POST /log, closed loop, 16 connections;
+4. POST /log, closed loop, 16 connections, driven by wrk (--client; bench/log_wrk.lua), with the CPU
+   per request of the gunicorn processes, their database backends and the client;
 5. loads up to --big stored decisions with batches (4 clients; the row says how long the load
    took), runs VACUUM (ANALYZE) and CHECKPOINT (timed: what autovacuum and the checkpointer would
    otherwise do during the next measurement), then --small decisions in 1,000-item batches from
@@ -22,19 +23,22 @@ BENCH_REDIS_DB choose others), and, all for ONE customer:
 6. GET /audit-trail/verify?full=true as a job must say valid (the whole chain, every hash);
 7. the CPU time of one POST /log in-process (bench/log_cpu.py), and with --before-tree DIR the
    same for an earlier checkout (`git archive <commit> | tar -x -C DIR`) on its own database.
-The load generator is an asyncio HTTP/1.1 client in this process (no wrk needed).
+The other phases' load generator is an asyncio HTTP/1.1 client in this process.
 """
 
 import argparse
 import asyncio
+import functools
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from benchenv import fresh_stack, make_keys
@@ -227,6 +231,72 @@ def _before_env(env: dict, tree: str) -> dict:
     return before
 
 
+def _wrk_log(keys: list[str], *, connections: int, duration: float, tag: str) -> dict:
+    """POST /log closed loop driven by wrk (one thread, `connections` connections; bench/log_wrk.lua
+    makes the bodies): a C client spends a fraction of the asyncio client's CPU per request on the
+    cores the service shares with it. `client_cpu_ms` is wrk's own CPU per request."""
+    script = Path(__file__).resolve().parent / "log_wrk.lua"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    out = sh("wrk", "-t1", f"-c{connections}", f"-d{duration:g}s", "--timeout", "10s", "-s", str(script),
+             f"http://127.0.0.1:{PORT}/v1/log", "--", f"{RUN}-{tag}", *keys).stdout  # fmt: skip
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = json.loads(out.strip().splitlines()[-1])
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "rps": r["requests"] / r["seconds"],
+        "p50": r["p50"],
+        "p99": r["p99"],
+        "errors": r["non_2xx"] + r["socket_errors"],
+        "client_cpu_ms": cpu / max(1, r["requests"]) * 1000,
+    }
+
+
+def _asyncio_log(keys: list[str], *, connections: int, duration: float, tag: str) -> dict:
+    """The same closed loop from this process's asyncio client, with its CPU per request."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    r = asyncio.run(_closed_loop("/v1/log", keys, connections=connections, duration=duration, tag=tag))
+    requests = r["rps"] * (time.perf_counter() - wall)
+    return {**r, "client_cpu_ms": (time.process_time() - cpu) / max(1.0, requests) * 1000}
+
+
+def _cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """utime + stime of each process still alive (/proc/<pid>/stat, in clock ticks)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def _server_pids(web: subprocess.Popen) -> list[int]:
+    """gunicorn's master and workers, and the database's client backends (PostgreSQL on this
+    host); not Redis nor PostgreSQL's background processes, which serve others too."""
+    children = Path(f"/proc/{web.pid}/task/{web.pid}/children").read_text().split()
+    backends = psql(
+        f"SELECT pid FROM pg_stat_activity WHERE datname = '{DB}' AND backend_type = 'client backend'"
+    )
+    return [web.pid, *map(int, children), *map(int, backends.split())]
+
+
+def _with_cpu(web: subprocess.Popen, run: Callable[[], dict], duration: float) -> dict:
+    """run()'s figures with the CPU per request of the web processes and of the backends."""
+    web_pids = {web.pid, *map(int, Path(f"/proc/{web.pid}/task/{web.pid}/children").read_text().split())}
+    before = _cpu_seconds(_server_pids(web))
+    r = run()
+    after = _cpu_seconds(_server_pids(web))
+    requests = max(1.0, r["rps"] * duration)
+    spent = {pid: after[pid] - before.get(pid, 0.0) for pid in after}
+    return {
+        **r,
+        "web_cpu_ms": sum(v for pid, v in spent.items() if pid in web_pids) / requests * 1000,
+        "backend_cpu_ms": sum(v for pid, v in spent.items() if pid not in web_pids) / requests * 1000,
+    }
+
+
 def row(name: str, r: dict, limit: float | None = None) -> str:
     ratio = f"{r['rps'] / limit:>8.2f}" if limit else f"{'':>8}"
     return f"{name:<62}{r['rps']:>9.0f}{ratio}{r['p50']:>9.1f}{r['p99']:>9.1f}{r['errors']:>8}"
@@ -248,6 +318,13 @@ def main() -> None:
         help="an earlier checkout (git archive) whose in-process POST /log CPU to measure too",
     )
     parser.add_argument("--perf-python", default="/tmp/perf-venv/bin/python")
+    parser.add_argument(
+        "--client",
+        choices=["wrk", "asyncio", "both"],
+        default="wrk",
+        help="what drives the POST /log closed loop: wrk (the aim's client), this process's asyncio "
+        "client (the runs before), or both, one after the other",
+    )
     parser.add_argument(
         "--reuse",
         action="store_true",
@@ -301,11 +378,26 @@ def main() -> None:
         )
         results.append(row(f"POST /calibrate at {args.rate:.0f} req/s open loop ({n:,} stored)", cal))
         print(results[-1], flush=True)
-        log = asyncio.run(
-            _closed_loop("/v1/log", keys, connections=args.connections, duration=args.duration, tag="log")
-        )
-        results.append(row(f"POST /log closed loop, {args.connections} connections", log, l4))
-        print(results[-1], flush=True)
+        clients = {"wrk": _wrk_log, "asyncio": _asyncio_log}
+        for client in ("wrk", "asyncio") if args.client == "both" else (args.client,):
+            log = _with_cpu(
+                web,
+                functools.partial(
+                    clients[client],
+                    keys,
+                    connections=args.connections,
+                    duration=args.duration,
+                    tag=f"log{client}",
+                ),
+                args.duration,
+            )
+            results.append(row(f"POST /log closed loop, {args.connections} connections, {client}", log, l4))
+            print(results[-1], flush=True)
+            results.append(
+                f"  CPU ms per request: web processes {log['web_cpu_ms']:.2f}, their database backends "
+                f"{log['backend_cpu_ms']:.2f}, the client {log['client_cpu_ms']:.2f}"
+            )
+            print(results[-1], flush=True)
         n = stored()
         if args.big > n:
             began = time.perf_counter()
