@@ -239,3 +239,41 @@ def test_an_update_in_one_statement_leaves_the_week_rows_of_the_take_and_the_add
     now = _daily_writes(customer.pk)
     assert [len(weeks) for weeks in now] == [2, 2] and {row[0] for row in now[1]} == {"'b'", "'c'"}
     assert now == former
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="fillfactor and heap-only updates are PostgreSQL's"
+)
+def test_the_upsert_of_stored_daily_rows_updates_them_and_their_weeks_in_their_pages(customer):
+    """The aggregates leave room in their pages (fillfactor): a second upsert of a page's worth
+    of rows updates every row heap-only (no new index entries), the weekly rows its trigger
+    moves as well."""
+    rows = [
+        (customer.pk, f"reviewer-{i:03}", "*", dt.date(2026, 11, 2), *([1] * len(rules.SUM_FIELDS)))
+        for i in range(60)  # more rows than a page holds at the default fillfactor
+    ]
+    tables = [UserDailyAggregate._meta.db_table, UserWeeklyAggregate._meta.db_table]
+
+    def updates() -> list[tuple[int, int]]:  # (updates, heap-only updates) of this transaction
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_xact_user_tables WHERE relname = ANY(%s)"
+                " ORDER BY relname",
+                [tables],
+            )
+            return cursor.fetchall()
+
+    counts = []
+    for _ in range(2):  # made, then updated
+        counts.append(updates())
+        additive_upsert(
+            UserDailyAggregate,
+            key=("customer_id", "user_id", "model_key", "day"),
+            values=rules.SUM_FIELDS,
+            rows=rows,
+        )
+    after = updates()
+    assert [(u - u0, h - h0) for (u, h), (u0, h0) in zip(after, counts[1], strict=True)] == [
+        (60, 60),
+        (60, 60),
+    ]
