@@ -25,13 +25,18 @@ def worker_exit(server, worker):
 
 def post_worker_init(worker):
     """Each web worker knows its thread count: one customer (and, before authentication, one
-    client address) may hold only a share of them (config/threadshare.py). And the errors
-    gunicorn answers itself are problem documents (config/gunicorn_errors.py)."""
+    client address) may hold only a share of them (config/threadshare.py). The errors gunicorn
+    answers itself are problem documents (config/gunicorn_errors.py). And each request thread
+    holds its database and Redis connections before the first request (config/warm.py)."""
     from config import gunicorn_errors
     from config.threadshare import web_threads_set
+    from config.warm import threads_warm
 
     web_threads_set(int(worker.cfg.threads))
     gunicorn_errors.install(worker.cfg)
+    pool = getattr(worker, "tpool", None)  # gthread's request threads
+    if pool is not None:
+        threads_warm(pool, int(worker.cfg.threads))
 
 
 def on_starting(server):
