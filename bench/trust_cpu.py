@@ -4,7 +4,10 @@ client on one thread after a warm-up; per request the CPU of this process (time.
 so waiting on PostgreSQL does not count), the CPU of its PostgreSQL backend (from
 /proc/<pid>/schedstat: run it on the database's host) and the wall time; then the same for the
 request's parts (the reviewer grouping's read, the organisation's window with its Python, the
-confidence check, the risk-state refresh). `--no-parallel` turns PostgreSQL's parallel query
+confidence check, the risk-state refresh). The web process remembers each reviewer's risk
+figures by its sums (calibration.selectors), so the repeated requests here judge nobody again;
+the parts "every reviewer judged again" forget them before each call (the first request of a
+process, or of a day). `--no-parallel` turns PostgreSQL's parallel query
 off for the session, so that the backend's figure is all the statements' CPU (a parallel
 worker's CPU is not the backend's).
 
@@ -78,10 +81,22 @@ def main() -> None:
         }
 
     window = selectors.organization_window(customer, days=days)
+    judged: dict = getattr(selectors, "_risk_judged", {})  # the risk figures a process remembers
+
+    def forgetting(call: Callable[[], object]) -> Callable[[], object]:
+        return lambda: (judged.clear(), call())
+
+    def request() -> object:
+        return client.post("/v1/trust-score", {}, format="json")
+
     parts: dict[str, Callable[[], object]] = {
-        "POST /v1/trust-score (organisation)": lambda: client.post("/v1/trust-score", {}, format="json"),
+        "POST /v1/trust-score (organisation)": request,
+        "  the request, every reviewer judged again": forgetting(request),
         "  the organisation's window (grouping and Python)": lambda: selectors.organization_window(
             customer, days=days
+        ),
+        "  the window, every reviewer judged again": forgetting(
+            lambda: selectors.organization_window(customer, days=days)
         ),
         "  the confidence check": lambda: reporting.decisions_confidence_check(
             _decisions(customer, _day_bounds(days), user_id=None, model_id=None)

@@ -12,14 +12,21 @@ from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from django.db import connections
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate, TruncMonth, TruncWeek
 
 from audit.measures import accuracy
 from calibration import rules
 from calibration.confidence import confidence_check
-from calibration.selectors import RISK_USER_KEYS, DayRange, periods, trend_point, trend_summary
+from calibration.selectors import (
+    RISK_USER_KEYS,
+    DayRange,
+    fetch_rows,
+    periods,
+    trend_point,
+    trend_summary,
+)
 
 if TYPE_CHECKING:
     from audit.models import Decision
@@ -107,7 +114,8 @@ def decisions_confidence_check(decisions: QuerySet["Decision"]) -> dict[str, Any
 
     One statement: the latest decisions (a backward scan of the partial index
     `audit_dec_conf_check`, index-only on PostgreSQL) grouped by (confidence, recommendation,
-    outcome), so the rows never leave the database."""
+    outcome), so the rows never leave the database; a process that fitted the same rows already
+    answers its remembered check (see `_checked`)."""
     latest = (
         decisions.filter(ai_confidence__isnull=False, outcome__isnull=False)
         .order_by("-timestamp", "-decision_id")
@@ -115,19 +123,43 @@ def decisions_confidence_check(decisions: QuerySet["Decision"]) -> dict[str, Any
     )
     inner, params = latest.query.sql_with_params()
     columns = "ai_confidence, ai_recommendation, outcome"
-    sql = f"SELECT {columns}, COUNT(*) FROM ({inner}) latest GROUP BY {columns}"  # noqa: S608 (the ORM's SQL; values are parameters)
+    sql = f"SELECT {columns}, COUNT(*) FROM ({inner}) latest GROUP BY {columns} ORDER BY {columns}"  # noqa: S608 (the ORM's SQL; values are parameters)
+    if decisions.db == DEFAULT_DB_ALIAS:
+        rows = tuple(fetch_rows(sql, list(params)))  # on PostgreSQL prepared, the rows in binary
+    else:
+        with connections[decisions.db].cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = tuple(cursor.fetchall())
+    check = _checked.get(rows)
+    if check is None:
+        check = _confidence_check_of(rows)
+        if len(_checked) >= CONFIDENCE_CHECKS_KEPT:
+            _checked.clear()
+        _checked[rows] = check
+    return {**check, "limit": CONFIDENCE_CHECK_LIMIT}
+
+
+# The check is a function of its grouped rows alone (in the statement's fixed order), and they
+# change only when a decision with both a confidence and an outcome enters the latest
+# CONFIDENCE_CHECK_LIMIT (or the window's bounds move past one): each web process remembers the
+# last few checks by their rows, compared whole (every value and count), so an unchanged set of
+# decisions is not fitted again and gets the same figures to the bit.
+CONFIDENCE_CHECKS_KEPT = 4
+# Any: the check's figures by name, rendered as JSON
+_checked: dict[tuple[tuple[Any, ...], ...], dict[str, Any]] = {}
+
+
+# Any: the check's figures by name, rendered as JSON
+def _confidence_check_of(rows: tuple[tuple[Any, ...], ...]) -> dict[str, Any]:
+    """The check over (confidence, recommendation, outcome, count) rows."""
     pairs: dict[tuple[float, int], int] = defaultdict(int)
     right: dict[tuple[str, str], int] = {}  # y per (recommendation, outcome): a few, compared once each
-    with connections[decisions.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        for confidence, recommendation, outcome, n in cursor.fetchall():
-            y = right.get((recommendation, outcome))
-            if y is None:
-                y = right[(recommendation, outcome)] = int(rules.same(outcome, recommendation))
-            pairs[(confidence, y)] += n
-    check = confidence_check((c, y, n) for (c, y), n in sorted(pairs.items()))
-    check["limit"] = CONFIDENCE_CHECK_LIMIT
-    return check
+    for confidence, recommendation, outcome, n in rows:
+        y = right.get((recommendation, outcome))
+        if y is None:
+            y = right[(recommendation, outcome)] = int(rules.same(outcome, recommendation))
+        pairs[(confidence, y)] += n
+    return confidence_check((c, y, n) for (c, y), n in sorted(pairs.items()))
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON

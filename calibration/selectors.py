@@ -4,6 +4,7 @@ trend points group those rows in SQL."""
 
 import datetime as dt
 import math
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import itemgetter
@@ -15,7 +16,7 @@ from django.db.models.functions import TruncMonth, TruncWeek
 from django.db.models.functions.datetime import TruncBase
 from django.utils import timezone
 
-from audit.measures import accuracy
+from audit.measures import Thresholds, accuracy
 from calibration import rules
 from calibration.models import ALL_MODELS, UserDailyAggregate, UserWeeklyAggregate
 from config import prepared
@@ -139,7 +140,7 @@ def whole_weeks(days: DayRange) -> tuple[dt.date, dt.date] | None:
 
 
 # Any: SQL parameters and result values of mixed types
-def _rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+def fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     """All rows of `sql`. On PostgreSQL a prepared statement (planned once per connection) whose
     rows come in the binary format: about 32,000 numbers for 1,000 reviewers, which the text
     format would have the server print and psycopg parse again (docs/architecture.md, Calibration
@@ -160,11 +161,11 @@ def _per_user_rows(customer: Customer, days: DayRange, model_id: str | None) -> 
     int or a float: no NULL in a group, no numeric; see _SUMS)."""
     weeks = whole_weeks(days)
     if weeks is None:
-        return _rows(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
+        return fetch_rows(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
     first, last = weeks
     key = [customer.pk, model_id or ALL_MODELS]
     sunday = last + dt.timedelta(days=6)
-    return _rows(_PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end])
+    return fetch_rows(_PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end])
 
 
 def _per_user_sums(
@@ -183,6 +184,31 @@ def _at(name: str) -> int:
 
 _RISK_SUMS = itemgetter(*map(_at, rules.RISK_USER_FIELDS))
 _SCORED, _FWO, _WO, _UWU, _WU = map(_at, ("scored_n", "fwo_sum", "wo_sum", "uwu_sum", "wu_sum"))
+
+
+# A reviewer's risk-user figures are a function of its 13 sums and the settings alone, and most
+# reviewers' sums have not changed since the organisation's last request (only those who wrote
+# since, or whose edge days moved), so each web process remembers the figures of the sums it
+# has judged: a reviewer whose sums are the same, bit for bit, is not judged again. The key is
+# the sums packed as IEEE doubles, so two sums that compare equal but differ in their bits
+# (0.0 and -0.0) are different keys; a count packs exactly (far below 2**53), and the figures
+# read a count and the same number as a float alike. Kept per settings, forgotten whole when it
+# grows past RISK_JUDGED_KEPT entries (memory, not correctness: a forgotten key is judged again).
+RISK_JUDGED_KEPT = 200_000
+_RISK_KEY = struct.Struct(f"<{len(rules.RISK_USER_FIELDS)}d").pack
+_UNJUDGED = object()
+# Any: figures by name, or None for a reviewer who is not a risk user
+_risk_judged: dict[Thresholds, dict[bytes, Any]] = {}
+
+
+# Any: figures by name, or None for a reviewer who is not a risk user
+def _judged(th: Thresholds) -> dict[bytes, Any]:
+    """The figures this process has judged under the settings `th`, by packed sums."""
+    judged = _risk_judged.get(th)
+    if judged is None or len(judged) > RISK_JUDGED_KEPT:
+        _risk_judged.clear()  # settings changed or too many kept: start again
+        judged = _risk_judged[th] = {}
+    return judged
 
 
 RISK_USERS_LISTED = 100  # POST /v1/trust-score lists the first 100 (all of them are flagged)
@@ -213,11 +239,18 @@ def organization_window(
     over = rules.Clusters.of(zip(columns[_FWO], columns[_WO], strict=True))
     under = rules.Clusters.of(zip(columns[_UWU], columns[_WU], strict=True))
     th = rules.thresholds()
+    judged = _judged(th)
     at_risk = []
     for row in rows:
         if row[_SCORED] < th.risk_min_scored:
             continue  # never a risk user (rules.risk_user_figures would say so)
-        figures = rules.risk_user_figures(dict(zip(rules.RISK_USER_FIELDS, _RISK_SUMS(row), strict=True)), th)
+        values = _RISK_SUMS(row)
+        key = _RISK_KEY(*values)
+        figures = judged.get(key, _UNJUDGED)
+        if figures is _UNJUDGED:
+            figures = judged[key] = rules.risk_user_figures(
+                dict(zip(rules.RISK_USER_FIELDS, values, strict=True)), th
+            )
         if figures is not None:
             at_risk.append({"user_id": row[0], **figures})
     at_risk.sort(key=_by_reliance_gap)
