@@ -7,12 +7,14 @@ request's parts (the reviewer grouping's read, the organisation's window with it
 confidence check, the risk-state refresh). The web process remembers each reviewer's risk
 figures by its sums (calibration.selectors), so the repeated requests here judge nobody again;
 the parts "every reviewer judged again" forget them before each call (the first request of a
-process, or of a day). `--no-parallel` turns PostgreSQL's parallel query
-off for the session, so that the backend's figure is all the statements' CPU (a parallel
-worker's CPU is not the backend's).
+process, or of a day); `--writes N` writes N decisions through POST /v1/calibrate (untimed, as
+calibration_bench.py's load: 200 reviewers, no outcome) before each timed call, as the other
+requests of the benchmark would between two of one process's. `--no-parallel` turns
+PostgreSQL's parallel query off for the session, so that the backend's figure is all the
+statements' CPU (a parallel worker's CPU is not the backend's).
 
 Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
-      .venv/bin/python bench/trust_cpu.py --calls 20 [--no-parallel] [--root OTHER_CHECKOUT]
+      .venv/bin/python bench/trust_cpu.py --calls 20 [--no-parallel] [--writes N] [--root OTHER_CHECKOUT]
 (`--root DIR` measures another checkout of the service, such as an earlier commit, with this
 venv: alternate the two in the same minutes. The script makes its own key for `bench`.)"""
 
@@ -34,6 +36,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--no-parallel", action="store_true")
     parser.add_argument("--root", default=str(ROOT))
+    parser.add_argument(
+        "--writes", type=int, default=0, help="decisions written (untimed) before each timed call"
+    )
     args = parser.parse_args()
     if args.no_parallel:
         os.environ["PGOPTIONS"] = "-c max_parallel_workers_per_gather=0"
@@ -62,20 +67,39 @@ def main() -> None:
     def backend_ms() -> float:
         return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e6
 
+    written = 0
+
+    def write(n: int) -> None:
+        """n decisions through POST /v1/calibrate as calibration_bench.py's load sends them (one of
+        200 reviewers each, a confidence, no outcome), untimed."""
+        nonlocal written
+        for _ in range(n):
+            written += 1
+            body = {
+                "user_id": f"user-{written % 200}",
+                "model_id": f"model-{written % 5}",
+                "ai_recommendation": "approve",
+                "user_decision": "approve" if written % 4 else "deny",
+                "confidence": (written % 100) / 100,
+                "context": "trust_cpu",
+            }
+            assert client.post("/v1/calibrate", body, format="json").status_code == 200
+
     def measure(call: Callable[[], object], n: int) -> dict:
         for _ in range(3):
             call()
-        cpu, wall = [], []
-        started = backend_ms()
+        cpu, wall, backend = [], [], 0.0
         for _ in range(n):
-            c, w = time.process_time(), time.perf_counter()
+            write(args.writes)
+            b, c, w = backend_ms(), time.process_time(), time.perf_counter()
             call()
             cpu.append((time.process_time() - c) * 1000)
             wall.append((time.perf_counter() - w) * 1000)
+            backend += backend_ms() - b
         return {
             "client_cpu_p50": statistics.median(cpu),
             "client_cpu_mean": statistics.mean(cpu),
-            "backend_cpu_mean": (backend_ms() - started) / n,
+            "backend_cpu_mean": backend / n,
             "wall_p50": statistics.median(wall),
             "wall_max": max(wall),
         }
@@ -84,7 +108,11 @@ def main() -> None:
     judged: dict = getattr(selectors, "_risk_judged", {})  # the risk figures a process remembers
 
     def forgetting(call: Callable[[], object]) -> Callable[[], object]:
-        return lambda: (judged.clear(), call())
+        def forgot() -> object:
+            judged.clear()
+            return call()
+
+        return forgot
 
     def request() -> object:
         return client.post("/v1/trust-score", {}, format="json")
@@ -106,7 +134,8 @@ def main() -> None:
         ),
     }
     print(
-        f"root {args.root}, load average {os.getloadavg()[0]:.1f}, parallel query {'off' if args.no_parallel else 'on'}"
+        f"root {args.root}, load average {os.getloadavg()[0]:.1f}, "
+        f"parallel query {'off' if args.no_parallel else 'on'}, {args.writes} writes before each call"
     )
     for name, call in parts.items():
         r = measure(call, args.calls)
