@@ -19,14 +19,8 @@ from django.db.models.functions import TruncDate, TruncMonth, TruncWeek
 from audit.measures import accuracy
 from calibration import rules
 from calibration.confidence import confidence_check
-from calibration.selectors import (
-    RISK_USER_KEYS,
-    DayRange,
-    fetch_rows,
-    periods,
-    trend_point,
-    trend_summary,
-)
+from calibration.periods import periods, trend_point, trend_summary
+from calibration.selectors import RISK_USER_KEYS, DayRange, fetch_rows
 
 if TYPE_CHECKING:
     from audit.models import Decision

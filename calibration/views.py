@@ -14,7 +14,8 @@ from audit import selectors as audit_selectors
 from audit.inputs import DecisionInput, decision_validated
 from calibration import explain, reporting, selectors, services
 from calibration.inputs import MAX_RANGE_DAYS, TrustScoreInput
-from calibration.selectors import INTERVALS, DayRange
+from calibration.periods import INTERVALS
+from calibration.selectors import DayRange
 from calibration.serializers import FIGURE_KEYS, CalibrateOutput, TrendOutput, TrustScoreOutput
 from config.api import TenantAPIView, choice_param, text_param
 from config.bodymodels import body_parse
