@@ -31,9 +31,9 @@ from audit.records import (
     probe_events,
     probe_outcome_conflict,
 )
-from config.bulk import unsaved
 from config.exceptions import DomainError
 from config.inputs import is_clean_text
+from config.unsaved import unsaved
 from keys.models import Customer
 
 

@@ -12,8 +12,8 @@ from audit.fields import DECISION_FIELDS, FINGERPRINT_WHEN_SENT, REVIEW_SECONDS_
 from audit.hashing import canonical_json
 from audit.inputs import DecisionInput
 from audit.models import Decision
-from config.bulk import unsaved
 from config.timeutils import isoformat
+from config.unsaved import unsaved
 from keys.models import Customer
 
 

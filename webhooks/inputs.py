@@ -9,7 +9,7 @@ from pydantic import Field, JsonValue
 
 from config.bodymodels import BodyModel
 from config.bodyrules import Judged, Text
-from webhooks.services import SUBSCRIBABLE
+from webhooks.validation import SUBSCRIBABLE
 
 DESCRIPTION_MAX = 500
 URL_SCHEMA = {"type": "string", "format": "uri", "maxLength": 2048}

@@ -18,29 +18,26 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from config.bulk import bulk_insert, unsaved
+from config.bulk import bulk_insert
 from config.exceptions import RateLimited
 from config.ratelimit import SlidingWindow
+from config.unsaved import unsaved
 from keys.models import Customer
-from webhooks import attempt, conf, dispatch, selectors, signing, transport, url_safety
-from webhooks.events import EVENT_REGULATIONS, EVENT_TYPES, TEST_EVENT_TYPE
+from webhooks import attempt, conf, dispatch, selectors, signing, transport
+from webhooks.events import EVENT_REGULATIONS, TEST_EVENT_TYPE
 from webhooks.exceptions import (
     WebhookAlreadyEnabled,
     WebhookDuplicateUrl,
-    WebhookInvalidEvent,
-    WebhookInvalidUrl,
     WebhookLimitReached,
     WebhookTestInFlight,
 )
 from webhooks.models import Delivery, DeliveryAttempt, Event, Webhook
+from webhooks.validation import webhook_events_validate, webhook_url_validate
 
 if TYPE_CHECKING:  # the body module reads this one's event list
     from webhooks.inputs import WebhookUpdateInput
 
 logger = logging.getLogger("trustcal.webhooks")
-
-SUBSCRIBABLE = [*EVENT_TYPES, "*"]
-
 
 # --- events and fan-out ------------------------------------------------------------------------
 
@@ -149,29 +146,6 @@ def _deliveries_enqueue(
 
 
 # --- webhooks: create, update, delete, rotate, enable ------------------------------------------
-
-
-def webhook_url_validate(url: Any) -> str:
-    """The URL rule at create/update (docs/reference/webhooks.md, "URL safety"): https (unless insecure URLs are allowed), and the host must not
-    resolve to a loopback, private, link-local, multicast, reserved or unspecified address."""
-    if not isinstance(url, str):
-        raise WebhookInvalidUrl("url must be a string.")
-    try:
-        url_safety.resolve(url.strip(), rules=url_safety.url_rules())
-    except url_safety.UnsafeUrl as exc:
-        raise WebhookInvalidUrl(str(exc))
-    return url.strip()
-
-
-def webhook_events_validate(events: Any) -> list[str]:
-    if not isinstance(events, list) or not events:
-        raise WebhookInvalidEvent("events must be a non-empty array of event names.")
-    unknown = [e for e in events if not isinstance(e, str) or e not in SUBSCRIBABLE]
-    if unknown:
-        raise WebhookInvalidEvent(
-            f"Unknown event name(s): {', '.join(map(str, unknown[:5]))}. Known: {', '.join(SUBSCRIBABLE)}."
-        )
-    return list(dict.fromkeys(events))
 
 
 @dataclass(frozen=True)

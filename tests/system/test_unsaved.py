@@ -1,10 +1,10 @@
-"""config.bulk.unsaved: the instance Model.__init__ would leave, built without it while no
+"""config.unsaved.unsaved: the instance Model.__init__ would leave, built without it while no
 model has an init signal receiver, and through it (so its receivers run) once one has."""
 
 from django.db.models.signals import post_init
 
 from audit.models import Decision
-from config.bulk import unsaved
+from config.unsaved import unsaved
 
 
 def _fields(decision: Decision) -> dict:
