@@ -5,6 +5,8 @@ so this folder is on sys.path)."""
 import os
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,3 +56,13 @@ def make_keys(env: dict[str, str], *, customer: str, count: int, admin: bool = F
     )
     out = sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c", code, env=env).stdout
     return [k for k in out.split() if k.startswith("tcal_")]
+
+
+def wait_healthy(base: str, attempts: int = 100) -> None:
+    """Poll `base`/v1/health (a service just started) until it answers, 0.1 s apart."""
+    for _ in range(attempts):
+        try:
+            urllib.request.urlopen(f"{base}/v1/health", timeout=1)
+            return
+        except OSError:
+            time.sleep(0.1)

@@ -7,11 +7,10 @@ import json
 import re
 import subprocess
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from benchenv import BIN, ROOT, sh
+from benchenv import BIN, ROOT, sh, wait_healthy
 
 PORT = 8843
 
@@ -26,12 +25,7 @@ def gunicorn_start(env: dict, *, workers: int, threads: int, extra: tuple[str, .
         cwd=ROOT,
         env=env,
     )  # fmt: skip
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{PORT}/v1/health", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
+    wait_healthy(f"http://127.0.0.1:{PORT}")
     return web
 
 

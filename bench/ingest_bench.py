@@ -37,11 +37,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-from benchenv import fresh_stack, make_keys
+from benchenv import fresh_stack, make_keys, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -360,12 +359,7 @@ def main() -> None:
         )
 
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{PORT}/v1/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_healthy(f"http://127.0.0.1:{PORT}")
         asyncio.run(_closed_loop("/v1/log", keys, connections=4, duration=2, tag="warm"))
         batch = asyncio.run(_batches(keys, first=1, last=args.small, clients=1))
         results.append(

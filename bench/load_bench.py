@@ -16,11 +16,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
-from benchenv import fresh_stack, make_keys
+from benchenv import fresh_stack, make_keys, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -82,12 +80,7 @@ def main() -> None:
         env=env,
     )
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen("http://127.0.0.1:8791/v1/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_healthy("http://127.0.0.1:8791")
         base = "http://127.0.0.1:8791"
         authed = f"{base}/v1/admin/audit-log?limit=1"
         wrk(base + "/v1/health", duration=2, connections=args.connections)  # warm up

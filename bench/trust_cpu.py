@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchenv import checkout_root
+from calibration_load import decision_body
 
 ROOT = checkout_root()
 
@@ -75,14 +76,7 @@ def main() -> None:
         nonlocal written
         for _ in range(n):
             written += 1
-            body = {
-                "user_id": f"user-{written % 200}",
-                "model_id": f"model-{written % 5}",
-                "ai_recommendation": "approve",
-                "user_decision": "approve" if written % 4 else "deny",
-                "confidence": (written % 100) / 100,
-                "context": "trust_cpu",
-            }
+            body = {**decision_body(written), "context": "trust_cpu"}
             assert client.post("/v1/calibrate", body, format="json").status_code == 200
 
     def measure(call: Callable[[], object], n: int) -> dict:
