@@ -43,9 +43,11 @@ def render_limits() -> Iterator[None]:
     reason: list[str] = []
 
     def on_alarm(signum: int, frame: Any) -> None:
-        raise RenderLimitExceeded(
-            reason[0] if reason else f"The render went over its time limit of {seconds:g} s."
-        )
+        # Kept as the reason too: the alarm can land inside code that replaces it with an
+        # error of its own (a transaction's end, an import), and that error is still the limit.
+        if not reason:
+            reason.append(f"The render went over its time limit of {seconds:g} s.")
+        raise RenderLimitExceeded(reason[0])
 
     previous_handler = signal.signal(signal.SIGALRM, on_alarm)
     if seconds > 0:
@@ -71,8 +73,9 @@ def render_limits() -> Iterator[None]:
             raise
         except Exception as exc:
             # The alarm can land inside code that turns it into another error (a C
-            # extension's import answers ImportError "initialization failed"): once the
-            # limit has fired, that is why the render stopped.
+            # extension's import answers ImportError "initialization failed"; a transaction's
+            # end answers that the connection is still in a transaction): once the limit has
+            # fired, that is why the render stopped.
             if reason:
                 raise RenderLimitExceeded(reason[0]) from exc
             raise

@@ -223,6 +223,10 @@ def export_run(*, export_id: str) -> None:
             error = (
                 f"Rendering failed ({type(exc).__name__}); the service log has the details of {export_id}."
             )
+        # A limit's alarm can land while a transaction of the render ends, leaving the
+        # connection inside it while Django holds it done; the failure is recorded on a new one.
+        if not connection.in_atomic_block:
+            connection.close()
         with transaction.atomic():
             ExportJob.objects.filter(
                 pk=export_id, status=ExportJob.Status.PROCESSING, attempts=attempt

@@ -156,6 +156,51 @@ def test_a_render_over_its_memory_limit_fails_with_its_reason_in_a_real_worker(t
     assert "memory limit of 1 MB" in job["error"]
 
 
+def test_a_limit_that_lands_as_a_transaction_ends_still_fails_the_job_with_its_reason(
+    transactional_db, api, monkeypatch
+):
+    """The alarm can interrupt a transaction's end: the connection stays inside the
+    transaction while Django holds it done, and Django's own clean-up then fails with "can't
+    change 'autocommit' now". The job still fails with the limit's reason (it used to stay
+    'processing', its failure unrecorded), and the next render works."""
+    from django.db import connection
+
+    from compliance import services
+    from compliance.render_limits import RenderLimitExceeded
+    from tests.compliance.helpers import render, request_export
+
+    def interrupted(**kwargs):
+        with connection.cursor() as cursor:  # a transaction Django does not know of, as left
+            cursor.execute("BEGIN")
+        raise RenderLimitExceeded("The render went over its time limit of 0.5 s.")
+
+    _log(api, [decision(i) for i in range(5)])
+    with monkeypatch.context() as patched:
+        patched.setattr(services, "log_report_build", interrupted)
+        job = render(api, request_export(api, template="eu_ai_act", format="csv")["export_id"])
+    assert job["status"] == "failed", job
+    assert job["error"] == "The render went over its time limit of 0.5 s."
+    assert render(api, request_export(api, template="eu_ai_act", format="csv")["export_id"])["status"] == (
+        "completed"
+    )
+
+
+def test_a_time_limit_replaced_by_another_error_is_still_the_limit(settings):
+    """The time limit's alarm answered by an error of the code it interrupted (as a
+    transaction's end does) is still the time limit."""
+    import time
+
+    from compliance.render_limits import RenderLimitExceeded, render_limits
+
+    settings.EXPORT_RENDER_MEMORY_MB = 0
+    settings.EXPORT_RENDER_SECONDS = 0.05
+    with pytest.raises(RenderLimitExceeded, match=r"time limit of 0\.05 s"), render_limits():
+        try:
+            time.sleep(5)
+        except RenderLimitExceeded as exc:
+            raise RuntimeError("can't change 'autocommit' now") from exc
+
+
 def test_one_customer_renders_one_export_at_a_time_and_others_go_on(api, other_api):
     from compliance import services
     from compliance.models import ExportJob
