@@ -28,7 +28,10 @@ from audit.export_lines import PIECES_SQL, TEXT_SQL, WIDTH, Renderer
 from audit.models import AuditEntry
 
 CHUNK = 5000
-FETCH = 2000  # rows a chunk on PostgreSQL: one FETCH, one piece of the response
+FETCH = 2000  # rows a chunk on PostgreSQL: one FETCH
+# Rows written at a time, one piece of the response: a quarter of a FETCH, whose text (about
+# 0.9 MB of lines) stays in the processor's cache through the renderer's passes over it.
+PIECE = 500
 
 _UTC_MS = '\'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"\''
 # Python writes a float that holds an integer as `1.0` and a negative zero as `-0.0`; the
@@ -76,8 +79,8 @@ def entries_ndjson(customer_id: str, first: int, last: int | None) -> Iterator[b
 
 
 def _streamed(customer_id: str, first: int, last: int | None) -> Iterator[bytes]:
-    """The rows read from a server-side cursor, FETCH at a time, each chunk's lines written by
-    audit/export_lines.py and sent as one piece."""
+    """The rows read from a server-side cursor, FETCH at a time, their lines written by
+    audit/export_lines.py and sent PIECE rows at a time."""
     bound = "AND sequence <= %s" if last is not None else ""
     params: list[str | int] = [customer_id, first, *([last] if last is not None else [])]
     sql = (
@@ -88,14 +91,16 @@ def _streamed(customer_id: str, first: int, last: int | None) -> Iterator[bytes]
     with transaction.atomic(), connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
         with closing(_read_ahead(cursor)) as chunks:  # the reader stops before the cursor closes
-            for rows in chunks:
-                flat = list(chain.from_iterable(rows))
-                if all(flat[::WIDTH]):
-                    yield renderer.lines(flat).encode()
-                    continue
-                yield "".join(
-                    [renderer.line(row[1:]) + "\n" if row[0] else row[1] + "\n" for row in rows]
-                ).encode()
+            for fetched in chunks:
+                for at in range(0, len(fetched), PIECE):
+                    rows = fetched[at : at + PIECE]
+                    flat = list(chain.from_iterable(rows))
+                    if all(flat[::WIDTH]):
+                        yield renderer.lines(flat).encode()
+                        continue
+                    yield "".join(
+                        [renderer.line(row[1:]) + "\n" if row[0] else row[1] + "\n" for row in rows]
+                    ).encode()
 
 
 _AHEAD = 2  # chunks read and not yet written, at most (memory: FETCH rows each)

@@ -65,6 +65,10 @@ def test_the_export_is_the_same_whatever_the_chunk_size_and_the_connection_is_fr
     monkeypatch.setattr(export, "FETCH", 3)
     small = api.get("/v1/audit-trail/export")
     assert b"".join(small.streaming_content) == whole and whole.count(b"\n") == 40
+    monkeypatch.setattr(export, "FETCH", 7)
+    monkeypatch.setattr(export, "PIECE", 3)  # pieces of 3, 3 and 1 rows of each FETCH
+    pieces = list(api.get("/v1/audit-trail/export").streaming_content)
+    assert b"".join(pieces) == whole and [piece.count(b"\n") for piece in pieces[:4]] == [3, 3, 1, 3]
     left = api.get("/v1/audit-trail/export")
     next(iter(left.streaming_content))
     left.close()  # the client went away after the first chunk
