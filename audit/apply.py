@@ -9,7 +9,8 @@ it runs outside the per-customer critical section. The Merkle tree of signed che
 extended right after the entries, under the same lock. On PostgreSQL one entry is appended by a
 single statement (the head UPDATE ... RETURNING computes the hash in SQL and feeds the
 INSERT); several entries, and every append on other databases, lock the head row, link the
-entries in Python (audit.plan.link), insert them in bulk and move the head. SQLite's
+entries in Python (audit.plan.link), insert them in bulk and move the head; a large write's
+entries are sealed before that, while the server runs its set-wise upserts. SQLite's
 IMMEDIATE transactions serialise writers anyway."""
 
 import contextlib
@@ -30,7 +31,7 @@ from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.plan import Plan, link
 from config import prepared
-from config.bulk import COPY_FROM, bulk_insert
+from config.bulk import COPY_FROM, Statement, bulk_insert, held_send, upserts_held
 from keys.models import Customer
 from webhooks.services import events_emit_sent
 
@@ -63,15 +64,20 @@ def plan_apply(
             )
         elif plan.changed:
             Decision.objects.bulk_update(plan.changed, ["outcome", "calibration_category"], batch_size=500)
-        for contributor, acc in plan.contributions:
-            contributor.apply(customer_id=customer.pk, acc=acc)
-        # The webhooks read is sent here and read after the pipeline (a read inside it waits).
-        _, deliveries_write = events_emit_sent(customer=customer, events=plan.events)
+        # A large write's set-wise upserts are held (their staging rows COPYed now) and sent
+        # after the events' COPY, which cannot run in pipeline mode, see _held_sent_sealing.
+        with upserts_held() as held:
+            for contributor, acc in plan.contributions:
+                contributor.apply(customer_id=customer.pk, acc=acc)
+            # The webhooks read is sent here and read after the pipeline (a read inside it waits).
+            _, deliveries_write = events_emit_sent(customer=customer, events=plan.events)
         if pipelined and connection.vendor == "postgresql" and len(plan.entries) == 1:
             # The entry, last, in the same round trip: its decision's key is read in SQL.
             pending = _append_one_send(plan.entries[0], decisions=len(plan.new_decisions))
     for check in checks:
         check()
+    if held:
+        _held_sent_sealing(held, plan.entries)
     # The new keys are read once the pipeline is left: its Sync collects every result in one
     # wait, where a read inside the block would wait on a Flush and then on the exit's Sync.
     decision_keys()
@@ -90,6 +96,18 @@ def plan_apply(
         )
     elif plan.entries:
         entries_append(customer.pk, plan.entries, decisions=len(plan.new_decisions))
+
+
+def _held_sent_sealing(held: list[Statement], entries: list[AuditEntry]) -> None:
+    """Send the held upserts in pipeline mode and seal the entries (audit.chain.entries_seal:
+    their clear fields, commitments and canonical texts, which do not depend on the chain
+    head) while the server runs them, instead of one after the other: the calibration daily
+    upsert and the statistics upsert are most of a batch's backend CPU before its entries, the
+    sealing a fifth of its Python. The head is still locked after them, and linking (the
+    sequences and hashes) waits for it. An error of an upsert is raised when the block ends."""
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        held_send(held)
+        entries_seal(entries)
 
 
 @contextlib.contextmanager

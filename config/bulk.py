@@ -5,12 +5,14 @@ Django's bulk_create binds every value of a multi-row INSERT client-side; for 1,
 20 columns psycopg splits a 20,000-placeholder query and Django prepares each value (about
 0.3 s per 1,000 decisions measured). COPY streams the rows instead."""
 
+import contextlib
 import datetime as dt
 import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from django.db import connection, models
@@ -332,4 +334,34 @@ def staged_upsert(
             with cursor.cursor.copy(f"COPY {qn(staging)} ({names}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
+            if (held := _held.get()) is not None:
+                held.append((insert, list(params)))
+                return
         cursor.execute(insert, list(params))
+
+
+# Any: SQL parameters of mixed types
+type Statement = tuple[str, list[Any]]
+_held: ContextVar[list[Statement] | None] = ContextVar("held_upserts", default=None)
+
+
+@contextlib.contextmanager
+def upserts_held() -> Iterator[list[Statement]]:
+    """Inside the block, staged_upsert (outside pipeline mode) COPYs its staging rows as
+    always but keeps its INSERT ... SELECT in the list yielded instead of running it, for the
+    caller to send in pipeline mode (held_send) and do its own Python while the server runs
+    them (audit.apply: the entries are sealed meanwhile). The statements keep their order."""
+    held: list[Statement] = []
+    token = _held.set(held)
+    try:
+        yield held
+    finally:
+        _held.reset(token)
+
+
+def held_send(held: Sequence[Statement]) -> None:
+    """Send the held statements, in order, in the caller's pipeline (their results, none, are
+    collected when it ends)."""
+    with connection.cursor() as cursor:
+        for sql, params in held:
+            cursor.execute(sql, params)
