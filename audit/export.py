@@ -24,7 +24,7 @@ from typing import Any
 from django.db import connection, transaction
 
 from audit.chain import ENTRY_COLUMNS, document_from_values
-from audit.export_lines import PIECES_SQL, TEXT_SQL, WIDTH, Renderer
+from audit.export_lines import PIECES_SQL, SHARED_SQL, TEXT_SQL, WIDTH, Renderer
 from audit.models import AuditEntry
 
 CHUNK = 5000
@@ -84,8 +84,8 @@ def _streamed(customer_id: str, first: int, last: int | None) -> Iterator[bytes]
     bound = "AND sequence <= %s" if last is not None else ""
     params: list[str | int] = [customer_id, first, *([last] if last is not None else [])]
     sql = (
-        f"SELECT {_COLUMNS} FROM {AuditEntry._meta.db_table} "  # noqa: S608  (fixed text, bound values)
-        f"WHERE customer_id = %s AND sequence >= %s {bound} ORDER BY sequence"
+        f"SELECT {_COLUMNS} FROM (SELECT *, {SHARED_SQL} FROM {AuditEntry._meta.db_table} "  # noqa: S608  (fixed text, bound values)
+        f"WHERE customer_id = %s AND sequence >= %s {bound} ORDER BY sequence OFFSET 0) AS entry ORDER BY sequence"
     )
     renderer = Renderer()
     with transaction.atomic(), connection.chunked_cursor() as cursor:

@@ -38,21 +38,27 @@ SHOWN = (
 )
 _PLAIN_SHOWN = 2
 WIDTH = 2 + len(SHOWN)  # a row as read: whether it is format 2, its text, its pieces
-_STRING = "COALESCE(to_json({})::text, 'null')"
+# The values shown twice (each in its field and again in personal_fields), each written once per
+# entry: columns of a subquery that is not merged into the query around it (OFFSET 0), which
+# PIECES_SQL reads (audit/export.py).
+_SHARED = ("context", "user_id", "subject_id")
+SHARED_SQL = ", ".join(
+    [f"COALESCE(to_json({name})::text, 'null') AS shown_{name}" for name in _SHARED]
+    + ["subgroups::text AS shown_subgroups"]
+)
 # An entry's text: its canonical text with `": ` after each key (then its pieces, PIECES_SQL).
 TEXT_SQL = """replace(canonical, '":', '": ')"""
 PIECES_SQL = ", ".join(
     [
         """'hash": ' || to_json(hash)::text""",
         """'canonical": ' || to_json(canonical)::text""",
-        f"""'context": ' || {_STRING.format("context")}""",
-        f"""'user_id": ' || {_STRING.format("user_id")}""",
-        f"""'subject_id": ' || {_STRING.format("subject_id")}""",
-        """'subgroups": ' || COALESCE(subgroups::text, 'null')""",
-        f"""CASE WHEN erased THEN 'personal_fields": null' ELSE 'personal_fields": {{"context": '
-        || {_STRING.format("context")} || ', "user_id": ' || {_STRING.format("user_id")}
-        || ', "subgroups": ' || COALESCE(subgroups::text, '{{}}') || ', "subject_id": '
-        || {_STRING.format("subject_id")} || '}}' END""",
+        """'context": ' || shown_context""",
+        """'user_id": ' || shown_user_id""",
+        """'subject_id": ' || shown_subject_id""",
+        """'subgroups": ' || COALESCE(shown_subgroups, 'null')""",
+        """CASE WHEN erased THEN 'personal_fields": null' ELSE 'personal_fields": {"context": '
+        || shown_context || ', "user_id": ' || shown_user_id || ', "subgroups": '
+        || COALESCE(shown_subgroups, '{}') || ', "subject_id": ' || shown_subject_id || '}' END""",
         """'salt": ' || COALESCE('"' || encode(salt, 'hex') || '"', 'null')""",
         """CASE WHEN erased THEN 'erased": true' ELSE 'erased": false' END""",
     ]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit.export import _FORMAT2, _LINE
-from audit.export_lines import PIECES_SQL, TEXT_SQL, Renderer, jsonb_text, lines_of
+from audit.export_lines import PIECES_SQL, SHARED_SQL, TEXT_SQL, Renderer, jsonb_text, lines_of
 from audit.hashing import jcs
 from tests.audit.factories import decision_body
 from tests.conftest import client_for, make_key
@@ -101,9 +101,10 @@ def _by_database(rows: list[Row]) -> list[tuple[str, Read]]:
     with connection.cursor() as cursor:
         for canonical, context, subgroups, subject_id, user_id, salt, erased in rows:
             cursor.execute(
-                f"SELECT {_FORMAT2}, {TEXT_SQL}, {PIECES_SQL} FROM (SELECT %s::text AS canonical, "  # noqa: S608
-                "%s::text AS hash, %s::text AS context, %s::jsonb AS subgroups, %s::text AS subject_id, "
-                "%s::text AS user_id, decode(%s, 'hex') AS salt, %s::bool AS erased) AS entry",
+                f"SELECT {_FORMAT2}, {TEXT_SQL}, {PIECES_SQL} FROM (SELECT *, {SHARED_SQL} FROM (SELECT "  # noqa: S608
+                "%s::text AS canonical, %s::text AS hash, %s::text AS context, %s::jsonb AS subgroups, "
+                "%s::text AS subject_id, %s::text AS user_id, decode(%s, 'hex') AS salt, %s::bool AS erased"
+                ") AS raw OFFSET 0) AS entry",
                 [canonical, HASH, context, subgroups, subject_id, user_id, salt, erased],
             )
             line, *read = cursor.fetchone()
