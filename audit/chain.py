@@ -12,8 +12,7 @@ their columns as before."""
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from audit.fields import ENTRY_DOCUMENT_FIELDS, ENTRY_OPTIONAL_FIELDS
 from audit.hashing import (
@@ -105,10 +104,10 @@ def clear_fields(entry: Any) -> dict[str, Any]:
     return clear_fields_from_values([row[c] if c in row else getattr(entry, c) for c in FORMAT1_COLUMNS])
 
 
-@dataclass(frozen=True)
-class Template:
+class Template(NamedTuple):
     """An entry's canonical text around its two link values:
-    canonical = head + <previous_hash> + middle + <sequence> + tail."""
+    canonical = head + <previous_hash> + middle + <sequence> + tail. (A tuple: a batch builds
+    one per entry, and a frozen dataclass's __init__ cost several times a tuple's.)"""
 
     head: str
     middle: str
@@ -136,19 +135,25 @@ def _template(text: str) -> Template:
 
 
 # Any: an unsaved AuditEntry, given a _template attribute the model does not declare; an entry's fields by name: JSON values of several types
-def entry_seal(entry: Any, clear: dict[str, Any] | None = None, *, salt: bytes | None = None) -> Template:
+def entry_seal(
+    entry: Any,
+    clear: dict[str, Any] | None = None,
+    *,
+    salt: bytes | None = None,
+    times: dict[Any, str | None] | None = None,
+) -> Template:
     """Make the (unsaved) entry a format-2 entry and return its template; the one way any
     entry is appended (audit.plan.link and the single-append statement splice the links in).
 
     A decision's or outcome's entry takes its clear fields from its columns and gets a new
     random salt and the commitment to its personal fields. Any other entry (an erasure) passes
     `clear`, the fields it shows, none of them personal: it has no `personal`. `salt`: the
-    decision's or outcome's new random salt when the caller drew it (entries_seal)."""
+    decision's or outcome's new random salt when the caller drew it (entries_seal), and
+    `times` the timestamps its other entries already wrote."""
     entry.format = 2
     if clear is None:
         entry.salt = salt or os.urandom(SALT_BYTES)
-        doc = clear_fields(entry)
-        doc["personal"] = commitment(entry.salt, personal_fields(entry))
+        doc = _sealed_fields(entry, {} if times is None else times)
     else:
         entry.salt = None
         doc = dict(clear)
@@ -163,12 +168,58 @@ def entries_seal(entries: Sequence[Any]) -> list[Template]:
     """entry_seal over many decision or outcome entries (a batch, a set-wise append); their
     salts drawn from the system's random source at once (one read, not one per entry)."""
     pool = os.urandom(SALT_BYTES * len(entries))
+    times: dict[Any, str | None] = {}  # a batch's entries share their logged_at, most their timestamp
     return [
         entry._template
         if getattr(entry, "_template", None)
-        else entry_seal(entry, salt=pool[at * SALT_BYTES : (at + 1) * SALT_BYTES])
+        else entry_seal(entry, salt=pool[at * SALT_BYTES : (at + 1) * SALT_BYTES], times=times)
         for at, entry in enumerate(entries)
     ]
+
+
+# The columns of a decision's or outcome's entry that its canonical text shows in clear, by the
+# name it shows them under: those always shown, those shown only when set (the personal fields,
+# the hash and the two link values aside, which the caller or the commitment supply).
+_LINKS = ("hash", "previous_hash", "sequence")
+_CLEAR = [
+    (name, column)
+    for name, column in zip(ENTRY_DOCUMENT_FIELDS, FORMAT1_COLUMNS, strict=True)
+    if name not in PERSONAL_FIELDS and name not in _LINKS and name not in ENTRY_OPTIONAL_FIELDS
+]
+_CLEAR_WHEN_SET = [
+    (name, column)
+    for name, column in zip(ENTRY_DOCUMENT_FIELDS, FORMAT1_COLUMNS, strict=True)
+    if name not in PERSONAL_FIELDS and name not in _LINKS and name in ENTRY_OPTIONAL_FIELDS
+]
+_COLUMNS = frozenset([*FORMAT1_COLUMNS, *PERSONAL_FIELDS])
+
+
+# Any: an unsaved AuditEntry; an entry's fields by name: JSON values of several types
+def _sealed_fields(entry: Any, times: dict[Any, str | None]) -> dict[str, Any]:
+    """A decision's or outcome's entry's clear fields (clear_fields, without the link values)
+    and `personal`, its commitment (entry.salt set), read from the instance's columns in one
+    pass; `times`: the timestamps already written, by value (shared by a batch's entries)."""
+    row = entry.__dict__  # an unsaved entry holds every column here: no lookup per column
+    if not row.keys() >= _COLUMNS:  # a row loaded with deferred fields
+        doc = clear_fields(entry)
+        del doc["previous_hash"], doc["sequence"]
+        doc["personal"] = commitment(entry.salt, personal_fields(entry))
+        return doc
+    doc = {name: row[column] for name, column in _CLEAR}
+    for name, column in _CLEAR_WHEN_SET:
+        value = row[column]
+        if value is not None:
+            doc[name] = value
+    for name in ("timestamp", "logged_at"):
+        value = doc[name]
+        text = times.get(value)
+        if text is None:
+            text = times[value] = isoformat(value)
+        doc[name] = text
+    personal = {name: row[name] for name in PERSONAL_FIELDS}
+    personal["subgroups"] = personal["subgroups"] or {}
+    doc["personal"] = commitment(entry.salt, personal)
+    return doc
 
 
 __all__ = ["entries_seal", "entry_seal"]
