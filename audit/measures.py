@@ -94,11 +94,13 @@ def record_category(
     confidence: float | None,
     outcome: str | None,
     probe: bool = False,
+    followed: bool | None = None,
 ) -> str:
     """Category of a decision (docs/reference/calibration.md): the confidence judges the act when it was
     taken; without one a known outcome decides; with neither the record is UNSCORED. A vigilance
-    probe's known truth (its outcome) always decides."""
-    did_follow = same(ai_recommendation, user_decision)
+    probe's known truth (its outcome) always decides. `followed`: same(ai_recommendation,
+    user_decision) when the caller has it (a new decision's row holds it too)."""
+    did_follow = same(ai_recommendation, user_decision) if followed is None else followed
     if confidence is not None and not probe:
         if did_follow and confidence < 0.5:
             return OVERTRUSTING

@@ -65,13 +65,14 @@ def new_decision(
     values["customer_id"] = customer.pk
     values["timestamp"] = ms(data.timestamp or now)
     values["logged_at"] = now
-    values["followed_ai"] = rules.followed(data.ai_recommendation, data.user_decision)
+    did_follow = values["followed_ai"] = rules.followed(data.ai_recommendation, data.user_decision)
     values["calibration_category"] = rules.record_category(
         ai_recommendation=data.ai_recommendation,
         user_decision=data.user_decision,
         confidence=data.ai_confidence,
         outcome=data.outcome,
         probe=data.probe is not None,
+        followed=did_follow,  # compared once for both
     )
     values["payload_fingerprint"] = fingerprint
     decision: Decision = unsaved(Decision, values, related={"customer": customer})

@@ -97,9 +97,14 @@ class DecisionState:
 
 
 def correctness(value: str, outcome: str | None) -> int:
-    if outcome is None or normalize_value(outcome) == "":
+    return _correct(value, None if outcome is None else normalize_value(outcome))
+
+
+def _correct(value: str, outcome: str | None) -> int:
+    """correctness() of an outcome already normalised (None: none known)."""
+    if not outcome:
         return Correctness.UNKNOWN
-    return Correctness.CORRECT if value == normalize_value(outcome) else Correctness.WRONG
+    return Correctness.CORRECT if value == outcome else Correctness.WRONG
 
 
 PICO = 10**12  # the unit of the stored stake weights: 1e-12
@@ -137,7 +142,8 @@ def decision_state(
     if timezone.is_naive(timestamp):
         timestamp = timestamp.replace(tzinfo=dt.UTC)
     confidence = decision.ai_confidence
-    ai_correct = correctness(ai_value, outcome)
+    truth = None if outcome is None else normalize_value(outcome)  # once for both correctnesses
+    ai_correct = _correct(ai_value, truth)
     return DecisionState(
         day=timestamp.astimezone(dt.UTC).date(),
         model_id=decision.model_id or "",
@@ -145,7 +151,7 @@ def decision_state(
         ai_value=ai_value,
         human_value=human_value,
         category=category or "CALIBRATED",
-        human_correct=correctness(human_value, outcome),
+        human_correct=_correct(human_value, truth),
         ai_correct=ai_correct,
         confidence_micros=None if confidence is None else round(float(confidence) * 1_000_000),
         weights=stake_weights(confidence, ai_correct),
