@@ -8,7 +8,8 @@ The chain head is locked last: the head row stays locked until commit, so everyt
 it runs outside the per-customer critical section. The Merkle tree of signed checkpoints is
 extended right after the entries, under the same lock. On PostgreSQL one entry is appended by a
 single statement (the head UPDATE ... RETURNING computes the hash in SQL and feeds the
-INSERT); several entries, and every append on other databases, lock the head row, link the
+INSERT), and a plan of up to APPEND_EACH_UP_TO entries in pipeline mode by that statement once
+per entry; more entries, and every append on other databases, lock the head row, link the
 entries in Python (audit.plan.link), insert them in bulk and move the head; a large write's
 entries are sealed before that, while the server runs its set-wise upserts. SQLite's
 IMMEDIATE transactions serialise writers anyway."""
@@ -25,7 +26,7 @@ from django.db import connection
 from django.db.models import F
 
 from audit import tree
-from audit.chain import entries_seal
+from audit.chain import Template, entries_seal
 from audit.checkpoints import chain_extended
 from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
@@ -71,9 +72,9 @@ def plan_apply(
                 contributor.apply(customer_id=customer.pk, acc=acc)
             # The webhooks read is sent here and read after the pipeline (a read inside it waits).
             _, deliveries_write = events_emit_sent(customer=customer, events=plan.events)
-        if pipelined and connection.vendor == "postgresql" and len(plan.entries) == 1:
-            # The entry, last, in the same round trip: its decision's key is read in SQL.
-            pending = _append_one_send(plan.entries[0], decisions=len(plan.new_decisions))
+        if pipelined and connection.vendor == "postgresql" and 0 < len(plan.entries) <= APPEND_EACH_UP_TO:
+            # The entries, last, in the same round trip: their decisions' keys are read in SQL.
+            pending = _append_sent(plan.entries, decisions=len(plan.new_decisions))
     for check in checks:
         check()
     if held:
@@ -86,12 +87,11 @@ def plan_apply(
         assert entry.decision is not None  # a plan's entries record decisions
         entry.decision_id = entry.decision.pk
     if pending is not None:
-        tree_extended = _append_one_finish(pending)
-        entry = plan.entries[0]
+        tree_extended = _append_finish(pending)
         chain_extended(
             customer_id=customer.pk,
-            start_size=entry.sequence - 1,
-            entry_hashes=[entry.hash],
+            start_size=plan.entries[0].sequence - 1,
+            entry_hashes=[entry.hash for entry in plan.entries],
             tree_extended=tree_extended,
         )
     elif plan.entries:
@@ -227,28 +227,50 @@ def _value(column: str) -> str:
     return f"%s::{_cast(column)}"
 
 
+# A plan of up to this many entries in pipeline mode (a group of single requests, audit.group; a
+# small batch) appends them by the single-append statement and the tree's statement each, in
+# the write's one round trip: locking the head row, linking in Python, inserting and moving the
+# head took three more round trips under the head's lock and the ORM's CPU. Each entry's
+# statements read the head row the one before it moved.
+APPEND_EACH_UP_TO = 16
+
+
 @dataclass
 class _PendingAppend:
-    entry: AuditEntry
-    params: list[Any]
-    append: prepared.BoundCursor
-    nodes: prepared.BoundCursor
+    entries: list[AuditEntry]
+    params: list[list[Any]]
+    appends: list[prepared.BoundCursor]
+    nodes: list[prepared.BoundCursor]
 
 
 def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> bool:
     """Append one entry by one statement and extend the Merkle tree by the next, in one round
-    trip (see _append_one_send). True when the tree was extended so."""
+    trip (see _append_sent). True when the tree was extended so."""
     with connection.wrap_database_errors, connection.connection.pipeline():
-        pending = _append_one_send(entry, decisions=decisions)
-    return _append_one_finish(pending)
+        pending = _append_sent([entry], decisions=decisions)
+    return _append_finish(pending)
 
 
-def _append_one_send(entry: AuditEntry, *, decisions: int) -> _PendingAppend:
-    """Send, in the caller's pipeline, the entry's one-statement append and then the Merkle
+def _append_sent(entries: list[AuditEntry], *, decisions: int) -> _PendingAppend:
+    """Send, in the caller's pipeline, each entry's one-statement append and then the Merkle
     tree's statement (audit.tree.APPEND_ONE_SQL: a statement of its own, it reads the head
-    row this transaction has just moved), both prepared; _append_one_finish reads them once
-    the pipeline is left."""
-    template = entries_seal([entry])[0]  # sealed here unless its appender did
+    row this transaction has just moved), all prepared; _append_finish reads them once the
+    pipeline is left. The first append counts the plan's new decisions on the head."""
+    templates = entries_seal(entries)  # sealed here unless their appender did
+    pending = _PendingAppend(entries, [], [], [])
+    for at, (entry, template) in enumerate(zip(entries, templates, strict=True)):
+        params = _append_params(entry, template, decisions=decisions if at == 0 else 0)
+        append, nodes = prepared.BoundCursor(), prepared.BoundCursor()
+        append.execute(_append_sql(), params)
+        nodes.execute(tree.APPEND_ONE_SQL, [entry.customer_id])
+        pending.params.append(params)
+        pending.appends.append(append)
+        pending.nodes.append(nodes)
+    return pending
+
+
+# Any: the statement's parameters, one per column of the entry, of the column's type
+def _append_params(entry: AuditEntry, template: Template, *, decisions: int) -> list[Any]:
     links = [template.head, template.middle, template.tail]
     params: list[Any] = [decisions, entry.logged_at, *links, entry.customer_id]
     for column in _ENTRY_INSERT_COLUMNS:
@@ -264,34 +286,39 @@ def _append_one_send(entry: AuditEntry, *, decisions: int) -> _PendingAppend:
             continue
         is_json = column in _JSON_COLUMNS and value is not None  # a probe's None stays SQL NULL
         params.append(json.dumps(value, ensure_ascii=False) if is_json else value)
-    params += links
-    pending = _PendingAppend(entry, params, prepared.BoundCursor(), prepared.BoundCursor())
-    pending.append.execute(_append_sql(), params)
-    pending.nodes.execute(tree.APPEND_ONE_SQL, [entry.customer_id])
-    return pending
+    return params + links
 
 
-def _append_one_finish(pending: _PendingAppend) -> bool:
-    """The sent append's results: True when the tree was extended with it; False for a
-    customer's first entry (no head row yet: it is created, the append runs again and the tree
-    is left to chain_extended). A tree that lacked a subtree it needed is rebuilt here."""
-    entry, append = pending.entry, pending.append
+def _append_finish(pending: _PendingAppend) -> bool:
+    """The sent appends' results: True when the tree was extended with them; False for a
+    customer's first entries (no head row yet: it is created, the appends run again and the
+    tree is left to chain_extended). A tree that lacked a subtree it needed is rebuilt here."""
+    entries = pending.entries
     try:
-        row = append.fetchone()
-        written = len(pending.nodes.fetchall())
-        if row is None:  # the customer's first entry: create the head, then append
-            _ensure_head(entry.customer_id)
-            append.execute(_append_sql(), pending.params)
-            row = append.fetchone()
+        rows = [append.fetchone() for append in pending.appends]
+        written: list[int] | None = [len(nodes.fetchall()) for nodes in pending.nodes]
+        if rows[0] is None:  # the customer's first entry: create the head, then append
+            _ensure_head(entries[0].customer_id)
+            written, rows = None, []
+            for append, params in zip(pending.appends, pending.params, strict=True):
+                append.execute(_append_sql(), params)
+                rows.append(append.fetchone())
     finally:
-        append.close()
-        pending.nodes.close()
-    assert row is not None  # the head exists now
-    entry.sequence, entry.hash, entry.previous_hash, entry.canonical = row
-    entry._state.adding = False
-    entry._state.db = connection.alias
-    if written == 0:
+        for cursor in (*pending.appends, *pending.nodes):
+            cursor.close()
+    for entry, row in zip(entries, rows, strict=True):
+        assert row is not None  # the head exists now
+        entry.sequence, entry.hash, entry.previous_hash, entry.canonical = row
+        entry._state.adding = False
+        entry._state.db = connection.alias
+    if written is None:
         return False
-    if written != tree.leaf_nodes(entry.sequence - 1):  # a subtree it merges was not stored
-        tree.tree_append(entry.customer_id, entry.sequence - 1, [entry.hash], with_root=False)
+    if any(count != tree.leaf_nodes(e.sequence - 1) for e, count in zip(entries, written, strict=True)):
+        # a subtree they merge was not stored
+        if len(entries) == 1:
+            tree.tree_append(
+                entries[0].customer_id, entries[0].sequence - 1, [entries[0].hash], with_root=False
+            )
+        else:
+            tree.tree_rebuild(entries[0].customer_id, entries[-1].sequence)
     return True

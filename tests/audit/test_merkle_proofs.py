@@ -189,6 +189,21 @@ def test_a_chain_written_before_the_tree_existed_is_built_on_its_next_append(api
     assert AuditEntry.objects.filter(customer_id="acme").count() == 6
 
 
+def test_a_chain_without_its_tree_is_built_when_a_few_entries_are_appended_at_once(api):
+    api.post("/v1/log/batch", {"decisions": [decision_body() for _ in range(5)]}, format="json")
+    TreeNode.objects.all().delete()
+    api.post("/v1/log/batch", {"decisions": [decision_body() for _ in range(3)]}, format="json")
+    leaves = _entry_hashes(api)
+    assert len(leaves) == 8
+    for sequence in (2, 7, 8):
+        body = api.get(f"/v1/audit-trail/proofs/inclusion?sequence={sequence}&tree_size=8").json()
+        path = [_b(h) for h in body["hashes"]]
+        assert rfc_verify_inclusion(
+            sequence - 1, 8, _h(b"\x00" + leaves[sequence - 1]), path, rfc_mth(leaves)
+        )
+    assert TreeNode.objects.filter(customer_id="acme").count() == 8 + 4 + 2 + 1
+
+
 @pytest.mark.parametrize(
     "query",
     [
