@@ -49,15 +49,20 @@ def _plain(value: Any) -> bool:
     return False
 
 
+_SCALARS = frozenset((str, bool, type(None)))
+
+
 # Any: a JSON object's members of any shape
 def _plain_members(value: dict[str, Any]) -> bool:
     """_plain of an object: its keys, and its members, a scalar judged here without a call of
-    its own (an entry's document is a score of scalars)."""
-    for key, item in value.items():
-        if not (key.isascii() or max(key, default="\0") < "\ud800"):
-            return False
+    its own (an entry's document is a score of scalars). The keys are judged joined, in one
+    call, when they are all ASCII (as an entry's are); the members of the plain scalar types
+    are passed over without a look at the others."""
+    if not "".join(value).isascii() and not all(max(key, default="\0") < "\ud800" for key in value):
+        return False
+    for item in value.values():
         kind = type(item)
-        if kind is str or item is None or kind is bool:
+        if kind in _SCALARS:
             continue
         if kind is float:
             if not (_FLOAT_LOW <= abs(item) < _FLOAT_HIGH and not item.is_integer()):  # also refuses inf, nan

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Any, NamedTuple
 
 Z95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054, the two-sided 95 % normal quantile
 
@@ -117,8 +117,10 @@ def record_category(
     return UNSCORED
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
+    """One decision as the measures read it (a tuple: a batch builds one or two per item, and
+    a frozen dataclass's __init__ cost several times a tuple's)."""
+
     ai_recommendation: str
     user_decision: str
     confidence: float | None

@@ -123,6 +123,7 @@ def plan_items(
     contributors = registry.contributors()
     accs = [c.start(customer=customer, loaded=stored.loaded.get(c.name)) for c in contributors]
     plan.contributions = list(zip(contributors, accs, strict=True))
+    hooks = _hooks(plan.contributions)
 
     def entry_for(decision: Decision, type: str) -> AuditEntry:
         entry = new_entry(
@@ -133,12 +134,7 @@ def plan_items(
 
     def record(change: registry.Change) -> None:
         if registry.contributes(change):
-            for contributor, acc in plan.contributions:
-                plan.events.extend(contributor.add(acc, change))
-                for extra in contributor.trail(acc, change):
-                    entry = entry_for(change.decision, extra.type)
-                    for name, value in extra.fields.items():
-                        setattr(entry, name, value)
+            _contributed(change, hooks, plan.events, entry_for)
 
     for index, item in enumerate(items):
         if isinstance(item, DomainError):
@@ -203,6 +199,43 @@ def plan_items(
         plan.results.append(ItemResult(index, 201, decision.decision_id, entry=entry, decision=decision))
     plan.changed = list(changed.values())
     return plan
+
+
+# Any: each contributor's accumulator, of its own type
+type _Hook = tuple[
+    Callable[[Any, registry.Change], list[registry.Event]],
+    Callable[[Any, registry.Change], list[registry.TrailEntry]] | None,
+    Any,
+]
+
+
+def _hooks(contributions: Sequence[tuple[registry.AnyContributor, Any]]) -> list[_Hook]:
+    """Each contributor's bound add() and, when it has its own, trail(), with its accumulator:
+    looked up once per plan, not per change (the interface's trail() adds nothing)."""
+    return [
+        (c.add, c.trail if type(c).trail is not registry.Contributor.trail else None, acc)
+        for c, acc in contributions
+    ]
+
+
+def _contributed(
+    change: registry.Change,
+    hooks: Sequence[_Hook],
+    events: list[registry.Event],
+    entry_for: Callable[[Decision, str], AuditEntry],
+) -> None:
+    """The change through every contributor in order: its events, and its extra entries
+    right after the change's own."""
+    for add, trail, acc in hooks:
+        caused = add(acc, change)
+        if caused:
+            events.extend(caused)
+        if trail is None:
+            continue
+        for extra in trail(acc, change):
+            entry = entry_for(change.decision, extra.type)
+            for name, value in extra.fields.items():
+                setattr(entry, name, value)
 
 
 def link(entries: Sequence[AuditEntry], *, sequence: int, head_hash: str) -> tuple[int, str]:

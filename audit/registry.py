@@ -20,7 +20,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.apps import apps
 from django.utils.module_loading import autodiscover_modules
@@ -33,8 +33,7 @@ if TYPE_CHECKING:
 Event = tuple[str, dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One change a plan makes to a decision: `kind` "new" (logged) or "outcome" (a later
     ground truth moved its outcome, and maybe its category, from the previous values).
     `decision` is the row as this change leaves it; a later item of the same plan may change

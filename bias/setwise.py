@@ -12,8 +12,7 @@ behind the same plan.
   stored rows. The columns are integers, so the order of the additions cannot matter."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection
@@ -23,8 +22,7 @@ from bias.stats import _ADDED, _STAT_VALUES, DecisionState, Deltas
 from config.bulk import staged_upsert
 
 
-@dataclass(frozen=True, slots=True)
-class Staged:
+class Staged(NamedTuple):
     state: DecisionState
     attributes: dict[str, str]
     sign: int

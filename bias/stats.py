@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.db import connection
 from django.utils import timezone
@@ -66,9 +66,9 @@ class StatKey:
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class DecisionState:
-    """What one decision contributes per attribute, given its outcome and category."""
+class DecisionState(NamedTuple):
+    """What one decision contributes per attribute, given its outcome and category (a tuple:
+    a batch builds one per decision it counts)."""
 
     day: dt.date
     model_id: str

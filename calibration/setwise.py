@@ -14,8 +14,7 @@ is, added) and writes them in one of two ways behind the same plan.
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import connection
@@ -25,8 +24,7 @@ from calibration.models import ALL_MODELS, UserDailyAggregate
 from config.bulk import staged_upsert
 
 
-@dataclass(frozen=True, slots=True)
-class Staged:
+class Staged(NamedTuple):
     """One change to a user's day: the record as the change leaves the decision, and for a
     late outcome the record as it was before (its contribution is taken away)."""
 
