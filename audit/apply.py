@@ -84,8 +84,9 @@ def plan_apply(
     decision_keys()
     deliveries_write()
     for entry in plan.entries:  # the new rows have their primary keys now
-        assert entry.decision is not None  # a plan's entries record decisions
-        entry.decision_id = entry.decision.pk
+        # The cached decision (a plan's entries record decisions) and its key, read and set
+        # without the foreign key's descriptors (three calls per entry of a batch).
+        entry.__dict__["decision_id"] = entry._state.fields_cache["decision"].pk
     if pending is not None:
         tree_extended = _append_finish(pending)
         chain_extended(

@@ -84,7 +84,8 @@ def norm(value: str | None) -> str | None:
 
 
 def same(a: str | None, b: str | None) -> bool:
-    return a is not None and b is not None and norm(a) == norm(b)
+    """norm(a) == norm(b) for two values given (inline: a batch compares several per item)."""
+    return a is not None and b is not None and a.strip().casefold() == b.strip().casefold()
 
 
 def record_category(

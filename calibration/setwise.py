@@ -84,22 +84,27 @@ def staged_rows(changes: Sequence[Staged]) -> list[tuple[Any, ...]]:
     ]
 
 
+_NO_RELIANCE = (0,) * len(_RELIANCE)
+
+
 # Any: a row's input columns of mixed types
 def _inputs(record: rules.Record) -> tuple[Any, ...]:
     """The inputs of `rules.contribution` that only Python compares exactly (the rest is
     arithmetic the database repeats)."""
     f = int(rules.same(record.ai_recommendation, record.user_decision))
     y = None if record.outcome is None else int(rules.same(record.outcome, record.ai_recommendation))
-    reliance: dict[str, float] = {}
+    counts = _NO_RELIANCE
     if y is not None and record.initial_decision is not None:
         reliance = rules.contribution(record)  # the rare decision with an initial decision
+        counts = tuple(int(reliance.get(name, 0)) for name in _RELIANCE)
+    category = record.category
     return (
         f,
         record.confidence,
         y,
-        int(record.category == rules.OVERTRUSTING),
-        int(record.category == rules.UNDERTRUSTING),
-        *(int(reliance.get(name, 0)) for name in _RELIANCE),
+        int(category == rules.OVERTRUSTING),
+        int(category == rules.UNDERTRUSTING),
+        *counts,
     )
 
 
