@@ -2,13 +2,21 @@
 headers, request metrics, and problem documents for errors raised outside DRF
 (docs/reference/conventions.md, Sizes; docs/reference/errors.md)."""
 
+import copy
 import logging
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.middleware.csp import ContentSecurityPolicyMiddleware
+from django.utils.csp import CSP, build_policy
+from django.utils.deprecation import MiddlewareMixin
 
 from config import metrics, ratelimit
 from config.api import problem_response
@@ -29,7 +37,7 @@ class RequestContextMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
-        client_id = request.headers.get("X-Request-ID", "")
+        client_id = request.META.get("HTTP_X_REQUEST_ID", "")
         request.request_id = client_id if _CLIENT_REQUEST_ID.match(client_id) else f"req_{ulid()}"  # type: ignore[attr-defined]
         is_api = request.path.startswith(API_PREFIX) or request.path == "/v1"
 
@@ -169,3 +177,55 @@ class RequestContextMiddleware:
                 k: v for k, v in drf_response.items() if k.lower() in ("retry-after", "www-authenticate")
             },
         )
+
+
+# --- the console's middleware, passed by on /v1 ----------------------------------------------------
+#
+# Sessions, messages and the signed-in user serve the staff console (/admin) only: a /v1 request
+# is authenticated by its API key (keys.authentication), and no /v1 view reads a session, a
+# message or Django's user. On /v1 these three hand the request straight on; the admin's checks
+# (admin.E408-E410) accept them as the subclasses they are.
+
+
+class _ConsoleOnly(MiddlewareMixin):
+    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
+        if request.path_info.startswith(API_PREFIX):
+            return self.get_response(request)
+        return super().__call__(request)
+
+
+class ConsoleSessionMiddleware(_ConsoleOnly, SessionMiddleware):
+    pass
+
+
+class ConsoleAuthenticationMiddleware(_ConsoleOnly, AuthenticationMiddleware):
+    pass
+
+
+class ConsoleMessageMiddleware(_ConsoleOnly, MessageMiddleware):
+    pass
+
+
+class CachedPolicyMiddleware(ContentSecurityPolicyMiddleware):
+    """Django's Content-Security-Policy middleware with the header's text built once per policy
+    (it was built from SECURE_CSP on every response); a policy with a nonce is built each time."""
+
+    _built: tuple[object, str] | None = None
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if (
+            hasattr(response, "_csp_config")
+            or hasattr(response, "_csp_ro_config")
+            or settings.SECURE_CSP_REPORT_ONLY
+            or CSP.HEADER_ENFORCE in response
+        ):
+            return super().process_response(request, response)
+        config: dict[str, Any] = settings.SECURE_CSP  # Any: a directive's source list or flag
+        built = self._built
+        if built is None or built[0] != config:
+            text = build_policy(config)
+            if not config or text != build_policy(config, "nonce"):  # none, or one with a nonce
+                return super().process_response(request, response)
+            built = self._built = (copy.deepcopy(config), text)
+        response.headers[str(CSP.HEADER_ENFORCE)] = built[1]
+        return response

@@ -49,17 +49,19 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if scheme.lower() != "bearer" or not token.strip():
             return None  # -> 401 AUTHENTICATION_REQUIRED
         value = token.strip()
-        address = client_address(request.META)
         digest = key_digest(value)
-        # A key that just authenticated here is looked up whatever its address's count says.
-        wait = 0 if known_digests.recently_valid(digest) else auth_failures.blocked_for(address)
+        # A key that just authenticated here is looked up whatever its address's count says (and
+        # the client's address is then not needed).
+        wait = 0
+        if not known_digests.recently_valid(digest):
+            wait = auth_failures.blocked_for(client_address(request.META))
         if wait and not known_digests.may_exist(digest):
             raise RateLimited(
                 "Too many failed authentications from this address; try again later.", retry_after=wait
             )
         key = api_key_for_value(value=value, digest=digest)
         if key is None:
-            auth_failures.fail(address)
+            auth_failures.fail(client_address(request.META))
             raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
         known_digests.authenticated(digest)
         if not thread_share.take(request._request, f"customer:{key.customer_id}"):

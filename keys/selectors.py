@@ -25,6 +25,10 @@ from keys.services import key_digest
 
 
 def _from_row(model: type[Model], fields: list, values: tuple) -> Model:
+    """The row as the model's instance. PostgreSQL's driver already gives aware datetimes and
+    booleans; SQLite gives text and integers, converted here."""
+    if connection.vendor == "postgresql":
+        return model.from_db(connection.alias, _attnames(model), values)
     converted = []
     for field, value in zip(fields, values, strict=True):
         if value is not None and isinstance(field, DateTimeField):
@@ -35,7 +39,12 @@ def _from_row(model: type[Model], fields: list, values: tuple) -> Model:
         elif value is not None and isinstance(field, BooleanField):
             value = bool(value)
         converted.append(value)
-    return model.from_db(connection.alias, [f.attname for f in fields], converted)
+    return model.from_db(connection.alias, _attnames(model), converted)
+
+
+@lru_cache(maxsize=4)
+def _attnames(model: type[Model]) -> list[str]:
+    return [f.attname for f in model._meta.concrete_fields]
 
 
 @lru_cache(maxsize=1)
@@ -70,8 +79,9 @@ def api_key_for_value(*, value: str, digest: str | None = None) -> ApiKey | None
             row = cursor.fetchone()
     if row is None:
         return None
-    key = cast(ApiKey, _from_row(ApiKey, key_fields, row[: len(key_fields)]))
-    key.customer = cast(Customer, _from_row(Customer, customer_fields, row[len(key_fields) :]))
+    split = len(key_fields)
+    key = cast(ApiKey, _from_row(ApiKey, key_fields, row[:split]))
+    key.customer = cast(Customer, _from_row(Customer, customer_fields, row[split:]))
     if not hmac.compare_digest(key.digest, digest) or not key.is_usable():
         return None
     return key

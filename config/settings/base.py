@@ -64,13 +64,15 @@ MIDDLEWARE = [
     # Static files (the admin's, Swagger UI's) from the web process itself, so that the embedded
     # default and /v1/docs work with no web server in front and no network.
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Sessions, the signed-in user and messages: the console's only, passed by on /v1.
+    "config.middleware.ConsoleSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "config.middleware.ConsoleAuthenticationMiddleware",
+    "config.middleware.ConsoleMessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    # Django's, with the header's text built once per policy.
+    "config.middleware.CachedPolicyMiddleware",
 ]
 
 # Content-Security-Policy on every response (docs/reference/limits.md, "Browser security"):
@@ -217,6 +219,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.ContentNegotiation",
     "DEFAULT_PAGINATION_CLASS": "config.pagination.PagePagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["config.filters.FilterBackend"],
