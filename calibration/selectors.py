@@ -11,7 +11,7 @@ from operator import itemgetter
 from typing import Any
 
 from django.db import connection
-from django.db.models import QuerySet, Sum
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from audit.measures import Thresholds, accuracy
@@ -47,16 +47,6 @@ def aggregate_rows(
     return qs
 
 
-# Any: Django's aggregate expressions
-def _sum_annotations() -> dict[str, Any]:
-    return {f"s_{name}": Sum(name) for name in rules.SUM_FIELDS}
-
-
-# Any: a row of .values() by column name
-def _unprefix(row: Mapping[str, Any]) -> dict[str, float]:
-    return {name: row.get(f"s_{name}") or 0 for name in rules.SUM_FIELDS}
-
-
 # Any: a database row of mixed column types
 def _typed(names: list[str], row: Any) -> dict[str, float]:
     return {
@@ -71,10 +61,14 @@ _Q = connection.ops.quote_name
 
 # The hot path (every POST /calibrate): one precompiled statement instead of building 31
 # Sum() expressions through the ORM each time (which cost more than the query itself).
+# The rows are summed in the order of their day (a sum of floats depends on the order of its
+# terms, and the order rows lie in their pages is not theirs: docs/architecture.md, Calibration
+# aggregates); the unique index's range scan reads them in that order already.
+_COLUMNS = ", ".join(_Q(name) for name in rules.SUM_FIELDS)
 _USER_SUMS_SQL = (
     "SELECT "  # noqa: S608 (fixed column and table names; every value is a parameter)
     + ", ".join(f"SUM({_Q(name)})" for name in rules.SUM_FIELDS)
-    + f" FROM {_TABLE} WHERE {_WHERE} AND user_id = %s"
+    + f" FROM (SELECT {_COLUMNS} FROM {_TABLE} WHERE {_WHERE} AND user_id = %s ORDER BY day) user_rows"  # noqa: S608
 )
 
 
@@ -112,19 +106,29 @@ def user_profile(
 # from the daily rows, so a 90-day window groups about 25 rows per reviewer instead of 90.
 # A count column is summed as a 4-byte integer (a reviewer's count in one row is far below
 # 2^31): PostgreSQL sums a bigint column into numeric, which costs more than the grouping.
+# A reviewer's rows are summed in the order of their day (a week's row at its Monday), and the
+# reviewers come in the order of their id: a sum of floats depends on the order of its terms,
+# and the order the rows lie in their pages is not theirs (docs/architecture.md, Calibration
+# aggregates), so the figures never depend on where a row was written. The ids are ordered by
+# their bytes (SQLite's own order; on PostgreSQL the "C" collation, whose comparisons cost far
+# less in the sort than the database's locale).
+_BYTEWISE = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
 _SUMS = ", ".join(
     f"SUM({_Q(name)})" if name in rules.FLOAT_FIELDS else f"SUM(CAST({_Q(name)} AS INTEGER))"
     for name in rules.SUM_FIELDS
 )
-_COLUMNS = ", ".join(_Q(name) for name in rules.SUM_FIELDS)
-_PER_USER_DAYS_SQL = f"SELECT user_id, {_SUMS} FROM {_TABLE} WHERE {_WHERE} GROUP BY user_id"  # noqa: S608 (fixed names; values are parameters)
+_PER_USER_DAYS_SQL = (
+    f"SELECT user_id, {_SUMS} FROM ("  # noqa: S608 (fixed column and table names; values are parameters)
+    f"SELECT user_id{_BYTEWISE} AS user_id, day, {_COLUMNS} FROM {_TABLE} WHERE {_WHERE} ORDER BY 1, 2"
+    ") window_rows GROUP BY user_id ORDER BY user_id"
+)
 _PER_USER_WEEKS_SQL = (
     f"SELECT user_id, {_SUMS} FROM ("  # noqa: S608 (fixed column and table names; values are parameters)
-    f"SELECT user_id, {_COLUMNS} FROM {UserWeeklyAggregate._meta.db_table} "
+    f"SELECT user_id{_BYTEWISE} AS user_id, week AS at_day, {_COLUMNS} FROM {UserWeeklyAggregate._meta.db_table} "
     "WHERE customer_id = %s AND model_key = %s AND week >= %s AND week <= %s "
-    f"UNION ALL SELECT user_id, {_COLUMNS} FROM {_TABLE} "
+    f"UNION ALL SELECT user_id, day, {_COLUMNS} FROM {_TABLE} "
     "WHERE customer_id = %s AND model_key = %s AND ((day >= %s AND day < %s) OR (day > %s AND day <= %s))"
-    ") window_rows GROUP BY user_id"
+    " ORDER BY 1, 2) window_rows GROUP BY user_id ORDER BY user_id"
 )
 
 
@@ -291,6 +295,28 @@ RISK_USER_KEYS = (
 )
 
 
+def _period_sums(
+    customer: Customer, *, days: DayRange, interval: str, user_id: str | None, model_id: str | None
+) -> dict[dt.date, dict[str, float]]:
+    """The summed columns per period of `interval`, each period's rows summed in the order of
+    their day and reviewer (not in the order they lie in their pages; see _SUMS)."""
+    rows = (
+        aggregate_rows(customer, days=days, user_id=user_id, model_id=model_id)
+        .annotate(period=period_expr(interval))
+        .order_by("day", "user_id")
+        .values("period", *rules.SUM_FIELDS)
+    )
+    inner, params = rows.query.sql_with_params()
+    sums = ", ".join(f"SUM({_Q(name)})" for name in rules.SUM_FIELDS)
+    sql = f"SELECT period, {sums} FROM ({inner}) period_rows GROUP BY period"  # noqa: S608 (the ORM's SQL; values are parameters)
+    return {_day_of(row[0]): _typed(rules.SUM_FIELDS, row[1:]) for row in fetch_rows(sql, list(params))}
+
+
+def _day_of(value: dt.date | dt.datetime | str) -> dt.date:
+    """A period's start as read by plain SQL: a date or a timestamp, or on SQLite its text."""
+    return dt.date.fromisoformat(value[:10]) if isinstance(value, str) else as_date(value)
+
+
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend(
     customer: Customer,
@@ -302,13 +328,7 @@ def trend(
 ) -> dict[str, Any]:
     """Zero-filled points per period (docs/reference/calibration.md, GET /trust-score/trend), with a
     least-squares slope of the trust score. One GROUP BY period in SQL."""
-    qs = aggregate_rows(customer, days=days, user_id=user_id, model_id=model_id).annotate(
-        period=period_expr(interval)
-    )
-    by_period = {
-        as_date(row["period"]): _unprefix(row)
-        for row in qs.order_by().values("period").annotate(**_sum_annotations())
-    }
+    by_period = _period_sums(customer, days=days, interval=interval, user_id=user_id, model_id=model_id)
     pi = accuracy(rules.add_sums(by_period.values()))
     points = [trend_point(start, by_period.get(start), pi) for start in periods(days, interval)]
     return {"points": points, "trend": trend_summary(points)}
