@@ -13,6 +13,7 @@ import hmac
 import itertools
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 # The personal fields of a decision (docs/reference/erasure.md, "What is personal").
@@ -72,12 +73,44 @@ def _plain_members(value: dict[str, Any]) -> bool:
     return True
 
 
+# Any: a JSON value of any shape
+def one_shot(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """encoder.encode, the same text, without what JSONEncoder.encode builds again on every call
+    (a dictionary of the containers seen, two closures and the C encoder object: about 1-2 us of
+    a canonical text's few): the C encoder made once, without that dictionary, so a circular
+    value (never one read from JSON) fails by RecursionError instead of ValueError."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None or encoder.indent is not None:
+        return encoder.encode
+    escape = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else json.encoder.encode_basestring
+    chunks = make(
+        None,
+        encoder.default,
+        escape,
+        encoder.indent,
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
+    join = "".join
+
+    # Any: a JSON value of any shape
+    def encode(value: Any) -> str:
+        return join(chunks(value, 0))
+
+    return encode
+
+
 # json.dumps with these arguments builds a new encoder on every call; these are built once and
 # write the same text (a batch of 1,000 decisions renders about 3,000 canonical texts).
 _JCS_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _CANONICAL_ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 )
+_jcs_text = one_shot(_JCS_ENCODER)
+_canonical_text = one_shot(_CANONICAL_ENCODER)
 
 
 # Any: a JSON value of any shape
@@ -85,7 +118,7 @@ def jcs(value: Any) -> str:
     """The RFC 8785 canonical JSON of a value: the `rfc8785` package's, or json.dumps where it
     writes the same text (_plain), which is most entries and several times faster."""
     if _plain(value):
-        return _JCS_ENCODER.encode(value)
+        return _jcs_text(value)
     import rfc8785  # only for the values json.dumps would write otherwise
 
     return rfc8785.dumps(value).decode("utf-8")
@@ -185,7 +218,7 @@ def same_value(a: Any, b: Any) -> bool:
 # Any: a JSON document by name (an entry, a report), whose members are read as found
 def canonical_json(doc: dict[str, Any]) -> str:
     """Keys sorted, separators `,` and `:`, no whitespace, non-ASCII kept as is."""
-    return _CANONICAL_ENCODER.encode(doc)
+    return _canonical_text(doc)
 
 
 # Any: a JSON document by name (an entry, a report), whose members are read as found
