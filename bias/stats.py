@@ -22,7 +22,6 @@ from types import EllipsisType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.db import connection
-from django.utils import timezone
 
 from bias.domain import normalize_value, subgroups_lenient
 from bias.models import Correctness, SubgroupAttachment, SubgroupDailyStat
@@ -139,22 +138,22 @@ def decision_state(
     ai_value = normalize_value(decision.ai_recommendation)
     human_value = normalize_value(decision.user_decision)
     timestamp = decision.timestamp
-    if timezone.is_naive(timestamp):
+    if timestamp.utcoffset() is None:  # naive (django.utils.timezone.is_naive, inline)
         timestamp = timestamp.replace(tzinfo=dt.UTC)
     confidence = decision.ai_confidence
     truth = None if outcome is None else normalize_value(outcome)  # once for both correctnesses
     ai_correct = _correct(ai_value, truth)
-    return DecisionState(
-        day=timestamp.astimezone(dt.UTC).date(),
-        model_id=decision.model_id or "",
-        model_version=decision.model_version or "",
-        ai_value=ai_value,
-        human_value=human_value,
-        category=category or "CALIBRATED",
-        human_correct=_correct(human_value, truth),
-        ai_correct=ai_correct,
-        confidence_micros=None if confidence is None else round(float(confidence) * 1_000_000),
-        weights=stake_weights(confidence, ai_correct),
+    return DecisionState(  # by position, in field order: a batch builds one per decision
+        timestamp.astimezone(dt.UTC).date(),
+        decision.model_id or "",
+        decision.model_version or "",
+        ai_value,
+        human_value,
+        category or "CALIBRATED",
+        _correct(human_value, truth),
+        ai_correct,
+        None if confidence is None else round(float(confidence) * 1_000_000),
+        stake_weights(confidence, ai_correct),
     )
 
 

@@ -95,13 +95,13 @@ def record_of(
     decision: "Decision", *, outcome: str | EllipsisType | None = ..., category: str | None = None
 ) -> Record:
     """A record from a Decision (optionally as it was before a late outcome)."""
-    return Record(
-        ai_recommendation=decision.ai_recommendation,
-        user_decision=decision.user_decision,
-        confidence=decision.ai_confidence,
-        outcome=decision.outcome if isinstance(outcome, EllipsisType) else outcome,
-        initial_decision=decision.initial_decision,
-        category=category or decision.calibration_category,
+    return Record(  # by position, in field order: a batch builds one or two per decision
+        decision.ai_recommendation,
+        decision.user_decision,
+        decision.ai_confidence,
+        decision.outcome if outcome is ... else outcome,
+        decision.initial_decision,
+        category or decision.calibration_category,
     )
 
 
