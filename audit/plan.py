@@ -209,6 +209,7 @@ type _Hook = tuple[
 ]
 
 
+# Any: each contributor's accumulator, of its own type
 def _hooks(contributions: Sequence[tuple[registry.AnyContributor, Any]]) -> list[_Hook]:
     """Each contributor's bound add() and, when it has its own, trail(), with its accumulator:
     looked up once per plan, not per change (the interface's trail() adds nothing)."""
