@@ -55,9 +55,7 @@ def plan_apply(
     # trips are few next to its rows anyway.
     pipelined = len(plan.new_decisions) <= COPY_FROM and len(plan.events) <= COPY_FROM
     pending: _PendingAppend | None = None
-    # The writes before the entries (the decision insert, the contributors' upserts, the event
-    # insert) go as one statement (config.prepared.combined), flushed by the next other one.
-    with _pipeline(pipelined), prepared.combined(pipelined and connection.vendor == "postgresql"):
+    with _pipeline(pipelined):
         checks = first() if first is not None else []
         decision_keys = bulk_insert(Decision, plan.new_decisions, with_ids=True, deferred=True)
         if len(plan.changed) == 1:

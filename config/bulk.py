@@ -44,6 +44,7 @@ def bulk_insert(
     if len(objs) <= COPY_FROM:
         # One statement, its text compiled once per model: for a few rows one statement beats
         # drawing ids and then streaming a COPY (two).
+        bound = prepared.BoundCursor()
         row = _row_of(fields, prepare)
         columns = list(zip(*(row(obj) for obj in objs), strict=True))
         arrays = [
@@ -52,15 +53,16 @@ def bulk_insert(
             else array_param(list(column))
             for field, column in zip(fields, columns, strict=True)
         ]
-        build = functools.partial(_insert_sql, model, with_ids)
-        rows = prepared.write_sent(build, arrays, target=model, returns=with_ids)
+        bound.execute(_insert_sql(model, with_ids), arrays)
         _saved(objs)
         if not with_ids:
+            bound.close()
             return _nothing
 
         def keys() -> None:
-            for obj, (pk,) in zip(objs, rows(), strict=True):
+            for obj, (pk,) in zip(objs, bound.fetchall(), strict=True):
                 obj.pk = pk
+            bound.close()
 
         if not deferred:
             keys()
@@ -216,20 +218,16 @@ def _prep_save(field: models.Field, value: Any) -> Any:
 
 
 @functools.cache
-def _insert_sql(model: type[models.Model], with_ids: bool, after: str | None = None) -> str:
+def _insert_sql(model: type[models.Model], with_ids: bool) -> str:
     """bulk_insert's statement for up to COPY_FROM rows: one array per column, unnested in
-    order (the keys come back in the same order, as Django's bulk_create assumes too); `after`
-    as config.prepared.Combined builds it."""
+    order (the keys come back in the same order, as Django's bulk_create assumes too)."""
     meta = model._meta
     qn = connection.ops.quote_name
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     columns = ", ".join(qn(str(field.column)) for field in fields)
     arrays = ", ".join(f"%s::{column_type(field)}[]" for field in fields)
     returning = f" RETURNING {qn(str(meta.pk.column))}" if with_ids and meta.pk is not None else ""
-    if after is not None:
-        returning = returning or " RETURNING 1"
-    source = f"SELECT * FROM unnest({arrays}){prepared.after(after)}"  # noqa: S608 - the model's types
-    return f"INSERT INTO {qn(meta.db_table)} ({columns}) {source}{returning}"
+    return f"INSERT INTO {qn(meta.db_table)} ({columns}) SELECT * FROM unnest({arrays}){returning}"  # noqa: S608
 
 
 def column_type(field: Any) -> str:
@@ -266,6 +264,7 @@ def additive_upsert(
     columns = (*key, *values)
     added = tuple(values if add is None else add)
     if connection.vendor == "postgresql":
+        sql = _upsert_sql(model, tuple(key), columns, added, rows=0)
         floats = _float_columns(model, columns)  # an array holds one type: 0 and 0.5 as floats
         arrays = [
             array_param(
@@ -273,8 +272,8 @@ def additive_upsert(
             )
             for column, is_float in zip(zip(*ordered, strict=True), floats, strict=True)
         ]
-        build = functools.partial(_upsert_sql, model, tuple(key), columns, added, rows=0)
-        prepared.write_sent(build, arrays, target=model)
+        with prepared.cursor() as bound:
+            bound.execute(sql, arrays)
         return
     with connection.cursor() as cursor:
         for start in range(0, len(ordered), batch):
@@ -294,12 +293,10 @@ def _upsert_sql(
     key: tuple[str, ...],
     columns: tuple[str, ...],
     add: tuple[str, ...],
-    after: str | None = None,
     *,
     rows: int,
 ) -> str:
-    """additive_upsert's statement: `rows` rows of VALUES, or (0) one array per column;
-    `after` as config.prepared.Combined builds it."""
+    """additive_upsert's statement: `rows` rows of VALUES, or (0) one array per column."""
     qn = connection.ops.quote_name
     table = qn(model._meta.db_table)
     names = ", ".join(qn(name) for name in columns)
@@ -309,13 +306,12 @@ def _upsert_sql(
     else:
         fields = [model._meta.get_field(name) for name in columns]
         arrays = ", ".join(f"%s::{column_type(field)}[]" for field in fields)
-        source = f"SELECT * FROM unnest({arrays}){prepared.after(after)}"  # noqa: S608 (column types from the model)
+        source = f"SELECT * FROM unnest({arrays})"  # noqa: S608 (column types from the model)
     updates = ", ".join(f"{qn(name)} = t.{qn(name)} + EXCLUDED.{qn(name)}" for name in add)
     conflict = f"ON CONFLICT ({', '.join(qn(name) for name in key)}) " + (
         f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
     )
-    returning = "" if after is None else " RETURNING 1"
-    return f"INSERT INTO {table} AS t ({names}) {source} {conflict}{returning}"
+    return f"INSERT INTO {table} AS t ({names}) {source} {conflict}"
 
 
 def staged_upsert(
