@@ -12,7 +12,9 @@ Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127
       .venv/bin/python bench/log_cpu.py --requests 1000 [--profile] [--batch 1000]
 (`--batch N`: each request is a POST /log/batch of N decisions; the figures are per batch.
 `--calibrate`: each request is a POST /calibrate of the same decisions. `--stub-write`: each
-POST /log's write answers the last stored decision, so that only the request around it counts.)
+POST /log's write answers the last stored decision, so that only the request around it counts.
+`--rate-limits`: the tier rate limit on, as in production; with Redis a web process then keeps
+the keys it verified, keys/keycache.py.)
 (the database must be migrated; the script makes its own customer and key.)"""
 
 import argparse
@@ -41,6 +43,9 @@ def main() -> None:
     parser.add_argument("--calibrate", action="store_true", help="POST /calibrate instead (200)")
     parser.add_argument("--statements", action="store_true", help="backend CPU per statement text")
     parser.add_argument(
+        "--rate-limits", action="store_true", help="the tier rate limit on, as in production (off by default)"
+    )
+    parser.add_argument(
         "--stub-write", action="store_true", help="POST /log with the write answered by a stored result"
     )
     args = parser.parse_args()
@@ -56,7 +61,7 @@ def main() -> None:
 
     setup_test_environment()
     settings.ALLOWED_HOSTS = ["*"]
-    settings.RATE_LIMITS_ENABLED = False
+    settings.RATE_LIMITS_ENABLED = args.rate_limits
     key = api_key_create(customer_id=args.customer, tier="enterprise").value
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")

@@ -7,6 +7,7 @@ scripts), and within the process otherwise (the embedded default runs one web pr
 """
 
 import math
+import secrets
 import threading
 import time
 import weakref
@@ -18,6 +19,12 @@ from typing import Any
 from config.redis import get_redis, redis_script
 
 _TOKEN_BUCKET_LUA = """
+local stamp = ''
+if KEYS[2] ~= '' then
+  stamp = redis.call('GET', KEYS[2])
+  if not stamp then stamp = ARGV[5]; redis.call('SET', KEYS[2], stamp) end
+end
+if ARGV[4] ~= '' and ARGV[4] ~= stamp then return {-1, '0', stamp} end
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
@@ -30,8 +37,37 @@ local allowed = 0
 if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(math.max(now, ts)))
 redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 60000)
-return {allowed, tostring(tokens)}
+return {allowed, tostring(tokens), stamp}
 """
+
+# A stamp: a random token in Redis that every change to what it stamps replaces (stamp_renew).
+# A missing stamp (Redis flushed, evicted, restarted) is set to a new random token when read, so
+# it never equals a token read before.
+_STAMP_READ_LUA = """
+local stamp = redis.call('GET', KEYS[1])
+if not stamp then stamp = ARGV[1]; redis.call('SET', KEYS[1], stamp) end
+return stamp
+"""
+
+
+def _new_stamp() -> str:
+    return secrets.token_hex(8)
+
+
+def stamp_read(name: str) -> str | None:
+    """The stamp's current token, or None without Redis."""
+    if get_redis() is None:
+        return None
+    stamp = redis_script(_STAMP_READ_LUA)(keys=[f"trustcal:stamp:{name}"], args=[_new_stamp()])
+    return stamp.decode() if isinstance(stamp, bytes) else str(stamp)
+
+
+def stamp_renew(name: str) -> None:
+    """Replace the stamp's token: every token read before differs from it."""
+    client = get_redis()
+    if client is not None:
+        client.set(f"trustcal:stamp:{name}", _new_stamp())
+
 
 _SLIDING_WINDOW_LUA = """
 local limit = tonumber(ARGV[1])
@@ -72,6 +108,8 @@ class BucketState:
     tokens: float
     rate_per_second: float
     now: float
+    stamp: str | None = None  # the stamp read in the same round trip (consume's `stamp`)
+    applied: bool = True  # False: the stamp differed from `expect`, nothing was consumed
 
     @property
     def remaining(self) -> int:
@@ -103,15 +141,31 @@ class TokenBucket:
         self._lock = threading.Lock()
         _limiters.add(self)
 
-    def consume(self, key: str, *, per_minute: int, burst: int, now: float | None = None) -> BucketState:
+    def consume(
+        self,
+        key: str,
+        *,
+        per_minute: int,
+        burst: int,
+        now: float | None = None,
+        stamp: str = "",
+        expect: str = "",
+    ) -> BucketState:
+        """With Redis, `stamp` names a stamp (stamp_read) read in the same round trip: the state
+        carries its token. With `expect` too, nothing is consumed unless the token equals it
+        (the state is then not `applied`)."""
         now = time.time() if now is None else now
         rate = per_minute / 60.0
         client = get_redis()
         if client is not None:
-            allowed, tokens = redis_script(_TOKEN_BUCKET_LUA)(
-                keys=[f"trustcal:{self.namespace}:{key}"], args=[burst, rate, now]
+            allowed, tokens, token = redis_script(_TOKEN_BUCKET_LUA)(
+                keys=[f"trustcal:{self.namespace}:{key}", f"trustcal:stamp:{stamp}" if stamp else ""],
+                args=[burst, rate, now, expect, _new_stamp()],
             )
-            return BucketState(bool(allowed), per_minute, burst, float(tokens), rate, now)
+            token = token.decode() if isinstance(token, bytes) else str(token)
+            return BucketState(
+                allowed == 1, per_minute, burst, float(tokens), rate, now, token, allowed != -1
+            )
         with self._lock:
             tokens, ts = self._local.get(key, (float(burst), now))
             if now > ts:

@@ -2,6 +2,7 @@
 (docs/reference/access.md, Authentication and Rate limits)."""
 
 from dataclasses import dataclass
+from typing import NoReturn
 
 from django.conf import settings
 from rest_framework import authentication, exceptions, permissions
@@ -10,8 +11,8 @@ from config.clientaddr import client_address
 from config.exceptions import AdminRequired, RateLimited
 from config.ratelimit import TokenBucket
 from config.threadshare import CLOSE_CONNECTION, share_message, thread_share
+from keys.keycache import key_cached, key_lookup, tier_consume
 from keys.models import ApiKey, Customer
-from keys.selectors import api_key_for_value
 from keys.services import key_digest, key_usage_record
 from keys.throttle import auth_failures, known_digests
 
@@ -59,25 +60,39 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raise RateLimited(
                 "Too many failed authentications from this address; try again later.", retry_after=wait
             )
-        key = api_key_for_value(value=value, digest=digest)
+        # A key this process verified is used without reading it again while the keys' stamp,
+        # read in the tier bucket's round trip, is the one read before its lookup (keys/keycache.py).
+        key, stamp = key_cached(digest)
         if key is None:
-            auth_failures.fail(client_address(request.META))
-            raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
+            key = key_lookup(digest)
+            stamp = ""
+        if key is None:
+            self._fail(request)
         known_digests.authenticated(digest)
         if not thread_share.take(request._request, f"customer:{key.customer_id}"):
             setattr(request._request, CLOSE_CONNECTION, True)
             raise RateLimited(share_message("this customer"), retry_after=1)
         if settings.RATE_LIMITS_ENABLED:
-            per_minute, burst = settings.TIER_LIMITS[key.tier]
-            state = tier_bucket.consume(key.id, per_minute=per_minute, burst=burst)
+            state = tier_consume(tier_bucket, key, expect=stamp)
+            if not state.applied:  # a key changed since this process cached it: read it again
+                key = key_lookup(digest, stamp=state.stamp)
+                if key is None:
+                    self._fail(request)
+                state = tier_consume(tier_bucket, key)
             request._request.trustcal_ratelimit = state  # the middleware sets the headers
             if not state.allowed:
+                per_minute, burst = settings.TIER_LIMITS[key.tier]
                 raise RateLimited(
                     f"The {key.tier} tier allows {per_minute} requests per minute (burst {burst}).",
                     retry_after=state.retry_after,
                 )
         key_usage_record(key_id=key.id)
         return ApiPrincipal(key), key
+
+    @staticmethod
+    def _fail(request) -> NoReturn:
+        auth_failures.fail(client_address(request.META))
+        raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
 
     def authenticate_header(self, request) -> str:
         return f'{self.keyword} realm="trustcal"'

@@ -68,17 +68,26 @@ def api_key_for_value(*, value: str, digest: str | None = None) -> ApiKey | None
     SELECT, not the ORM, because it runs on every request), then a constant-time comparison.
     `digest`: the value's key_digest when the caller has it already."""
     digest = digest or key_digest(value)
-    sql, key_fields, customer_fields = _key_lookup_sql()
+    row = api_key_row(digest=digest)
+    return None if row is None else api_key_from_row(row, digest=digest)
+
+
+def api_key_row(*, digest: str) -> tuple | None:
+    """The row of the key with this digest (its fields, then its customer's), or None."""
+    sql, _, _ = _key_lookup_sql()
     if connection.vendor == "postgresql":  # prepared once per connection, bound on the server
         with prepared.cursor() as bound:
             bound.execute(sql, [digest])
-            row = bound.fetchone()
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [digest])
-            row = cursor.fetchone()
-    if row is None:
-        return None
+            return bound.fetchone()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [digest])
+        return cursor.fetchone()
+
+
+def api_key_from_row(row: tuple, *, digest: str) -> ApiKey | None:
+    """A new instance of the row's key if it is usable now and its digest equals `digest`
+    (compared in constant time), else None."""
+    _, key_fields, customer_fields = _key_lookup_sql()
     split = len(key_fields)
     key = cast(ApiKey, _from_row(ApiKey, key_fields, row[:split]))
     key.customer = cast(Customer, _from_row(Customer, customer_fields, row[split:]))

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from config.bulk import additive_upsert
 from config.inputs import invalid
+from config.ratelimit import stamp_renew
 from keys.exceptions import ApiKeyNotActive
 from keys.models import CUSTOMER_ID_HELP, AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer, customer_id_valid
 from keys.throttle import known_digests
@@ -26,6 +27,17 @@ logger = logging.getLogger("trustcal.keys")
 
 _BASE62 = string.ascii_letters + string.digits
 KEY_PREFIX = "tcal_"
+# The stamp every change to a key renews once it commits: a process's cached keys are used only
+# while the stamp is the one read before their lookup (keys/keycache.py).
+KEYS_STAMP = "keys"
+
+
+def _keys_changed() -> None:
+    """Renew the keys' stamp now (this process and any transaction around the change see it at
+    once) and again once the change commits (a process that read the key in between, before the
+    commit, reads it again)."""
+    stamp_renew(KEYS_STAMP)
+    transaction.on_commit(lambda: stamp_renew(KEYS_STAMP), robust=True)
 
 
 def key_digest(value: str) -> str:
@@ -63,6 +75,7 @@ def _store_key(
         is_admin=is_admin,
     )
     known_digests.add(key.digest)
+    _keys_changed()
     return IssuedKey(key=key, value=value)
 
 
@@ -103,7 +116,7 @@ def api_key_rotate(*, key: ApiKey, actor: AdminActor | None = None) -> IssuedKey
     key.status = ApiKey.Status.ROTATED
     key.expires_at = timezone.now() + dt.timedelta(hours=settings.KEY_ROTATION_GRACE_HOURS)
     key.replaced_by = issued.key
-    key.save(update_fields=["status", "expires_at", "replaced_by"])
+    key.save(update_fields=["status", "expires_at", "replaced_by"])  # _store_key renews the stamp
     AdminAuditLog.objects.create(
         action=AdminAuditLog.Action.ROTATED,
         key_id=key.id,
@@ -128,6 +141,7 @@ def api_key_revoke(*, key: ApiKey, reason: str = "", actor: AdminActor | None = 
     key.revoke_reason = reason
     key.save(update_fields=["status", "revoked_at", "revoke_reason"])
     known_digests.discard(key.digest)
+    _keys_changed()
     AdminAuditLog.objects.create(
         action=AdminAuditLog.Action.REVOKED,
         key_id=key.id,

@@ -8,6 +8,7 @@ The requests commit as in production (a transactional test: the write is not nes
 test's transaction, so group commit and COMMIT run as they do for a client)."""
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from tests.audit.factories import decision_body
@@ -41,10 +42,13 @@ SQLITE = {"log": 12, "log_event": 14, "outcome": 12, "calibrate": 12, "batch": 3
 
 
 def budget(name: str) -> dict[str, int]:
+    """The figures above include the API key's SELECT (one statement, one round trip). With
+    Redis a process that has the key cached does not send it (keys/keycache.py): one less."""
+    cached = 1 if settings.REDIS_URL else 0
     if connection.vendor == "postgresql":
         statements, round_trips = POSTGRESQL[name]
-        return {"statements": statements, "round_trips": round_trips}
-    return {"statements": SQLITE[name]}
+        return {"statements": statements - cached, "round_trips": round_trips - cached}
+    return {"statements": SQLITE[name] - cached}
 
 
 @pytest.fixture
