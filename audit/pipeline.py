@@ -29,16 +29,10 @@ def _chunks[T](values: list[T]) -> Iterator[list[T]]:
 
 
 # The decisions of the items, locked in key order as every writer locks them (the table's name
-# is the model's, no input). Each id is looked up on its own in the unique index (the OFFSET 0
-# keeps the planner from turning the lookups into a join it may run as a scan), the keys found
-# are sorted, and each row is locked in that order. `decision_id = ANY(ids)` left the plan to the
-# statistics: a sequential scan of the customer's decisions for 1,000 ids at some tens of
-# thousands of rows (docs/architecture.md, "The set-wise batch path").
+# is the model's, no input).
 _DECISIONS_LOCKED = (
-    "SELECT d.* FROM (SELECT found.id FROM unnest(%s::text[]) AS wanted(decision_id) "  # noqa: S608
-    f"CROSS JOIN LATERAL (SELECT id FROM {Decision._meta.db_table} WHERE customer_id = %s "
-    "AND decision_id = wanted.decision_id OFFSET 0) AS found ORDER BY found.id) AS keys "
-    f"CROSS JOIN LATERAL (SELECT * FROM {Decision._meta.db_table} WHERE id = keys.id FOR UPDATE) AS d"
+    f"SELECT * FROM {Decision._meta.db_table} WHERE customer_id = %s "  # noqa: S608
+    "AND decision_id = ANY(%s::text[]) ORDER BY id FOR UPDATE"
 )
 
 
@@ -67,7 +61,7 @@ def stored_load(
     if connection.vendor == "postgresql":
         # One array parameter, in one statement: the ORM's IN list prepared every id on its
         # own (a sixth of the read's CPU for 1,000 ids) and SQLite's limit split it in two.
-        locked = Decision.objects.raw(_DECISIONS_LOCKED, [array_param(ids), customer.pk])
+        locked = Decision.objects.raw(_DECISIONS_LOCKED, [customer.pk, array_param(ids)])
         stored.decisions.update({d.decision_id: d for d in locked})
     else:
         for chunk in _chunks(ids):
