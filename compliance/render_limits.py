@@ -79,6 +79,10 @@ def render_limits() -> Iterator[None]:
             if reason:
                 raise RenderLimitExceeded(reason[0]) from exc
             raise
+        # The limit fired but the code it interrupted swallowed the exception (a library's
+        # broad `except Exception`) and the render went on: it still went over its limit.
+        if reason:
+            raise RenderLimitExceeded(reason[0])
         # A render shorter than the watcher's poll is judged once at its end, so the limit
         # does not depend on when the watcher last looked.
         if megabytes > 0 and not reason and resident_bytes() > budget:

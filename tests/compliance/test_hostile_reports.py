@@ -201,6 +201,24 @@ def test_a_time_limit_replaced_by_another_error_is_still_the_limit(settings):
             raise RuntimeError("can't change 'autocommit' now") from exc
 
 
+def test_a_time_limit_whose_error_the_render_swallowed_is_still_the_limit(settings):
+    """The alarm's error caught by the code it interrupted (a library's broad `except
+    Exception`), the render going on to its end: the render still fails with the limit."""
+    import contextlib
+    import time
+
+    from compliance.render_limits import RenderLimitExceeded, render_limits
+
+    settings.EXPORT_RENDER_MEMORY_MB = 0
+    settings.EXPORT_RENDER_SECONDS = 0.05
+    finished = []
+    with pytest.raises(RenderLimitExceeded, match=r"time limit of 0\.05 s"), render_limits():
+        with contextlib.suppress(Exception):  # the library's swallowing, which is what is tested
+            time.sleep(5)
+        finished.append(True)
+    assert finished == [True]  # the render went on to its end, and was failed there
+
+
 def test_one_customer_renders_one_export_at_a_time_and_others_go_on(api, other_api):
     from compliance import services
     from compliance.models import ExportJob
