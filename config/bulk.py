@@ -19,6 +19,7 @@ from typing import Any
 from django.db import connection, models
 
 from config import prepared
+from config.jsontext import one_shot
 
 COPY_FROM = 50  # rows from which COPY is cheaper than one multi-row INSERT
 
@@ -152,23 +153,7 @@ def _row_of(fields: list[models.Field], prepare: dict[str, Any]) -> Callable[[mo
     return row
 
 
-# Any: a JSON value of any shape
-def _json_text() -> Callable[[Any], str]:
-    """json.dumps's text (json.JSONEncoder().encode) from its C encoder made once: encode()
-    builds that object, two closures and a dictionary of the containers seen on every call, a
-    microsecond or two per JSON value of a batch's rows (as audit.hashing.one_shot; without the
-    dictionary a circular value, never one read from JSON, fails by RecursionError)."""
-    plain = json.JSONEncoder()
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return plain.encode
-    chunks = make(
-        None, plain.default, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True
-    )
-    return lambda value: "".join(chunks(value, 0))
-
-
-_JSON = _json_text()
+_JSON = one_shot(json.JSONEncoder())  # json.dumps's own text, its C encoder made once (config.jsontext)
 
 
 def _json_value(value: Any) -> Any:
