@@ -13,9 +13,8 @@ import hmac
 import itertools
 import json
 import math
+from collections.abc import Callable
 from typing import Any
-
-from config.jsontext import one_shot
 
 # The personal fields of a decision (docs/reference/erasure.md, "What is personal").
 PERSONAL_FIELDS = ("context", "subgroups", "subject_id", "user_id")
@@ -72,6 +71,37 @@ def _plain_members(value: dict[str, Any]) -> bool:
         elif not _plain(item):
             return False
     return True
+
+
+# Any: a JSON value of any shape
+def one_shot(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """encoder.encode, the same text, with the C encoder made once and without the dictionary of
+    containers seen (about 1-2 us of a canonical text's few), so a circular value (never one read
+    from JSON) fails by RecursionError instead of ValueError. config.bulk's COPY rows use the same
+    function from config.jsontext; this module keeps its own because the offline verifier imports
+    it on a machine without Django, and importing the config package starts the Celery app."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None or encoder.indent is not None:
+        return encoder.encode
+    escape = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else json.encoder.encode_basestring
+    chunks = make(
+        None,
+        encoder.default,
+        escape,
+        encoder.indent,
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
+    join = "".join
+
+    # Any: a JSON value of any shape
+    def encode(value: Any) -> str:
+        return join(chunks(value, 0))
+
+    return encode
 
 
 # json.dumps with these arguments builds a new encoder on every call; these are built once and

@@ -5,6 +5,7 @@ import os
 import pytest
 from django.conf import settings
 from django.db import connection
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from config import metrics
@@ -13,6 +14,11 @@ from config.redis import get_redis
 from keys.services import IssuedKey, api_key_create, key_usage_discard
 
 REQUIRE_SERVICES = os.environ.get("TRUSTCAL_REQUIRE_SERVICES") == "1"
+
+# No per-example time limit in property tests: what they assert is the value, never how fast it
+# came (timing is bench/'s), and Hypothesis's default 200 ms is a timing test on a loaded machine.
+hypothesis_settings.register_profile("trustcal", deadline=None)
+hypothesis_settings.load_profile("trustcal")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
