@@ -1,5 +1,6 @@
 """Settings for the test suite: the same embedded defaults, with a private data folder, and
-under pytest-xdist a Redis database of each worker's own (rate limits, broker, cache)."""
+under pytest-xdist a data folder and a Redis database of each worker's own (rate limits,
+broker, cache)."""
 
 import os
 import re
@@ -8,6 +9,11 @@ import tempfile
 os.environ.setdefault("TRUSTCAL_DATA_DIR", tempfile.mkdtemp(prefix="trustcal-test-"))
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker.startswith("gw"):
+    # The xdist workers inherit the controller's folder. Shared, it would be one embedded broker
+    # queue for all of them, and a Celery worker started by one test would take the messages
+    # another worker's test sent for its own database (and run them against the wrong one).
+    os.environ["TRUSTCAL_DATA_DIR"] = os.path.join(os.environ["TRUSTCAL_DATA_DIR"], _worker)
 if os.environ.get("REDIS_URL") and _worker.startswith("gw"):
     _match = re.match(r"^(redis://[^/]+)(?:/(\d+))?$", os.environ["REDIS_URL"])
     if _match:
