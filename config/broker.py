@@ -10,6 +10,13 @@ A file that still cannot be decoded (a disk error, a hand-edited folder) is move
 `<name>.corrupt` and logged, and the worker goes on: nothing that matters lives only in the
 broker (deliveries, exports and verifications are database rows that beat claims again).
 
+The queue folder belongs to one database: a worker takes whatever message it finds there and
+runs it against its own database, so a worker of another database (another service, or another
+test session, sharing the data folder) would take this one's messages and do nothing with them,
+and this service's work would wait for beat to send it again. The first process to start
+records its database in the folder (`.database`); a process of another database refuses to
+start (config/checks.py, trustcal.E006).
+
 Selected by the URL scheme `trustcalfs://` (registered in config/celery.py)."""
 
 import contextlib
@@ -31,6 +38,25 @@ logger = logging.getLogger("trustcal.broker")
 
 SCHEME = "trustcalfs"
 RELIST_SECONDS = 0.05
+OWNER_FILE = ".database"  # a dot name: no consumer lists it as a message
+
+
+def folder_owner_claim(folder: str, database: str) -> str:
+    """The database the queue folder belongs to: the one recorded there, or `database`, which
+    is recorded if none was (linked into place, so of two first starts exactly one wins)."""
+    path = os.path.join(folder, OWNER_FILE)
+    with contextlib.suppress(FileNotFoundError), open(path, encoding="utf-8") as f:
+        return f.read()
+    temporary = os.path.join(folder, f".{uuid.uuid4()}.database.tmp")
+    with open(temporary, "w", encoding="utf-8") as f:
+        f.write(database)
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+    finally:
+        os.unlink(temporary)
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 class Channel(filesystem.Channel):

@@ -108,6 +108,43 @@ def _host_local_services() -> list[CheckMessage]:
     return found
 
 
+def _database_identity() -> str:
+    """This process's database, as the embedded broker's folder records it (no password)."""
+    from django.db import connections
+
+    db = connections["default"].settings_dict
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        return f"sqlite:///{Path(db['NAME']).resolve()}"
+    return f"postgres://{db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@checks.register(TAG)
+def embedded_broker_checks(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
+    """The embedded broker's queue folder carries one database's messages (config/broker.py)."""
+    from config.broker import OWNER_FILE, SCHEME, folder_owner_claim
+
+    folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_in")
+    if not folder or not settings.CELERY_BROKER_URL.startswith(f"{SCHEME}://"):
+        return []
+    mine = _database_identity()
+    owner = folder_owner_claim(folder, mine)
+    if owner == mine:
+        return []
+    return [
+        Error(
+            f"The embedded broker's folder {folder} carries the messages of another database "
+            f"({owner}), not of this process's ({mine}): a worker here would take that "
+            "service's messages and run them against the wrong database. Give each database a "
+            "data folder of its own (TRUSTCAL_DATA_DIR), or a broker of its own (REDIS_URL). If "
+            "the other database is gone for good, stop its processes and delete "
+            f"{Path(folder) / OWNER_FILE}.",
+            id="trustcal.E006",
+        )
+    ]
+
+
 @checks.register(TAG)
 def production_checks(app_configs: Sequence[AppConfig] | None = None, **kwargs: object) -> list[CheckMessage]:
     """Host-local state refused under production settings (module docstring)."""

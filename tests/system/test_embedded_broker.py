@@ -1,7 +1,9 @@
 """The embedded broker (config/broker.py) under concurrent producers and a consuming worker:
 two processes publish 10,000 messages each while a real Celery worker consumes them.
 Nothing is lost, nothing is corrupt, and the worker never dies (with kombu's own
-filesystem transport it died of JSONDecodeError within seconds of such a run)."""
+filesystem transport it died of JSONDecodeError within seconds of such a run). And its queue
+belongs to one database: a worker of another database refuses it rather than take the
+messages sent for this one."""
 
 import os
 import subprocess
@@ -21,6 +23,8 @@ PRODUCE = """
 import sys
 import django
 django.setup()  # prepares the data folder, as every entry point of the service does
+from config.checks import startup_check
+startup_check()  # as the web process does first
 from config.celery import app
 name, count = sys.argv[1], int(sys.argv[2])
 with app.producer_or_acquire() as producer:
@@ -42,26 +46,17 @@ def _env(data_dir: Path, receipts: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.slow
-def test_two_producers_and_a_worker_lose_and_corrupt_nothing(tmp_path: Path):
-    if settings.REDIS_URL:
-        pytest.skip("the embedded broker is used only without REDIS_URL; the SQLite leg runs this")
-    receipts = tmp_path / "receipts.txt"
-    receipts.touch()
-    env = _env(tmp_path / "data", receipts)
-    bin_dir = Path(sys.executable).parent
-    log_path = tmp_path / "worker.log"
-    log_file = log_path.open("w")
-    worker = subprocess.Popen(
+def _worker(env: dict[str, str], log_file, name: str = "stress") -> subprocess.Popen:
+    return subprocess.Popen(
         [
-            str(bin_dir / "celery"),
+            str(Path(sys.executable).parent / "celery"),
             "-A",
             "config",
             "worker",
             "-I",
             "tests.broker_tasks",
             "-n",
-            "stress@localhost",
+            f"{name}@localhost",
             "--concurrency",
             "2",
             "--loglevel",
@@ -76,6 +71,18 @@ def test_two_producers_and_a_worker_lose_and_corrupt_nothing(tmp_path: Path):
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+@pytest.mark.slow
+def test_two_producers_and_a_worker_lose_and_corrupt_nothing(tmp_path: Path):
+    if settings.REDIS_URL:
+        pytest.skip("the embedded broker is used only without REDIS_URL; the SQLite leg runs this")
+    receipts = tmp_path / "receipts.txt"
+    receipts.touch()
+    env = _env(tmp_path / "data", receipts)
+    log_path = tmp_path / "worker.log"
+    log_file = log_path.open("w")
+    worker = _worker(env, log_file)
     try:
         producers = [
             subprocess.Popen([sys.executable, "-c", PRODUCE, f"p{n}", str(PER_PRODUCER)], cwd=ROOT, env=env)
@@ -102,3 +109,38 @@ def test_two_producers_and_a_worker_lose_and_corrupt_nothing(tmp_path: Path):
         log_file.close()
     log = log_path.read_text()
     assert "Unrecoverable error" not in log and "could not be decoded" not in log, log[-2000:]
+
+
+@pytest.mark.slow
+def test_a_worker_of_another_database_refuses_the_queue_instead_of_taking_its_messages(tmp_path: Path):
+    """Two services on one data folder, each with a database of its own (seen: the test
+    sessions of two xdist workers): the other's worker took the message and ran it against
+    its own database, where the job it named did not exist, and the job waited for beat."""
+    if settings.REDIS_URL:
+        pytest.skip("the embedded broker is used only without REDIS_URL; the SQLite leg runs this")
+    receipts = tmp_path / "receipts.txt"
+    receipts.touch()
+    data = tmp_path / "data"
+    mine = {**_env(data, receipts), "DATABASE_URL": f"sqlite:///{tmp_path / 'mine.sqlite3'}"}
+    other = {**mine, "DATABASE_URL": f"sqlite:///{tmp_path / 'other.sqlite3'}"}
+    sent = subprocess.run([sys.executable, "-c", PRODUCE, "mine", "1"], cwd=ROOT, env=mine, timeout=120)
+    assert sent.returncode == 0
+    log_path = tmp_path / "other.log"
+    with log_path.open("w") as log_file:
+        intruder = _worker(other, log_file, "other")
+        try:
+            assert intruder.wait(timeout=120) != 0
+        finally:
+            stop(intruder, group=True)
+    assert "trustcal.E006" in log_path.read_text(), log_path.read_text()[-2000:]
+    assert receipts.read_text() == ""
+    assert len(list((data / "broker" / "queue").glob("*.msg"))) == 1  # still there for its own worker
+    with (tmp_path / "mine.log").open("w") as log_file:
+        own = _worker(mine, log_file, "mine")
+        try:
+            deadline = time.monotonic() + 120
+            while receipts.read_text() != "mine-0\n" and time.monotonic() < deadline:
+                time.sleep(0.3)
+        finally:
+            stop(own, group=True)
+    assert receipts.read_text() == "mine-0\n"

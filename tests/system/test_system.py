@@ -55,9 +55,11 @@ def test_a_real_worker_heartbeat_makes_health_healthy(transactional_db, anon_api
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("processes")
-def test_health_answers_503_unhealthy_when_the_database_is_unreachable(transactional_db):
+def test_health_answers_503_unhealthy_when_the_database_is_unreachable(transactional_db, tmp_path):
+    # A data folder of its own: the embedded broker's belongs to the test database (trustcal.E006).
+    unreachable = "postgres://postgres@127.0.0.1:1/unreachable"
     with (
-        processes.gunicorn(DATABASE_URL="postgres://postgres@127.0.0.1:1/unreachable") as base,
+        processes.gunicorn(DATABASE_URL=unreachable, TRUSTCAL_DATA_DIR=str(tmp_path / "data")) as base,
         pytest.raises(urllib.error.HTTPError) as error,
     ):
         urllib.request.urlopen(base + "/v1/health", timeout=10)
