@@ -7,7 +7,12 @@ from django.conf import settings
 
 @shared_task(name="config.tasks.broker_prune_processed", ignore_result=True)
 def broker_prune_processed(max_age_seconds: int = 3600) -> int:
-    """The embedded filesystem broker keeps processed message files; prune old ones."""
+    """The embedded filesystem broker keeps processed message files; prune old ones.
+
+    Old by the time a file came into the processed folder (its ctime, which the consumer's
+    rename sets), not by when it was written (its mtime, which the rename keeps): a message that
+    waited in the queue for longer than `max_age_seconds` was otherwise removed between the
+    consumer's move and its read, and lost."""
     folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("processed_folder")
     if not folder:
         return 0
@@ -15,7 +20,8 @@ def broker_prune_processed(max_age_seconds: int = 3600) -> int:
     removed = 0
     for path in Path(folder).glob("*"):
         try:
-            if path.stat().st_mtime < cutoff:
+            stat = path.stat()
+            if max(stat.st_mtime, stat.st_ctime) < cutoff:
                 path.unlink()
                 removed += 1
         except FileNotFoundError:
