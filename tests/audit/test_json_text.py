@@ -46,3 +46,31 @@ PLAIN = st.dictionaries(
 @given(PLAIN)
 def test_a_plain_document_s_canonical_text_is_json_s_own(doc):
     assert jcs(doc) == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# Plain documents with the numbers _plain lets through: floats written alike by json and RFC 8785
+# (and by orjson, which writes the service's texts: below 1e-4 it would write 0.00001 for 1e-05).
+PLAIN_NUMBERS = st.dictionaries(
+    st.text(alphabet=st.characters(max_codepoint=0xD7FF), max_size=4),
+    st.floats(min_value=1e-4, max_value=1e15).filter(lambda x: not x.is_integer())
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+    | st.text(),
+    max_size=8,
+)
+
+
+@given(PLAIN_NUMBERS)
+def test_a_plain_document_with_numbers_is_written_as_json_writes_it(doc):
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert jcs(doc) == text
+    assert canonical_json(doc) == text
+
+
+def test_the_numbers_json_writes_otherwise_keep_json_s_text():
+    doc = {"small": 1e-05, "tiny": 5e-324, "whole": 2.0, "big": 1e16, "negative_zero": -0.0, "huge": 2**64}
+    assert canonical_json(doc) == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_a_string_with_an_unpaired_surrogate_keeps_json_s_text():
+    doc = {"context": "half \ud800 a pair", "user_id": "é"}
+    assert jcs(doc) == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -256,3 +256,24 @@ def test_a_batch_racing_single_calls_leaves_a_gapless_chain_that_verifies(settin
     assert sequences == list(range(1, total + 1))
     verify = client_for(key.value).get("/v1/audit-trail/verify").json()
     assert verify["valid"] is True and verify["entries_checked"] == total
+
+
+def test_a_large_batch_stores_each_timestamp_as_the_instant_sent():
+    """A batch of more than 50 decisions is written by COPY, its timestamps as text: every
+    offset and millisecond reads back, on the decision and on its entry, as the instant sent."""
+    offsets = ["Z", "+05:30", "-08:00", "+14:00", "-00:30"]
+    bodies = [
+        decision_body(
+            decision_id=f"ts-{i}", timestamp=f"2026-11-{1 + i % 20:02d}T23:59:{i:02d}.{i:03d}{offsets[i % 5]}"
+        )
+        for i in range(60)
+    ]
+    response = client_for(make_key().value).post("/v1/log/batch", {"decisions": bodies}, format="json")
+    assert response.status_code == 200 and response.json()["accepted"] == 60
+    decisions = dict(Decision.objects.values_list("decision_id", "timestamp"))
+    entries = dict(AuditEntry.objects.values_list("decision_ref", "timestamp"))
+    logged = set(AuditEntry.objects.values_list("logged_at", flat=True))
+    for body in bodies:
+        sent = dt.datetime.fromisoformat(body["timestamp"])
+        assert decisions[body["decision_id"]] == sent and entries[body["decision_id"]] == sent
+    assert len(logged) == 1 and set(Decision.objects.values_list("logged_at", flat=True)) == logged
