@@ -109,12 +109,17 @@ def _host_local_services() -> list[CheckMessage]:
 
 
 def _database_identity() -> str:
-    """This process's database, as the embedded broker's folder records it (no password)."""
+    """This process's database, as the embedded broker's folder records it (no password). A
+    SQLite file inside the data folder is named by its place there, so the folder moved whole
+    (the checkout moved, a backup restored elsewhere) still belongs to its database."""
     from django.db import connections
 
     db = connections["default"].settings_dict
     if db["ENGINE"] == "django.db.backends.sqlite3":
-        return f"sqlite:///{Path(db['NAME']).resolve()}"
+        path = Path(db["NAME"]).resolve()
+        if path.is_relative_to(Path(settings.DATA_DIR).resolve()):
+            return f"sqlite:data-folder/{path.relative_to(Path(settings.DATA_DIR).resolve()).as_posix()}"
+        return f"sqlite:///{path}"
     return f"postgres://{db.get('HOST') or 'localhost'}:{db.get('PORT') or 5432}/{db['NAME']}"
 
 

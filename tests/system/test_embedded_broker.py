@@ -144,3 +144,25 @@ def test_a_worker_of_another_database_refuses_the_queue_instead_of_taking_its_me
         finally:
             stop(own, group=True)
     assert receipts.read_text() == "mine-0\n"
+
+
+@pytest.mark.slow
+def test_a_data_folder_moved_whole_still_belongs_to_its_own_database(tmp_path: Path):
+    """The embedded default's database lives in its data folder: moving both together (the
+    checkout moved, a backup restored elsewhere) is the same service, not another database."""
+    if settings.REDIS_URL:
+        pytest.skip("the embedded broker is used only without REDIS_URL; the SQLite leg runs this")
+
+    def check(data: Path, database: Path) -> subprocess.CompletedProcess:
+        env = {**_env(data, tmp_path / "receipts.txt"), "DATABASE_URL": f"sqlite:///{database}"}
+        command = [sys.executable, "manage.py", "check"]
+        return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+    first = check(tmp_path / "before", tmp_path / "before" / "trustcal.sqlite3")
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert (tmp_path / "before" / "broker" / "queue" / ".database").exists()  # the folder was claimed
+    (tmp_path / "before").rename(tmp_path / "after")
+    moved = check(tmp_path / "after", tmp_path / "after" / "trustcal.sqlite3")
+    assert moved.returncode == 0 and "trustcal.E006" not in moved.stderr, moved.stderr[-2000:]
+    other = check(tmp_path / "after", tmp_path / "other.sqlite3")  # another database is still refused
+    assert other.returncode != 0 and "trustcal.E006" in other.stderr, other.stderr[-2000:]
