@@ -162,6 +162,20 @@ def test_malformed_batches_are_refused_whole_and_store_nothing(api, body):
     assert not AuditEntry.objects.exists()
 
 
+def test_a_fault_far_into_the_body_is_named_where_it_is(api):
+    """The body is read a chunk at a time: a fault many chunks in is named by its line, column
+    and character in the whole body, as json names it."""
+    items = [json.dumps(decision_body()) for _ in range(300)]
+    items[250] = '{"decision_id": tru}'
+    body = '{"decisions": [\n' + ",\n".join(items) + "]}"
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(body)
+    r = api.post("/v1/log/batch", body.encode(), content_type="application/json")
+    assert r.status_code == 400 and r.json()["code"] == "INVALID_JSON"
+    assert str(expected.value) in r.json()["detail"]
+    assert not AuditEntry.objects.exists()
+
+
 def test_invalid_json_and_oversized_bodies(api):
     r = api.post("/v1/log/batch", b'{"decisions": [', content_type="application/json")
     assert r.status_code == 400 and r.json()["code"] == "INVALID_JSON"
