@@ -37,6 +37,21 @@ def post_worker_init(worker):
     pool = getattr(worker, "tpool", None)  # gthread's request threads
     if pool is not None:
         threads_warm(pool, int(worker.cfg.threads))
+    if not worker.sockets:
+        _listen_own(worker)
+
+
+def _listen_own(worker):
+    """The worker's own listening socket (SO_REUSEPORT), opened once the worker can accept: the
+    kernel hands each socket its share of new connections from the moment it listens, and a
+    worker still loading the app (seconds on a busy machine) would hold its share unanswered."""
+    from gunicorn import sock, util
+
+    worker.cfg.set("reuse_port", True)  # this process's copy of the settings
+    worker.sockets = sock.create_sockets(worker.cfg, worker.log)
+    for listener in worker.sockets:
+        util.close_on_exec(listener)
+    worker.wait_fds = [*worker.sockets, worker.PIPE[0]]
 
 
 def on_starting(server):
@@ -47,7 +62,19 @@ def on_starting(server):
     threads while the others idled (bench/README.md, The /calibrate tail). Only when every
     address is TCP and gunicorn binds it itself: a Unix socket cannot be shared so (each worker
     would replace the last one's), and sockets handed over by systemd or a re-exec are shared
-    ones."""
+    ones. And only with several workers: one has nothing to spread, and the master's shared
+    socket keeps the connections that arrive while a killed worker is replaced waiting for it
+    instead of refusing them."""
     inherited = "LISTEN_FDS" in os.environ or "GUNICORN_FD" in os.environ
-    if not inherited and all(isinstance(address, tuple) for address in server.cfg.address):
-        server.cfg.set("reuse_port", True)
+    tcp = all(isinstance(address, tuple) for address in server.cfg.address)
+    if not inherited and tcp and server.cfg.workers > 1:
+        server.cfg.set("reuse_port", True)  # the master binds nothing
+
+
+def when_ready(server):
+    """With own sockets, a worker opens its socket when it has loaded the app (post_worker_init),
+    not when it is forked, as gunicorn would: a worker started in place of a killed one took its
+    share of new connections while it loaded the app and answered none of them for as long as
+    that took (6.7 s; bench/README.md, A killed web worker)."""
+    if server.cfg.reuse_port:
+        server.cfg.set("reuse_port", False)  # the workers forked from now on open no socket at fork

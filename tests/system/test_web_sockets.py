@@ -3,6 +3,9 @@ socket of its own, so a burst of keep-alive connections is spread over the worke
 landing on whichever woke first, and connects each request thread to the database and Redis
 before the first request (bench/README.md, The /calibrate tail)."""
 
+import contextlib
+import os
+import signal
 import socket
 import subprocess
 import time
@@ -16,6 +19,7 @@ from tests.processes import BIN, ROOT, free_port, process_env, stop
 
 WORKERS = 2
 CONNECTIONS = 40
+APP_EXTENSIONS = ("_pydantic_core", "orjson", "_psycopg", "_sqlite3", "_yaml")
 
 
 def _sockets(pid: int) -> set[str]:
@@ -58,6 +62,17 @@ def _children(pid: int) -> list[int]:
     return [int(child) for task in tasks.iterdir() for child in (task / "children").read_text().split()]
 
 
+def _listening(port: int, workers: list[int]) -> bool:
+    states = _tcp(port)
+    return all(any(states.get(i) == "0A" for i in _sockets(w)) for w in workers)
+
+
+def _loading(pid: int) -> bool:
+    """Whether process `pid` has begun importing the app (the master imports none of it)."""
+    maps = Path(f"/proc/{pid}/maps").read_text()
+    return any(name in maps for name in APP_EXTENSIONS)
+
+
 def _start(*bind: str, threads: int = 2) -> subprocess.Popen:
     args = [str(BIN / "gunicorn"), "config.wsgi:application", "--workers", str(WORKERS), "--threads", str(threads),
             "--worker-class", "gthread", "--log-level", "warning"]  # fmt: skip
@@ -82,12 +97,7 @@ def test_each_web_worker_listens_on_its_own_socket_and_connections_spread_over_t
     proc = _start(f"127.0.0.1:{port}")
     clients: list[socket.socket] = []
     try:
-
-        def listening(workers: list[int]) -> bool:
-            states = _tcp(port)
-            return all(any(states.get(i) == "0A" for i in _sockets(w)) for w in workers)
-
-        workers = _wait_workers(proc, listening)
+        workers = _wait_workers(proc, lambda workers: _listening(port, workers))
         states = _tcp(port)
         listeners = {w: {i for i in _sockets(w) if states.get(i) == "0A"} for w in workers}
         assert all(len(mine) == 1 for mine in listeners.values())
@@ -95,9 +105,8 @@ def test_each_web_worker_listens_on_its_own_socket_and_connections_spread_over_t
         assert not {i for i in _sockets(proc.pid) if states.get(i) == "0A"}  # the master listens on none
 
         # A burst of connections opened at once, as a keep-alive pool opens them. The kernel picks
-        # a worker's socket for each as it connects; the worker accepts it once it has loaded the
-        # app, which it does after it opened its socket (11-12 s at a load average of 10): this
-        # waits for every connection to be accepted; the deadline is only a safety net.
+        # a worker's socket for each as it connects; this waits for every connection to be
+        # accepted; the deadline is only a safety net.
         clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(CONNECTIONS)]
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -111,6 +120,48 @@ def test_each_web_worker_listens_on_its_own_socket_and_connections_spread_over_t
         # connections over 2 workers, fewer than 8 on one happens about once in 24,000 runs).
         assert min(held.values()) >= 8, held
     finally:
+        for client in clients:
+            client.close()
+        stop(proc, group=True)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("processes")
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the sockets from /proc (Linux)")
+def test_a_worker_started_in_place_of_a_killed_one_takes_no_connection_before_it_has_loaded_the_app():
+    port = free_port()
+    proc = _start(f"127.0.0.1:{port}")
+    replacement = 0
+    clients: list[socket.socket] = []
+    try:
+        workers = _wait_workers(proc, lambda workers: _listening(port, workers))
+        os.kill(workers[0], signal.SIGKILL)
+        # The master forks the replacement at once. It is stopped while it loads the app, as a
+        # replacement is for seconds on a busy machine: once it listens, or once it has loaded
+        # one of the app's C extensions, whichever comes first.
+        deadline = time.time() + 30
+        while not replacement and time.time() < deadline:
+            replacement = next((w for w in _children(proc.pid) if w not in workers), 0)
+            time.sleep(0.002)
+        assert replacement
+        while time.time() < deadline and not (_listening(port, [replacement]) or _loading(replacement)):
+            time.sleep(0.002)
+        os.kill(replacement, signal.SIGSTOP)
+        # Connections opened now go to the listening sockets: one held by the loading worker
+        # would never be answered while it loads.
+        clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(CONNECTIONS)]
+        for client in clients:
+            client.sendall(b"GET /v1/health HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        deadline = time.time() + 30
+        answered = 0
+        for client in clients:
+            client.settimeout(max(0.1, deadline - time.time()))
+            with contextlib.suppress(TimeoutError):
+                answered += client.recv(64).startswith(b"HTTP/1.")
+        assert answered == CONNECTIONS
+    finally:
+        if replacement:
+            os.kill(replacement, signal.SIGCONT)
         for client in clients:
             client.close()
         stop(proc, group=True)
