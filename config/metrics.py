@@ -50,6 +50,10 @@ _SEP = "|"  # field separator in the counters: never part of a route label
 _OVER = "over"  # sums of the requests slower than the last bound, per group
 
 _lock = threading.Lock()
+# Held from taking the pending figures until Redis has them, so that a read, which flushes first,
+# waits for a write already under way: figures taken are otherwise in neither place for a moment.
+# Taken before _lock, never under it; a request that is due to flush does not wait for it.
+_flush_lock = threading.Lock()
 _pending: Counter[str] = Counter()  # not yet folded into Redis
 _local: Counter[str] = Counter()  # everything this process saw (used without Redis)
 _pending_sums: dict[str, float] = {}
@@ -94,11 +98,22 @@ def record_request(group: str, status: int, duration_ms: float) -> None:
         if due:
             _last_flush = time.monotonic()
     if due:
-        flush()
+        flush(wait=False)
 
 
-def flush() -> None:
-    client = get_redis()
+def flush(*, wait: bool = True) -> None:
+    """Fold this process's pending figures into Redis. A read waits for a flush under way in
+    another thread (`wait`); a request that finds one under way leaves its figures pending for
+    the next flush instead."""
+    if not _flush_lock.acquire(blocking=wait):
+        return
+    try:
+        _flush_pending(get_redis())
+    finally:
+        _flush_lock.release()
+
+
+def _flush_pending(client: Any) -> None:
     with _lock:
         batch, sums = dict(_pending), dict(_pending_sums)
         _pending.clear()
@@ -191,11 +206,12 @@ def snapshot() -> dict[str, Any]:
 
 
 def reset() -> None:
-    with _lock:
-        _pending.clear()
-        _local.clear()
-        _pending_sums.clear()
-        _local_sums.clear()
-    client = get_redis()
-    if client is not None:
-        client.delete(_REDIS_KEY)
+    with _flush_lock:  # a write under way would otherwise put figures back after the delete
+        with _lock:
+            _pending.clear()
+            _local.clear()
+            _pending_sums.clear()
+            _local_sums.clear()
+        client = get_redis()
+        if client is not None:
+            client.delete(_REDIS_KEY)
