@@ -167,6 +167,32 @@ def test_a_worker_started_in_place_of_a_killed_one_takes_no_connection_before_it
         stop(proc, group=True)
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("processes")
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the sockets from /proc (Linux)")
+def test_the_workers_of_a_reload_listen_on_sockets_of_their_own():
+    # A reload (SIGHUP) reads the settings again without on_starting: its workers inherit no socket
+    # from the master and must still open their own.
+    port = free_port()
+    proc = _start(f"127.0.0.1:{port}")
+    try:
+        first = _wait_workers(proc, lambda workers: _listening(port, workers))
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            workers = _children(proc.pid)
+            if len(workers) == WORKERS and not set(first) & set(workers) and _listening(port, workers):
+                break
+            time.sleep(0.2)
+        assert not set(first) & set(workers)
+        assert _listening(port, workers)
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+            client.sendall(b"GET /v1/health HTTP/1.0\r\nHost: localhost\r\n\r\n")
+            assert client.recv(64).startswith(b"HTTP/1.")
+    finally:
+        stop(proc, group=True)
+
+
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the sockets from /proc (Linux)")
 def test_a_unix_socket_stays_one_socket_shared_by_the_workers(tmp_path: Path):
     path = tmp_path / "web.sock"
