@@ -8,9 +8,7 @@ Django's bulk_create binds every value of a multi-row INSERT client-side; for 1,
 import contextlib
 import datetime as dt
 import functools
-import json
 import math
-import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextvars import ContextVar
@@ -19,7 +17,7 @@ from typing import Any
 from django.db import connection, models
 
 from config import prepared
-from config.jsontext import one_shot
+from config.rows import copy_row_of, preparers, row_of
 
 COPY_FROM = 50  # rows from which COPY is cheaper than one multi-row INSERT
 
@@ -41,12 +39,12 @@ def bulk_insert(
         return _nothing
     meta = model._meta
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
-    prepare = _preparers(model)
+    prepare = preparers(model)
     if len(objs) <= COPY_FROM:
         # One statement, its text compiled once per model: for a few rows one statement beats
         # drawing ids and then streaming a COPY (two).
         bound = prepared.BoundCursor()
-        row = _row_of(fields, prepare)
+        row = row_of(fields, prepare)
         columns = list(zip(*(row(obj) for obj in objs), strict=True))
         arrays = [
             array_param([None if value is None else float(value) for value in column])
@@ -127,112 +125,11 @@ def _nothing() -> None:
     return None
 
 
-def copy_row_of(model: type[models.Model], fields: list[models.Field]) -> Callable[[models.Model], list]:
-    """How bulk_insert's COPY reads an object's row (_row_of), its timestamps written as text."""
-    return _row_of(fields, {**_preparers(model), **dict.fromkeys(_datetime_names(model), _times_written())})
-
-
-@functools.cache
-def _datetime_names(model: type[models.Model]) -> tuple[str, ...]:
-    return tuple(
-        field.attname for field in model._meta.concrete_fields if type(field) is models.DateTimeField
-    )
-
-
-# Any: a column's value, an aware datetime written as text, anything else as it is
-def _times_written() -> Callable[[Any], Any]:
-    """A COPY's timestamps as their ISO 8601 text, each distinct value written once: psycopg's
-    own dumper of an aware datetime cost several microseconds a value, most of a COPY row's
-    formatting, where a batch's rows share their logged_at and mostly their timestamp. The
-    server reads the same instant from the text (its offset included; two equal instants of
-    different offsets share one text, the same timestamptz); a naive value goes to psycopg as
-    before."""
-    written: dict[dt.datetime, str] = {}
-
-    def text(value: Any) -> Any:
-        if type(value) is not dt.datetime or value.tzinfo is None:
-            return value
-        found = written.get(value)
-        if found is None:
-            found = written[value] = value.isoformat()
-        return found
-
-    return text
-
-
 def _saved(objs: Sequence[models.Model]) -> None:
     alias = connection.alias  # a thread-local lookup each time it is read
     for obj in objs:
         obj._state.adding = False
         obj._state.db = alias
-
-
-def _row_of(fields: list[models.Field], prepare: dict[str, Any]) -> Callable[[models.Model], list]:
-    """How an object's row is read: every column's value from the instance's __dict__ in one
-    call (an itemgetter: a comprehension over the columns cost a 1,000-row batch several
-    milliseconds per table), then the few values that need preparing (JSON text, a field's
-    own get_db_prep_save) prepared in place."""
-    names = [field.attname for field in fields]
-    get = operator.itemgetter(*names)
-    fixes = [(at, prepare[name]) for at, name in enumerate(names) if prepare[name] is not None]
-    single = len(names) == 1  # itemgetter of one name gives the value, not a tuple
-
-    def row(obj: models.Model) -> list:
-        values = [get(obj.__dict__)] if single else list(get(obj.__dict__))
-        for at, fn in fixes:
-            values[at] = fn(values[at])
-        return values
-
-    return row
-
-
-_JSON = one_shot(json.JSONEncoder())  # json.dumps's own text, its C encoder made once (config.jsontext)
-
-
-def _json_value(value: Any) -> Any:
-    if value is None:
-        return None
-    return "{}" if value == {} and type(value) is dict else _JSON(value)  # metadata is mostly empty
-
-
-@functools.cache
-def _preparers(model: type[models.Model]) -> dict[str, Any]:
-    """How each concrete field's value goes to PostgreSQL in bulk_insert: as it is (None), as
-    JSON text, or through the field's own get_db_prep_save. The plain types (text, numbers,
-    booleans, aware datetimes, dates, bytes) go as they are, as get_db_prep_save would pass them:
-    calling it for every value of a 1,000-row batch cost more than the COPY itself."""
-    plain = (
-        models.CharField,
-        models.TextField,
-        models.IntegerField,
-        models.SmallIntegerField,
-        models.PositiveSmallIntegerField,
-        models.PositiveIntegerField,
-        models.BigIntegerField,
-        models.FloatField,
-        models.BooleanField,
-        models.DateTimeField,
-        models.DateField,
-        models.ForeignKey,
-        models.AutoField,
-        models.BigAutoField,
-        models.BinaryField,  # bytes: psycopg writes them as bytea (Django wrapped each in Binary)
-    )
-    prepare: dict[str, Any] = {}
-    for field in model._meta.concrete_fields:
-        if isinstance(field, models.JSONField) and field.encoder is None:
-            prepare[field.attname] = _json_value
-        elif type(field) in plain or (
-            isinstance(field, models.ForeignKey) and type(field.target_field) in plain
-        ):
-            prepare[field.attname] = None
-        else:
-            prepare[field.attname] = functools.partial(_prep_save, field)
-    return prepare
-
-
-def _prep_save(field: models.Field, value: Any) -> Any:
-    return field.get_db_prep_save(value, connection)
 
 
 @functools.cache

@@ -1,4 +1,4 @@
-"""The canonical texts (audit.hashing) and the JSON of the bulk rows (config.bulk) are written by
+"""The canonical texts (audit.hashing) and the JSON of the bulk rows (config.rows) are written by
 a C encoder made once: for any JSON value the text is json's own, byte for byte, so no stored
 hash or fingerprint can change with it (docs/reference/erasure.md, "Entry format 2")."""
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from audit.hashing import canonical_json, jcs
-from config.bulk import _json_value
+from config.rows import json_value
 
 _SCALARS = (
     st.none()
@@ -27,7 +27,7 @@ JSON_VALUES = st.recursive(
 @given(st.dictionaries(st.text(), JSON_VALUES, max_size=6))
 def test_the_texts_are_json_s_own(doc):
     assert canonical_json(doc) == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    assert _json_value(doc) == ("{}" if doc == {} else json.dumps(doc))
+    assert json_value(doc) == ("{}" if doc == {} else json.dumps(doc))
 
 
 # Keys of the Basic Multilingual Plane and members json writes as RFC 8785 does (audit.hashing._plain).
