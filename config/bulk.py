@@ -70,10 +70,7 @@ def bulk_insert(
     with connection.cursor() as cursor:
         if with_ids:
             assert meta.pk is not None and meta.pk.column is not None
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                [meta.db_table, meta.pk.column, len(objs)],
-            )
+            cursor.execute(KEYS_SQL, [meta.db_table, meta.pk.column, len(objs)])
             for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
                 obj.pk = pk
             fields = list(meta.concrete_fields)
@@ -85,6 +82,12 @@ def bulk_insert(
                 copy.write_row(row(obj))
     _saved(objs)
     return _nothing
+
+
+# N new keys of a table's serial primary key. The sequence's name is looked up once (an
+# InitPlan): pg_get_serial_sequence is stable, not immutable, so as nextval's own argument it ran
+# once per key, catalog lookups each (1,000 keys: 2.6-7.3 ms of the server's time, 0.6 ms so).
+KEYS_SQL = "SELECT nextval((SELECT pg_get_serial_sequence(%s, %s))::regclass) FROM generate_series(1, %s)"
 
 
 _QUOTED = str.maketrans({"\\": "\\\\", '"': '\\"'})
