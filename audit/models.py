@@ -180,7 +180,11 @@ class AuditEntry(models.Model):
         Customer, on_delete=models.PROTECT, related_name="audit_entries", db_index=False
     )
     # Null for an entry that records no decision (an erasure).
-    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries", null=True)
+    # No index of its own: a decision's entries are read by (customer, decision_ref, sequence)
+    # (audit migration 0015).
+    decision = models.ForeignKey(
+        Decision, on_delete=models.PROTECT, related_name="entries", null=True, db_index=False
+    )
     sequence = models.BigIntegerField()
     type = models.CharField(max_length=32, choices=Type.choices)
     # A snapshot of the decision as of this entry (what GET /audit-trail shows and hashes).

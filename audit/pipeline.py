@@ -85,18 +85,22 @@ def stored_load(
         and known[i.data.decision_id].outcome == i.data.outcome
     }
     # the lowest sequence's decision entry, the highest sequence's outcome entry
-    stored.decision_entries = _entries_of(replayed, AuditEntry.Type.DECISION, "-sequence")
-    stored.last_outcomes = _entries_of(repeated, AuditEntry.Type.OUTCOME, "sequence")
+    stored.decision_entries = _entries_of(customer, replayed, AuditEntry.Type.DECISION, "-sequence")
+    stored.last_outcomes = _entries_of(customer, repeated, AuditEntry.Type.OUTCOME, "sequence")
     return stored
 
 
-def _entries_of(decisions: set[Decision], type: str, order: str) -> dict[str, AuditEntry]:
-    """By decision_id, the last of the decisions' entries of `type` in `order`."""
-    by_pk = {d.pk: d.decision_id for d in decisions}
+def _entries_of(customer: Customer, decisions: set[Decision], type: str, order: str) -> dict[str, AuditEntry]:
+    """By decision_id, the last of the decisions' entries of `type` in `order`. Read by the
+    entries' (customer, decision_ref, sequence) index, which GET /audit-trail's decision filter
+    uses too: a decision's and an outcome's entry name their decision's decision_id in
+    decision_ref, and the entries' own index of their decision key, which only this read used,
+    is dropped (audit migration 0015)."""
     out: dict[str, AuditEntry] = {}
-    for chunk in _chunks(sorted(by_pk)):
-        for entry in AuditEntry.objects.filter(decision_id__in=chunk, type=type).order_by(order):
-            out[by_pk[entry.decision_id or 0]] = entry  # decision_id: filtered on, never None
+    for chunk in _chunks(sorted(d.decision_id for d in decisions)):
+        rows = AuditEntry.objects.filter(customer=customer, decision_ref__in=chunk, type=type)
+        for entry in rows.order_by(order):
+            out[entry.decision_ref] = entry
     return out
 
 
