@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection, models
 
 from config import prepared
+from config.jsonrows import rows_json, rows_select
 from config.rows import copy_row_of, preparers, row_of
 
 COPY_FROM = 50  # rows from which COPY is cheaper than one multi-row INSERT
@@ -45,14 +46,18 @@ def bulk_insert(
         # drawing ids and then streaming a COPY (two).
         bound = prepared.BoundCursor()
         row = row_of(fields, prepare)
-        columns = list(zip(*(row(obj) for obj in objs), strict=True))
-        arrays = [
-            array_param([None if value is None else float(value) for value in column])
-            if isinstance(field, models.FloatField)
-            else array_param(list(column))
-            for field, column in zip(fields, columns, strict=True)
-        ]
-        bound.execute(_insert_sql(model, with_ids), arrays)
+        rows = [row(obj) for obj in objs]
+        floats = _float_fields(model, with_ids)
+        if (as_json := rows_json(rows, floats)) is not None:
+            bound.execute(_insert_sql(model, with_ids, json=True), [as_json])
+        else:
+            arrays = [
+                array_param([None if value is None else float(value) for value in column])
+                if is_float
+                else array_param(list(column))
+                for is_float, column in zip(floats, zip(*rows, strict=True), strict=True)
+            ]
+            bound.execute(_insert_sql(model, with_ids), arrays)
         _saved(objs)
         if not with_ids:
             bound.close()
@@ -136,16 +141,28 @@ def _saved(objs: Sequence[models.Model]) -> None:
 
 
 @functools.cache
-def _insert_sql(model: type[models.Model], with_ids: bool) -> str:
+def _float_fields(model: type[models.Model], with_ids: bool) -> tuple[bool, ...]:
+    meta = model._meta
+    fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
+    return tuple(isinstance(field, models.FloatField) for field in fields)
+
+
+@functools.cache
+def _insert_sql(model: type[models.Model], with_ids: bool, *, json: bool = False) -> str:
     """bulk_insert's statement for up to COPY_FROM rows: one array per column, unnested in
-    order (the keys come back in the same order, as Django's bulk_create assumes too)."""
+    order, or (`json`) the rows as one JSON parameter (config.jsonrows); the keys come back in
+    the rows' order, as Django's bulk_create assumes too."""
     meta = model._meta
     qn = connection.ops.quote_name
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     columns = ", ".join(qn(str(field.column)) for field in fields)
-    arrays = ", ".join(f"%s::{column_type(field)}[]" for field in fields)
+    if json:
+        source = rows_select([column_type(field) for field in fields])
+    else:
+        arrays = ", ".join(f"%s::{column_type(field)}[]" for field in fields)
+        source = f"SELECT * FROM unnest({arrays})"  # noqa: S608 (column types from the model)
     returning = f" RETURNING {qn(str(meta.pk.column))}" if with_ids and meta.pk is not None else ""
-    return f"INSERT INTO {qn(meta.db_table)} ({columns}) SELECT * FROM unnest({arrays}){returning}"  # noqa: S608
+    return f"INSERT INTO {qn(meta.db_table)} ({columns}) {source}{returning}"
 
 
 def column_type(field: Any) -> str:
@@ -182,8 +199,12 @@ def additive_upsert(
     columns = (*key, *values)
     added = tuple(values if add is None else add)
     if connection.vendor == "postgresql":
-        sql = _upsert_sql(model, tuple(key), columns, added, rows=0)
         floats = _float_columns(model, columns)  # an array holds one type: 0 and 0.5 as floats
+        if (as_json := rows_json(ordered, floats)) is not None:
+            with prepared.cursor() as bound:
+                bound.execute(_upsert_sql(model, tuple(key), columns, added, rows=-1), [as_json])
+            return
+        sql = _upsert_sql(model, tuple(key), columns, added, rows=0)
         arrays = [
             array_param(
                 [None if value is None else float(value) for value in column] if is_float else list(column)
@@ -214,11 +235,14 @@ def _upsert_sql(
     *,
     rows: int,
 ) -> str:
-    """additive_upsert's statement: `rows` rows of VALUES, or (0) one array per column."""
+    """additive_upsert's statement: `rows` rows of VALUES, (0) one array per column or (-1)
+    the rows as one JSON parameter (config.jsonrows)."""
     qn = connection.ops.quote_name
     table = qn(model._meta.db_table)
     names = ", ".join(qn(name) for name in columns)
-    if rows:
+    if rows < 0:
+        source = rows_select([column_type(model._meta.get_field(name)) for name in columns])
+    elif rows:
         row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
         source = f"VALUES {', '.join([row_sql] * rows)}"
     else:

@@ -1,7 +1,9 @@
-"""config.bulk.array_param: the array literal the hot statements send reads back on the server
-as exactly the values psycopg's own array dumper would have sent (doubles to the last bit,
-strings with quotes, backslashes, braces, commas, spaces and non-ASCII, NULL beside the string
-"NULL", dates before year 1000, aware times), and anything else is left to psycopg."""
+"""The parameters the hot statements send their rows in: config.bulk.array_param's array
+literal and config.jsonrows's JSON rows read back on the server as exactly the values psycopg's
+own array dumper would have sent (doubles to the last bit, strings with quotes, backslashes,
+braces, commas, spaces and non-ASCII, NULL beside the string "NULL", dates before year 1000,
+aware times), and anything else is left to psycopg (config/jsonrows.py's own cases:
+tests/system/test_json_rows.py)."""
 
 import datetime as dt
 import random
@@ -10,39 +12,61 @@ import pytest
 from django.db import connection
 
 from config.bulk import array_param
+from config.jsonrows import rows_json, rows_select
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
-def _read_back(sql_type: str, values: list) -> list:
-    literal = array_param(values)
-    assert isinstance(literal, str)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT %s::{sql_type}[], %s::{sql_type}[]", [literal, values])
-        ours, psycopgs = cursor.fetchone()
-    assert ours == psycopgs
-    return ours
+@pytest.fixture(params=["array literal", "json rows"])
+def read_back(request):
+    def read(sql_type: str, values: list) -> list:
+        with connection.cursor() as cursor:
+            if request.param == "array literal":
+                literal = array_param(values)
+                assert isinstance(literal, str)
+                cursor.execute(f"SELECT %s::{sql_type}[]", [literal])
+            else:
+                text = rows_json([[value] for value in values], [sql_type == "double precision"])
+                assert text is not None
+                select = rows_select([sql_type])
+                cursor.execute(f"SELECT array_agg(c0) FROM ({select}) AS t(c0)", [text])  # noqa: S608
+            (ours,) = cursor.fetchone()
+            cursor.execute(f"SELECT %s::{sql_type}[]", [values])
+            (psycopgs,) = cursor.fetchone()
+        assert ours == psycopgs
+        return ours
+
+    return read
 
 
-def test_doubles_read_back_to_the_last_bit():
+def test_doubles_read_back_to_the_last_bit(read_back):
     rng = random.Random(5)
     values = [rng.random() * 10 ** rng.randint(-300, 300) * rng.choice([1, -1]) for _ in range(500)]
-    values += [0.1, 1 / 3, -0.0, 5e-324, 1.7976931348623157e308, None, float("inf"), float("-inf")]
-    assert _read_back("double precision", values) == values
+    values += [0.1, 1 / 3, -0.0, 5e-324, 1.7976931348623157e308, None]
+    back = read_back("double precision", values)
+    assert back == values
+    assert str(back[-4]) == "-0.0"
 
 
-def test_strings_read_back_as_sent():
+def test_infinities_read_back_in_an_array_literal():
+    values = [float("inf"), float("-inf"), 1.5]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::double precision[]", [array_param(values)])
+        assert cursor.fetchone()[0] == values
+
+
+def test_strings_read_back_as_sent(read_back):
     values = ['a"b', "back\\slash", "{,}", " spaced ", "NULL", "", "Straße ünd 😀", "line\nbreak", None, "'"]
-    assert _read_back("text", values) == values
+    assert read_back("text", values) == values
 
 
-def test_integers_booleans_dates_and_times():
-    assert _read_back("bigint", [0, -1, 2**62, None]) == [0, -1, 2**62, None]
-    assert _read_back("boolean", [True, False, None]) == [True, False, None]
+def test_integers_booleans_dates_and_times(read_back):
+    assert read_back("bigint", [0, -1, 2**62, None]) == [0, -1, 2**62, None]
+    assert read_back("boolean", [True, False, None]) == [True, False, None]
     dates = [dt.date(999, 1, 2), dt.date(2026, 11, 26), dt.date(9999, 12, 31)]
-    assert _read_back("date", dates) == dates
+    assert read_back("date", dates) == dates
     times = [dt.datetime(2026, 11, 26, 9, 0, 0, 123000, tzinfo=dt.UTC), None]
-    assert _read_back("timestamptz", times) == times
+    assert read_back("timestamptz", times) == times
 
 
 def test_other_values_are_left_to_psycopg():
