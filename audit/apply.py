@@ -32,6 +32,7 @@ from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.plan import Plan, link
 from config import prepared
+from config.behind import behind
 from config.bulk import COPY_FROM, Statement, bulk_insert, held_send, upserts_held
 from keys.models import Customer
 from webhooks.services import events_emit_sent
@@ -113,8 +114,14 @@ def _held_sent_sealing(held: list[Statement], entries: list[AuditEntry]) -> None
 
 @contextlib.contextmanager
 def _pipeline(enabled: bool) -> Iterator[None]:
-    if not enabled or connection.vendor != "postgresql":
+    if connection.vendor != "postgresql":
         yield
+        return
+    if not enabled:
+        # A large write COPYs: the decisions' and staging COPYs end on a helper thread while
+        # the next rows are built (the staging rows, the events'), see config.behind.
+        with behind():
+            yield
         return
     # Errors collected when the block ends are raised as Django's (IntegrityError for a
     # decision_id written concurrently, which audit.pipeline retries), like any statement's.

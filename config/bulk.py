@@ -17,6 +17,7 @@ from typing import Any
 from django.db import connection, models
 
 from config import prepared
+from config.behind import copy_from, joined
 from config.jsonrows import rows_json, rows_select
 from config.rows import copy_row_of, preparers, row_of
 
@@ -30,9 +31,12 @@ def bulk_insert(
     drawn from the table's sequence and set on each object).
 
     On PostgreSQL up to COPY_FROM rows go in one INSERT ... SELECT FROM unnest(one array per
-    column) RETURNING the keys, a prepared statement (config.prepared). With `deferred` their result is read only when the returned
-    function is called (call it before reading the keys), so that in psycopg's pipeline mode
-    the statements sent after it share its round trip (audit.apply)."""
+    column) RETURNING the keys, a prepared statement (config.prepared). With `deferred` their
+    result is read only when the returned function is called (call it before reading the
+    keys), so that in psycopg's pipeline mode the statements sent after it share its round trip
+    (audit.apply). More rows: the keys drawn by one statement, then one COPY; with `deferred`,
+    inside a config.behind block, the COPY's end runs on a helper thread while the caller goes
+    on, and the next use of the connection waits for it."""
     if not objs:
         return _nothing
     if connection.vendor != "postgresql":
@@ -41,6 +45,7 @@ def bulk_insert(
     meta = model._meta
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     prepare = preparers(model)
+    joined()  # a COPY still ending on its helper thread (config.behind) first
     if len(objs) <= COPY_FROM:
         # One statement, its text compiled once per model: for a few rows one statement beats
         # drawing ids and then streaming a COPY (two).
@@ -82,9 +87,10 @@ def bulk_insert(
         qn = connection.ops.quote_name
         names = ", ".join(qn(str(field.column)) for field in fields)
         row = copy_row_of(model, fields)
-        with cursor.cursor.copy(f"COPY {qn(meta.db_table)} ({names}) FROM STDIN") as copy:
-            for obj in objs:
-                copy.write_row(row(obj))
+    # With `deferred`, inside a config.behind block, the COPY's end runs on a helper thread.
+    with copy_from(f"COPY {qn(meta.db_table)} ({names}) FROM STDIN", behind=deferred) as copy:
+        for obj in objs:
+            copy.write_row(row(obj))
     _saved(objs)
     return _nothing
 
@@ -199,6 +205,7 @@ def additive_upsert(
     columns = (*key, *values)
     added = tuple(values if add is None else add)
     if connection.vendor == "postgresql":
+        joined()  # a COPY still ending on its helper thread (config.behind) first
         floats = _float_columns(model, columns)  # an array holds one type: 0 and 0.5 as floats
         if (as_json := rows_json(ordered, floats)) is not None:
             with prepared.cursor() as bound:
@@ -291,6 +298,7 @@ def staged_upsert(
         f"INSERT INTO {qn(model._meta.db_table)} AS t ({', '.join(qn(name) for name in target)}) {select} "
         f"ON CONFLICT ({', '.join(qn(name) for name in key)}) DO UPDATE SET {updates}"
     )
+    joined()  # a COPY still ending on its helper thread (config.behind) first
     with connection.cursor() as cursor:
         # A temporary table lives as long as the session (a rollback of the transaction that
         # created it drops it again, hence IF NOT EXISTS every time); ON COMMIT DELETE ROWS
@@ -305,7 +313,8 @@ def staged_upsert(
                 [array_param(list(column)) for column in zip(*rows, strict=True)],
             )
         else:
-            with cursor.cursor.copy(f"COPY {qn(staging)} ({names}) FROM STDIN") as copy:
+            # Inside a config.behind block the COPY's end runs on a helper thread.
+            with copy_from(f"COPY {qn(staging)} ({names}) FROM STDIN", behind=True) as copy:
                 for row in rows:
                     copy.write_row(row)
             if (held := _held.get()) is not None:
@@ -336,6 +345,7 @@ def upserts_held() -> Iterator[list[Statement]]:
 def held_send(held: Sequence[Statement]) -> None:
     """Send the held statements, in order, in the caller's pipeline (their results, none, are
     collected when it ends)."""
+    joined()
     with connection.cursor() as cursor:
         for sql, params in held:
             cursor.execute(sql, params)

@@ -1,0 +1,73 @@
+"""A large batch on PostgreSQL ends its decisions' and staging COPYs on a helper thread while
+its request builds the next rows (config.behind): the COPY's end overlaps that Python, the
+server sees the same statements in the same order, and a COPY's error is raised in the
+request's thread before anything else (the figures themselves are compared with the same
+calls one by one in tests/audit/test_log_batch.py)."""
+
+import threading
+
+import psycopg
+import pytest
+from django.db import connection, transaction
+
+import calibration.setwise
+from config.behind import behind, copy_from, joined
+from tests.audit.factories import all_entries, decision_body, recompute_hash
+from tests.conftest import client_for, make_key
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif("connection.vendor != 'postgresql'"),
+]
+
+
+def _ending() -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread.name == "copy-end"]
+
+
+def test_a_large_batch_builds_its_staging_rows_while_its_decisions_copy_ends(monkeypatch, settings):
+    settings.RATE_LIMITS_ENABLED = False
+    seen: list[list[str]] = []
+    rows = calibration.setwise.staged_rows
+
+    def staged_rows(changes):
+        seen.append(_ending())
+        return rows(changes)
+
+    monkeypatch.setattr(calibration.setwise, "staged_rows", staged_rows)
+    api = client_for(make_key().value)
+    items = [decision_body(user_id=f"user-{n % 7}", subgroups={"gender": "fm"[n % 2]}) for n in range(120)]
+    r = api.post("/v1/log/batch", {"decisions": items}, format="json")
+    assert r.status_code == 200 and r.json()["accepted"] == 120, r.content
+    assert seen == [["copy-end"]]  # the decisions' COPY was still ending on its thread
+    assert _ending() == []  # joined before the request ended
+    entries = all_entries(api)
+    assert [e["sequence"] for e in entries] == list(range(1, 121))
+    assert all(e["hash"] == recompute_hash(e) for e in entries)
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True
+
+
+def test_a_copys_error_on_its_helper_thread_is_raised_at_the_next_use_of_the_connection():
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE behind_t (k int PRIMARY KEY) ON COMMIT DROP")
+        with pytest.raises(psycopg.errors.UniqueViolation), behind():
+            with copy_from("COPY behind_t (k) FROM STDIN", behind=True) as copy:
+                for k in (1, 2, 2):
+                    copy.write_row((k,))
+            raise ValueError("the Python after the COPY")  # replaced by the COPY's error
+        transaction.set_rollback(True)
+
+
+def test_a_copy_ending_behind_is_joined_before_the_next_statement():
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE behind_u (k int PRIMARY KEY) ON COMMIT DROP")
+        with behind():
+            with copy_from("COPY behind_u (k) FROM STDIN", behind=True) as copy:
+                for k in range(5000):
+                    copy.write_row((k,))
+            cursor.execute("SELECT count(*) FROM behind_u")  # through Django: joined first
+            assert cursor.fetchone() == (5000,)
+            with copy_from("COPY behind_u (k) FROM STDIN", behind=True) as copy:
+                copy.write_row((5000,))
+            joined()
+            assert _ending() == []
