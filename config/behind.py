@@ -10,9 +10,10 @@ request's thread goes on with the Python that does not need the connection. The 
 the connection joins the thread first (`joined()`: bulk_insert, additive_upsert and
 staged_upsert call it; every statement Django runs inside the block does through an execute
 wrapper; the block's end does), so the server sees the same statements in the same order, in
-the same transaction; the COPY's error (an IntegrityError of the decisions' unique key, which
-audit.pipeline retries) is raised in the request's thread at that join, before any later
-statement and in place of any error the Python in between raised. psycopg's connection lock,
+the same transaction; the COPY's error is raised in the request's thread at that join, before any
+later statement and in place of any error the Python in between raised. A COPY's errors are
+Django's, as every other statement's (an IntegrityError of the decisions' unique key is the one
+audit.pipeline retries). psycopg's connection lock,
 held by the COPY until its end, keeps any other use of the connection waiting meanwhile.
 
 PostgreSQL only (audit.apply opens the block for a write large enough to COPY); outside a
@@ -31,9 +32,10 @@ from django.db import connection
 class _Ending:
     """A COPY's end running on its helper thread; join() waits for it and re-raises its error."""
 
-    def __init__(self, end: Callable[[], None], close: Callable[[], None]) -> None:
+    def __init__(self, end: Callable[[], None], close: Callable[[], None], errors: Any) -> None:
         self._end = end
         self._close = close
+        self._errors = errors  # Django's wrapper of this connection's errors
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="copy-end", daemon=True)
         self._thread.start()
@@ -49,7 +51,8 @@ class _Ending:
         self._close()  # the cursor, in the request's thread
         if (error := self._error) is not None:
             self._error = None
-            raise error
+            with self._errors:
+                raise error
 
 
 class _Block:
@@ -95,25 +98,28 @@ def _joined_first(execute: Callable[..., Any], sql: str, params: Any, many: bool
 
 @contextlib.contextmanager
 def copy_from(sql: str, *, behind: bool = False) -> Iterator[psycopg.Copy]:
-    """`COPY ... FROM STDIN` on the connection, the rows written by the caller's block. With
+    """`COPY ... FROM STDIN` on the connection, the rows written by the caller's block, its
+    errors Django's (psycopg's UniqueViolation an IntegrityError, as for any statement). With
     `behind`, inside a behind() block, the COPY's end runs on a helper thread once the caller's
     block is left without an error (an error ends it in this thread, as usual)."""
     joined()
     block = _block.get()
+    errors = connection.wrap_database_errors
     cursor = connection.cursor()
     if not behind or block is None:
-        with cursor, cursor.cursor.copy(sql) as copy:
+        with errors, cursor, cursor.cursor.copy(sql) as copy:
             yield copy
         return
-    copying = cursor.cursor.copy(sql)
-    try:
-        copy = copying.__enter__()
-    except BaseException:
-        cursor.close()
-        raise
-    with contextlib.ExitStack() as stack:
-        stack.callback(cursor.close)
-        stack.push(copying)  # an error of the caller's block ends the COPY here, as usual
-        yield copy
-        stack.pop_all()
-    block.ending = _Ending(lambda: copying.__exit__(None, None, None), cursor.close)
+    with errors:
+        copying = cursor.cursor.copy(sql)
+        try:
+            copy = copying.__enter__()
+        except BaseException:
+            cursor.close()
+            raise
+        with contextlib.ExitStack() as stack:
+            stack.callback(cursor.close)
+            stack.push(copying)  # an error of the caller's block ends the COPY here, as usual
+            yield copy
+            stack.pop_all()
+    block.ending = _Ending(lambda: copying.__exit__(None, None, None), cursor.close, errors)

@@ -6,10 +6,10 @@ calls one by one in tests/audit/test_log_batch.py)."""
 
 import threading
 
-import psycopg
 import pytest
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 
+import audit.pipeline
 import calibration.setwise
 from config.behind import behind, copy_from, joined
 from tests.audit.factories import all_entries, decision_body, recompute_hash
@@ -47,10 +47,37 @@ def test_a_large_batch_builds_its_staging_rows_while_its_decisions_copy_ends(mon
     assert api.get("/v1/audit-trail/verify").json()["valid"] is True
 
 
+def test_a_decision_the_read_missed_meets_the_copys_unique_key_and_the_batch_runs_again(
+    monkeypatch, settings
+):
+    """A decision written concurrently after the batch's read: the decisions' COPY meets the
+    unique key on its helper thread and the write runs once more, reading it (a replay)."""
+    settings.RATE_LIMITS_ENABLED = False
+    api = client_for(make_key().value)
+    first = decision_body(decision_id="taken")
+    assert api.post("/v1/log", first, format="json").status_code == 201
+    load, calls = audit.pipeline.stored_load, []
+
+    def stored_load(customer, items, *, optimistic=False):
+        calls.append(len(items))
+        stored = load(customer, items, optimistic=optimistic)
+        if len(calls) == 1:
+            stored.decisions.clear()  # as if "taken" was committed just after this read
+        return stored
+
+    monkeypatch.setattr(audit.pipeline, "stored_load", stored_load)
+    items = [decision_body(user_id=f"user-{n % 7}") for n in range(80)] + [first]
+    r = api.post("/v1/log/batch", {"decisions": items}, format="json")
+    assert r.status_code == 200, r.content
+    assert len(calls) == 2 and r.json()["accepted"] == 80 and r.json()["replayed"] == 1
+    assert [e["sequence"] for e in all_entries(api)] == list(range(1, 82))
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True
+
+
 def test_a_copys_error_on_its_helper_thread_is_raised_at_the_next_use_of_the_connection():
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("CREATE TEMPORARY TABLE behind_t (k int PRIMARY KEY) ON COMMIT DROP")
-        with pytest.raises(psycopg.errors.UniqueViolation), behind():
+        with pytest.raises(IntegrityError), behind():
             with copy_from("COPY behind_t (k) FROM STDIN", behind=True) as copy:
                 for k in (1, 2, 2):
                     copy.write_row((k,))
