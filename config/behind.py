@@ -37,8 +37,16 @@ class _Ending:
         self._close = close
         self._errors = errors  # Django's wrapper of this connection's errors
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="copy-end", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = threading.Thread(
+            target=self._run, name="copy-end", daemon=True
+        )
+        try:
+            self._thread.start()
+        except BaseException:
+            # No thread to be had: the COPY ends here, now (left open, it would keep the
+            # connection's lock and every later statement would wait for it for ever).
+            self._thread = None
+            self._run()
 
     def _run(self) -> None:
         try:
@@ -47,7 +55,8 @@ class _Ending:
             self._error = error
 
     def join(self) -> None:
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         self._close()  # the cursor, in the request's thread
         if (error := self._error) is not None:
             self._error = None

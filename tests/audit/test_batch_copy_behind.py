@@ -98,3 +98,20 @@ def test_a_copy_ending_behind_is_joined_before_the_next_statement():
                 copy.write_row((5000,))
             joined()
             assert _ending() == []
+
+
+def test_a_copy_ends_in_the_request_thread_when_no_thread_can_start(monkeypatch):
+    def refused(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refused)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE behind_v (k int PRIMARY KEY) ON COMMIT DROP")
+        with behind():
+            with copy_from("COPY behind_v (k) FROM STDIN", behind=True) as copy:
+                copy.write_row((1,))
+            lock = connection.connection.lock  # the COPY's end released it already
+            assert lock.acquire(blocking=False)
+            lock.release()
+        cursor.execute("SELECT count(*) FROM behind_v")
+        assert cursor.fetchone() == (1,)
