@@ -7,9 +7,9 @@ implementation) releases the GIL while it waits on the socket, so inside a `behi
 `copy_from(..., behind=True)` leaves that end to a short-lived thread, which touches only the
 psycopg COPY object it is given (neither Django's connection nor any other cursor), and the
 request's thread goes on with the Python that does not need the connection. The next use of
-the connection joins the thread first (`joined()`: bulk_insert, additive_upsert and
-staged_upsert call it; every statement Django runs inside the block does through an execute
-wrapper; the block's end does), so the server sees the same statements in the same order, in
+the connection joins the thread first (every statement Django runs inside the block, through an
+execute wrapper; every statement of config.prepared's cursors, in their execute(); the next COPY
+of copy_from; the block's end), so the server sees the same statements in the same order, in
 the same transaction; the COPY's error is raised in the request's thread at that join, before any
 later statement and in place of any error the Python in between raised. A COPY's errors are
 Django's, as every other statement's (an IntegrityError of the decisions' unique key is the one

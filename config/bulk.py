@@ -17,7 +17,7 @@ from typing import Any
 from django.db import connection, models
 
 from config import prepared
-from config.behind import copy_from, joined
+from config.behind import copy_from
 from config.jsonrows import rows_json, rows_select
 from config.rows import copy_row_of, preparers, row_of
 
@@ -45,7 +45,6 @@ def bulk_insert(
     meta = model._meta
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     prepare = preparers(model)
-    joined()  # a COPY still ending on its helper thread (config.behind) first
     if len(objs) <= COPY_FROM:
         # One statement, its text compiled once per model: for a few rows one statement beats
         # drawing ids and then streaming a COPY (two).
@@ -205,7 +204,6 @@ def additive_upsert(
     columns = (*key, *values)
     added = tuple(values if add is None else add)
     if connection.vendor == "postgresql":
-        joined()  # a COPY still ending on its helper thread (config.behind) first
         floats = _float_columns(model, columns)  # an array holds one type: 0 and 0.5 as floats
         if (as_json := rows_json(ordered, floats)) is not None:
             with prepared.cursor() as bound:
@@ -298,7 +296,6 @@ def staged_upsert(
         f"INSERT INTO {qn(model._meta.db_table)} AS t ({', '.join(qn(name) for name in target)}) {select} "
         f"ON CONFLICT ({', '.join(qn(name) for name in key)}) DO UPDATE SET {updates}"
     )
-    joined()  # a COPY still ending on its helper thread (config.behind) first
     with connection.cursor() as cursor:
         # A temporary table lives as long as the session (a rollback of the transaction that
         # created it drops it again, hence IF NOT EXISTS every time); ON COMMIT DELETE ROWS
@@ -345,7 +342,6 @@ def upserts_held() -> Iterator[list[Statement]]:
 def held_send(held: Sequence[Statement]) -> None:
     """Send the held statements, in order, in the caller's pipeline (their results, none, are
     collected when it ends)."""
-    joined()
     with connection.cursor() as cursor:
         for sql, params in held:
             cursor.execute(sql, params)

@@ -25,6 +25,8 @@ from typing import Any
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from config.behind import joined
+
 
 class BoundCursor:
     """A server-binding psycopg cursor whose execute() is logged and whose errors are Django's.
@@ -42,6 +44,7 @@ class BoundCursor:
     def execute(self, sql: str, params: Sequence[Any], *, binary: bool = False) -> None:
         """Run `sql`; with `binary`, the values come back in PostgreSQL's binary format (no
         number is printed as text by the server and parsed again by psycopg)."""
+        joined()  # a COPY still ending on its helper thread first (config.behind)
         started = time.monotonic()
         try:
             with self._errors:

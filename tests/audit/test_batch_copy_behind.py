@@ -7,10 +7,11 @@ calls one by one in tests/audit/test_log_batch.py)."""
 import threading
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
 import audit.pipeline
 import calibration.setwise
+from config import prepared
 from config.behind import behind, copy_from, joined
 from tests.audit.factories import all_entries, decision_body, recompute_hash
 from tests.conftest import client_for, make_key
@@ -82,6 +83,26 @@ def test_a_copys_error_on_its_helper_thread_is_raised_at_the_next_use_of_the_con
                 for k in (1, 2, 2):
                     copy.write_row((k,))
             raise ValueError("the Python after the COPY")  # replaced by the COPY's error
+        transaction.set_rollback(True)
+
+
+def test_a_copys_error_on_its_helper_thread_is_raised_at_a_prepared_statement_after_it():
+    # config.prepared's cursors bind on the server, outside Django's execute wrapper: their
+    # execute() joins the thread itself, so the COPY's own error is the one raised (not the
+    # aborted transaction's, which the statement would meet after waiting for the COPY's end).
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("CREATE TEMPORARY TABLE behind_p (k int PRIMARY KEY) ON COMMIT DROP")
+        raised: list[type[DatabaseError]] = []
+        with behind():
+            with copy_from("COPY behind_p (k) FROM STDIN", behind=True) as copy:
+                for k in (1, 2, 2):
+                    copy.write_row((k,))
+            try:
+                with prepared.cursor() as bound:
+                    bound.execute("SELECT count(*) FROM behind_p", [])
+            except DatabaseError as error:
+                raised.append(type(error))
+        assert raised == [IntegrityError]
         transaction.set_rollback(True)
 
 

@@ -81,14 +81,20 @@ def _start(*bind: str, threads: int = 2) -> subprocess.Popen:
     return subprocess.Popen(args, cwd=ROOT, env=process_env(), start_new_session=True)
 
 
-def _wait_workers(proc: subprocess.Popen, ready) -> list[int]:
-    deadline = time.time() + 60
+def _wait_workers(proc: subprocess.Popen, ready, seconds: float = 60) -> list[int]:
+    deadline = time.time() + seconds
     while time.time() < deadline:
         workers = _children(proc.pid)
         if len(workers) == WORKERS and ready(workers):
             return workers
         time.sleep(0.2)
     raise RuntimeError("gunicorn's workers did not start")
+
+
+def _health_answered(client: socket.socket) -> bool:
+    """Whether `client` gets an HTTP answer to GET /v1/health."""
+    client.sendall(b"GET /v1/health HTTP/1.0\r\nHost: localhost\r\n\r\n")
+    return client.recv(64).startswith(b"HTTP/1.")
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the sockets from /proc (Linux)")
@@ -178,17 +184,13 @@ def test_the_workers_of_a_reload_listen_on_sockets_of_their_own():
     try:
         first = _wait_workers(proc, lambda workers: _listening(port, workers))
         proc.send_signal(signal.SIGHUP)
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            workers = _children(proc.pid)
-            if len(workers) == WORKERS and not set(first) & set(workers) and _listening(port, workers):
-                break
-            time.sleep(0.2)
+        workers = _wait_workers(
+            proc, lambda workers: not set(first) & set(workers) and _listening(port, workers), seconds=120
+        )
         assert not set(first) & set(workers)
         assert _listening(port, workers)
         with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
-            client.sendall(b"GET /v1/health HTTP/1.0\r\nHost: localhost\r\n\r\n")
-            assert client.recv(64).startswith(b"HTTP/1.")
+            assert _health_answered(client)
     finally:
         stop(proc, group=True)
 
@@ -201,9 +203,7 @@ def test_a_unix_socket_stays_one_socket_shared_by_the_workers(tmp_path: Path):
         _wait_workers(proc, lambda workers: path.exists())
         with socket.socket(socket.AF_UNIX) as client:
             client.connect(str(path))
-            client.sendall(b"GET /v1/health HTTP/1.0\r\nHost: localhost\r\n\r\n")
-            answer = client.recv(64)
-        assert answer.startswith(b"HTTP/1.")
+            assert _health_answered(client)
         # Every worker and the master hold the same listening socket, inherited from the master.
         shared = _sockets(proc.pid)
         assert all(shared & _sockets(w) for w in _children(proc.pid))
