@@ -26,6 +26,7 @@ from config.inputs import query_choice as choice_param
 from config.inputs import query_text as text_param
 from config.pagination import CamelPagePagination, PagePagination
 from config.parsers import StrictJSONParser
+from config.redis import RedisError, redis_failed
 from config.timeutils import isoformat, parse_timestamp
 
 if TYPE_CHECKING:  # config imports no app at run time (docs/architecture.md, Boundaries)
@@ -201,9 +202,27 @@ def problem_exception_handler(exc: Exception, context: dict[str, object]) -> Res
         # client is told to send again (a decision's replay rules make that safe).
         busy = "locked" in str(exc).lower()
         logger.error("database unavailable: %s%s", type(exc).__name__, " (locked)" if busy else "")
-        detail = BUSY_DETAIL if busy else "The database is unreachable."
-        retry = {"Retry-After": "1"} if busy else None
+        detail = (
+            BUSY_DETAIL
+            if busy
+            else "The database is unreachable or refuses connections; send the request again."
+        )
+        retry = {"Retry-After": "1" if busy else "2"}
         return _problem(request_id, 503, "SERVICE_UNAVAILABLE", "Service unavailable", detail, headers=retry)
+    if isinstance(exc, RedisError):
+        # A Redis call with no in-process fallback (docs/deploy.md, "When Redis is down"); the
+        # next requests take their fallbacks while Redis is marked down.
+        redis_failed(exc)
+        logger.error("redis unavailable: %s", type(exc).__name__)
+        detail = "A service this request needs (Redis) is unreachable; send the request again."
+        return _problem(
+            request_id,
+            503,
+            "SERVICE_UNAVAILABLE",
+            "Service unavailable",
+            detail,
+            headers={"Retry-After": "2"},
+        )
     logger.exception("unhandled error", extra={"request_id": request_id})
     return _problem(
         request_id, 500, "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred."

@@ -3,9 +3,12 @@ the database holds what is due (delivery rows, export jobs); the broker only say
 
 import os
 import sys
+from typing import Any
 
+import celery
 from celery import Celery, signals
 from django.conf import settings
+from kombu.exceptions import OperationalError
 from kombu.transport import TRANSPORT_ALIASES
 
 # The embedded default's broker: kombu's filesystem transport with atomic writes (config/broker.py).
@@ -13,7 +16,28 @@ TRANSPORT_ALIASES.setdefault("trustcalfs", "config.broker:Transport")
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
-app = Celery("trustcal")
+
+class Task(celery.Task):
+    """A publish through a Redis broker that this process knows to be unreachable fails at once
+    (kombu's OperationalError, which every caller already handles: what a task announces is a
+    database row that beat claims again) instead of waiting on a connect timeout in a request
+    (docs/deploy.md, "When Redis is down")."""
+
+    def apply_async(self, *args: Any, **kwargs: Any) -> Any:  # Any: Celery's own signature
+        from config.redis import RedisError, get_redis, redis_failed
+
+        on_redis = bool(settings.REDIS_URL) and app.conf.broker_url == settings.REDIS_URL
+        if on_redis and get_redis() is None:
+            raise OperationalError("the broker (Redis) is unreachable; beat sends this work again")
+        try:
+            return super().apply_async(*args, **kwargs)
+        except (OperationalError, RedisError) as exc:
+            if on_redis:
+                redis_failed(exc)
+            raise
+
+
+app = Celery("trustcal", task_cls=Task)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

@@ -3,6 +3,7 @@
 found through Django's app registry (`autodiscover_modules`, as the admin finds `admin.py`), so an app
 never edits config to appear here and config imports no app by name."""
 
+import datetime as dt
 import logging
 import sys
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from django.utils.module_loading import autodiscover_modules
 
 from config import metrics as request_metrics
 from config.health import broker_depth
+from config.redis import redis_status
 from config.timeutils import isoformat
 
 logger = logging.getLogger("trustcal.system")
@@ -70,6 +72,18 @@ def engines_snapshot(*, customer: Any = None) -> list[dict[str, Any]]:
     return scoped
 
 
+def redis_figures() -> dict[str, Any]:
+    """The answering process's view of Redis (docs/deploy.md, "When Redis is down")."""
+    status = redis_status()
+    since = status["down_since"]
+    return {
+        "configured": status["configured"],
+        "reachable": status["reachable"],
+        "down_since": None if since is None else isoformat(dt.datetime.fromtimestamp(since, dt.UTC)),
+        "outages": status["outages"],
+    }
+
+
 def metrics_snapshot(*, customer: Any = None) -> dict[str, Any]:
     """The figures of docs/reference/system.md, Metrics. An admin key (customer None) sees the platform's;
     any other key sees the service's own figures (requests, latency, queue depths, internal errors) and,
@@ -89,5 +103,6 @@ def metrics_snapshot(*, customer: Any = None) -> dict[str, Any]:
             else:
                 body[key] = value
     body["queues"].setdefault("broker", broker_depth())
+    body["redis"] = redis_figures()
     body["timestamp"] = isoformat(timezone.now())
     return body

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from config.ratelimit import register_limiter
-from config.redis import get_redis
+from config.redis import RedisError, get_redis, redis_failed
 
 
 class FailureWindow:
@@ -31,16 +31,26 @@ class FailureWindow:
         now = time.time() if now is None else now
         span = self.window_seconds()
         window = int(now // span)
-        client = get_redis()
-        if client is not None:
-            failures = int(client.get(self._key(subject, window)) or 0)
-        else:
+        failures = self._redis_failures(subject, window)
+        if failures is None:
             with self._lock:
                 seen_window, failures = self._local.get(subject, (window, 0))
                 failures = failures if seen_window == window else 0
         if failures < self.limit():
             return 0
         return max(1, int((window + 1) * span - now + 0.999))
+
+    def _redis_failures(self, subject: str, window: int) -> int | None:
+        """The subject's failures in Redis, or None without Redis (or while it is unreachable:
+        a process then counts only the failures it saw, docs/deploy.md, "When Redis is down")."""
+        client = get_redis()
+        if client is None:
+            return None
+        try:
+            return int(client.get(self._key(subject, window)) or 0)
+        except RedisError as exc:
+            redis_failed(exc)
+            return None
 
     def fail(self, subject: str, now: float | None = None) -> None:
         now = time.time() if now is None else now
@@ -52,8 +62,11 @@ class FailureWindow:
             pipe = client.pipeline(transaction=False)
             pipe.incr(key)
             pipe.expire(key, span * 2)
-            pipe.execute()
-            return
+            try:
+                pipe.execute()
+                return
+            except RedisError as exc:
+                redis_failed(exc)  # counted in this process until Redis answers again
         with self._lock:
             seen_window, failures = self._local.get(subject, (window, 0))
             self._local[subject] = (window, (failures if seen_window == window else 0) + 1)

@@ -17,7 +17,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from config.exceptions import HealthProblem
-from config.redis import get_redis
+from config.redis import get_redis, redis_client
 from config.timeutils import isoformat
 
 
@@ -44,6 +44,8 @@ def _check_cache() -> dict[str, Any]:
     """A write and read-back of a key of this call's own (random, deleted after): concurrent
     checks never see each other's values, so a healthy cache always passes (one shared key
     made about half of 16 concurrent calls report a mismatch)."""
+    if settings.REDIS_URL:
+        redis_client().ping()  # the cache itself answers misses while Redis is down (config/cache.py)
     key = f"trustcal:health:{uuid.uuid4().hex}"
     token = uuid.uuid4().hex
     cache.set(key, token, 30)
@@ -60,7 +62,7 @@ def _broker_client(url: str):
     import redis
 
     return (
-        get_redis()
+        redis_client()
         if url == settings.REDIS_URL
         else redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
     )

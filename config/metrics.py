@@ -15,7 +15,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from config.redis import get_redis
+from config.redis import RedisError, get_redis, redis_failed
 
 # Latency histogram bucket upper bounds, milliseconds.
 BUCKETS_MS = [
@@ -127,7 +127,8 @@ def _flush_pending(client: Any) -> None:
         for group, total in sums.items():
             pipe.hincrbyfloat(_REDIS_KEY, f"sum{_SEP}{group}", total)
         pipe.execute()
-    except Exception:
+    except RedisError as exc:
+        redis_failed(exc)  # kept pending for the flush after Redis answers again
         with _lock:
             _pending.update(batch)
             for group, total in sums.items():
@@ -155,12 +156,18 @@ def _percentile(buckets: list[tuple[float, int]], q: float, *, over_ms: float = 
 def _raw() -> tuple[dict[str, int], dict[str, float]]:
     flush()
     client = get_redis()
-    if client is None:
+    stored = None
+    if client is not None:
+        try:
+            stored = client.hgetall(_REDIS_KEY)
+        except RedisError as exc:
+            redis_failed(exc)
+    if stored is None:  # no Redis, or unreachable: what this process saw
         with _lock:
             return dict(_local), dict(_local_sums)
     counts: dict[str, int] = {}
     sums: dict[str, float] = {}
-    for k, v in client.hgetall(_REDIS_KEY).items():
+    for k, v in stored.items():
         key = k.decode() if isinstance(k, bytes) else k
         if key.startswith("sum" + _SEP):
             sums[key[4:]] = float(v)

@@ -76,6 +76,14 @@ class _Snapshot:
         )
         errors.add_metric([], body.get("delivery_internal_errors") or 0)
         yield errors
+        redis = body.get("redis") or {}
+        if redis.get("configured"):
+            reachable = GaugeMetricFamily(
+                "trustcal_redis_reachable",
+                "1 while the answering process uses Redis, 0 while it serves from its own state.",
+            )
+            reachable.add_metric([], 1 if redis.get("reachable") else 0)
+            yield reachable
 
 
 def prometheus_text(body: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any
 
-from config.redis import get_redis, redis_script
+from config.redis import RedisError, get_redis, redis_failed, redis_script
 
 _TOKEN_BUCKET_LUA = """
 local stamp = ''
@@ -55,10 +55,14 @@ def _new_stamp() -> str:
 
 
 def stamp_read(name: str) -> str | None:
-    """The stamp's current token, or None without Redis."""
+    """The stamp's current token, or None without Redis (or while it is unreachable)."""
     if get_redis() is None:
         return None
-    stamp = redis_script(_STAMP_READ_LUA)(keys=[f"trustcal:stamp:{name}"], args=[_new_stamp()])
+    try:
+        stamp = redis_script(_STAMP_READ_LUA)(keys=[f"trustcal:stamp:{name}"], args=[_new_stamp()])
+    except RedisError as exc:
+        redis_failed(exc)
+        return None
     return stamp.decode() if isinstance(stamp, bytes) else str(stamp)
 
 
@@ -66,7 +70,10 @@ def stamp_renew(name: str) -> None:
     """Replace the stamp's token: every token read before differs from it."""
     client = get_redis()
     if client is not None:
-        client.set(f"trustcal:stamp:{name}", _new_stamp())
+        try:
+            client.set(f"trustcal:stamp:{name}", _new_stamp())
+        except RedisError as exc:
+            redis_failed(exc)  # renewed when Redis answers again (the keys app's on_redis_back)
 
 
 _SLIDING_WINDOW_LUA = """
@@ -156,16 +163,21 @@ class TokenBucket:
         (the state is then not `applied`)."""
         now = time.time() if now is None else now
         rate = per_minute / 60.0
-        client = get_redis()
-        if client is not None:
-            allowed, tokens, token = redis_script(_TOKEN_BUCKET_LUA)(
-                keys=[f"trustcal:{self.namespace}:{key}", f"trustcal:stamp:{stamp}" if stamp else ""],
-                args=[burst, rate, now, expect, _new_stamp()],
-            )
-            token = token.decode() if isinstance(token, bytes) else str(token)
-            return BucketState(
-                allowed == 1, per_minute, burst, float(tokens), rate, now, token, allowed != -1
-            )
+        if get_redis() is not None:
+            try:
+                allowed, tokens, token = redis_script(_TOKEN_BUCKET_LUA)(
+                    keys=[f"trustcal:{self.namespace}:{key}", f"trustcal:stamp:{stamp}" if stamp else ""],
+                    args=[burst, rate, now, expect, _new_stamp()],
+                )
+            except RedisError as exc:
+                redis_failed(exc)  # this process's bucket until Redis answers again
+                if expect:  # the stamp cannot be confirmed: consume nothing, the caller reads again
+                    return BucketState(False, per_minute, burst, float(burst), rate, now, None, False)
+            else:
+                token = token.decode() if isinstance(token, bytes) else str(token)
+                return BucketState(
+                    allowed == 1, per_minute, burst, float(tokens), rate, now, token, allowed != -1
+                )
         with self._lock:
             tokens, ts = self._local.get(key, (float(burst), now))
             if now > ts:
@@ -239,13 +251,16 @@ class SlidingWindow:
         return decision
 
     def _hit(self, key: str, *, now: float) -> WindowDecision:
-        client = get_redis()
-        if client is not None:
+        if get_redis() is not None:
             member = f"{now:.6f}:{time.perf_counter_ns()}"
-            allowed, count, retry = redis_script(_SLIDING_WINDOW_LUA)(
-                keys=[f"trustcal:{self.namespace}:{key}"], args=[self.limit, self.window, now, member]
-            )
-            return WindowDecision(bool(allowed), int(count), float(retry), member if allowed else "")
+            try:
+                allowed, count, retry = redis_script(_SLIDING_WINDOW_LUA)(
+                    keys=[f"trustcal:{self.namespace}:{key}"], args=[self.limit, self.window, now, member]
+                )
+            except RedisError as exc:
+                redis_failed(exc)  # this process's window until Redis answers again
+            else:
+                return WindowDecision(bool(allowed), int(count), float(retry), member if allowed else "")
         with self._lock:
             hits = self._local.setdefault(key, deque())
             while hits and hits[0] <= now - self.window:
@@ -260,9 +275,14 @@ class SlidingWindow:
         if not decision.allowed or not decision.member:
             return
         client = get_redis()
-        if client is not None:
-            client.zrem(f"trustcal:{self.namespace}:{key}", decision.member)
+        if client is not None and ":" in decision.member:  # a hit Redis accepted
+            try:
+                client.zrem(f"trustcal:{self.namespace}:{key}", decision.member)
+            except RedisError as exc:
+                redis_failed(exc)  # the hit stays counted until its window ends
             return
+        if ":" in decision.member:
+            return  # Redis's hit, while Redis is unreachable: it stays counted until its window ends
         with self._lock:
             hits = self._local.get(key)
             if hits is not None and float(decision.member) in hits:

@@ -116,6 +116,15 @@ class _AmplificationAlertsOutput(serializers.Serializer):
     false_positive = serializers.IntegerField()
 
 
+class _RedisOutput(serializers.Serializer):
+    configured = serializers.BooleanField(help_text="REDIS_URL is set")
+    reachable = serializers.BooleanField(
+        help_text="false while this process serves from its own state (docs/deploy.md, When Redis is down)"
+    )
+    down_since = serializers.CharField(allow_null=True, help_text="when this process found Redis unreachable")
+    outages = serializers.IntegerField(help_text="outages this process has seen since it started")
+
+
 class MetricsOutput(serializers.Serializer):
     scope = serializers.ChoiceField(choices=["customer", "platform"])
     requests = _RequestsOutput(help_text="this service's requests (every customer's: no customer data)")
@@ -130,4 +139,5 @@ class MetricsOutput(serializers.Serializer):
     exports = _ExportsOutput()
     bias_alerts_last_24h = serializers.IntegerField(required=False, help_text="platform scope")
     amplification_alerts = _AmplificationAlertsOutput(required=False, help_text="platform scope")
+    redis = _RedisOutput(help_text="the answering process's view of Redis")
     timestamp = serializers.CharField()

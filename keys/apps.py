@@ -19,3 +19,9 @@ class KeysConfig(AppConfig):
         # TRUSTCAL_BOOTSTRAP_ADMIN_KEY: `migrate` makes sure that admin key exists
         # (docs/reference/access.md, Bootstrap).
         post_migrate.connect(_ensure_bootstrap_admin_key, sender=self)
+        # A key changed while Redis was unreachable could not renew the keys' stamp: when Redis
+        # answers again, renew it, so that no process uses a key it cached before (keys/keycache.py).
+        from config.redis import on_redis_back
+        from keys.keycache import keys_cache_renew
+
+        on_redis_back(keys_cache_renew)

@@ -13,7 +13,7 @@ import time
 
 from django.conf import settings
 
-from config.ratelimit import BucketState, TokenBucket, register_limiter, stamp_read
+from config.ratelimit import BucketState, TokenBucket, register_limiter, stamp_read, stamp_renew
 from config.redis import get_redis
 from keys.models import ApiKey
 from keys.selectors import api_key_from_row, api_key_row
@@ -51,6 +51,12 @@ class VerifiedKeys:
 
 
 verified_keys = VerifiedKeys()
+
+
+def keys_cache_renew() -> None:
+    """Forget this process's keys and renew the stamp (every process then reads its keys again)."""
+    verified_keys.reset()
+    stamp_renew(KEYS_STAMP)
 
 
 def caching() -> bool:

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 
 from config import metrics
 from config.ratelimit import reset_all_limiters
-from config.redis import get_redis
+from config.redis import get_redis, redis_reset
 from keys.services import IssuedKey, api_key_create, key_usage_discard
 
 REQUIRE_SERVICES = os.environ.get("TRUSTCAL_REQUIRE_SERVICES") == "1"
@@ -44,6 +44,7 @@ def _clean_limiters_and_metrics():
         for key in client.scan_iter("trustcal:*"):
             client.delete(key)
     reset_all_limiters()
+    redis_reset()
     metrics.reset()
     key_usage_discard()
     yield

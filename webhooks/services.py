@@ -21,6 +21,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from config.bulk import bulk_insert
 from config.exceptions import RateLimited
 from config.ratelimit import SlidingWindow
+from config.redis import get_redis
 from config.unsaved import unsaved
 from keys.models import Customer
 from webhooks import attempt, conf, dispatch, selectors, signing, transport
@@ -126,6 +127,8 @@ def _deliveries_start_once(pending: dict[str, str], customer_id: str) -> None:
     if not settings.REDIS_URL:
         _deliveries_enqueue(list(pending), sorted(set(pending.values())), customer_id)
         return
+    if get_redis() is None:
+        return  # Redis (cache and broker) unreachable: the rows wait for beat's claim once it is back
     fresh = {
         hook
         for hook in sorted(set(pending.values()))

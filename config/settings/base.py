@@ -142,16 +142,28 @@ SILENCED_SYSTEM_CHECKS = ["models.W040"]
 
 # --- redis, cache, broker ----------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")
+# While Redis is unreachable it is tried again after this many seconds (config/redis.py).
+REDIS_RETRY_SECONDS = 2.0
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "config.cache.DegradingRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "trustcal",
+            # An unreachable Redis fails a call within 2 s instead of the TCP connect's minutes
+            # (docs/deploy.md, "When Redis is down").
+            "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
         }
     }
     CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL)
-    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {
+        "visibility_timeout": 3600,
+        "socket_connect_timeout": 2,
+        "socket_timeout": 2,
+    }
+    # A publish that fails is not retried for long: what it announces is a database row that
+    # beat claims again, and a request must not wait on a broker that is down.
+    CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.2}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "trustcal"}}
     BROKER_DIR = DATA_DIR / "broker"
