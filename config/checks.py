@@ -150,13 +150,37 @@ def embedded_broker_checks(
     ]
 
 
+def _secret_key_shared() -> list[CheckMessage]:
+    """trustcal.E007: this host's DJANGO_SECRET_KEY is the deployment's (config/deployment_keys.py).
+    A host in the middle of a rotation passes with the deployment's key among its fallbacks."""
+    from config.deployment_keys import SECRET_KEY, fingerprint_claim, secret_fingerprint
+
+    mine = secret_fingerprint(settings.SECRET_KEY)
+    registered = fingerprint_claim(SECRET_KEY, mine)
+    accepted = {mine} | {secret_fingerprint(old) for old in settings.SECRET_KEY_FALLBACKS}
+    if registered is None or registered in accepted:
+        return []
+    return [
+        Error(
+            "DJANGO_SECRET_KEY differs from the key the other hosts of this deployment use (its "
+            f"fingerprint {mine[:12]}... against the registered {registered[:12]}...): staff "
+            "sessions and CSRF tokens signed here would fail on every other host. Give this host "
+            "the same environment file as the others; to rotate the key, follow docs/deploy.md, "
+            "'One key and one secret everywhere'.",
+            id="trustcal.E007",
+        )
+    ]
+
+
 @checks.register(TAG)
 def production_checks(app_configs: Sequence[AppConfig] | None = None, **kwargs: object) -> list[CheckMessage]:
     """Host-local state refused under production settings (module docstring)."""
     if not settings.TRUSTCAL_PRODUCTION:
         return []
+    secret = _secret_key()
     return [
-        *_secret_key(),
+        *secret,
+        *(_secret_key_shared() if not secret else []),
         *_checkpoint_key(),
         *_export_storage(),
         *_beat_schedule(),

@@ -31,6 +31,9 @@ TRUSTCAL_PRODUCTION = False
 # An insecure development key is allowed here; config.settings.production refuses it.
 INSECURE_SECRET_KEY = "django-insecure-trustcal-local-development-only"  # noqa: S105
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=INSECURE_SECRET_KEY)
+# Earlier keys still accepted for sessions and signed values while a new key is rolled out
+# (docs/deploy.md, "One key and one secret everywhere"); comma-separated.
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 
