@@ -1,63 +1,40 @@
 """Erasures and the retention policy (docs/reference/erasure.md): the personal part of
-format-2 entries is deleted (salt and personal fields), whatever else names an erased
-reviewer is re-keyed to a pseudonym, stored exports that may hold them are deleted, and one
-`erasure` entry is appended. No entry hash, tree node or checkpoint changes."""
+format-2 entries is deleted (salt and personal fields), whatever else names an erased person is
+cleared or re-keyed to a pseudonym, stored exports that may hold them are deleted, and an
+`erasure` entry is appended (audit.erasure_run). No entry hash, tree node or checkpoint
+changes."""
 
 import datetime as dt
 import hashlib
 import hmac
-import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Max, Min, Q, QuerySet
+from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 
-from audit import registry
-from audit.apply import entries_append
-from audit.chain import entry_seal
+from audit import erasure_run
+from audit.erasure_secret import erasure_secret
+from audit.erasure_storage import erasure_storage_clean
 from audit.exceptions import ErasureLegalHold, ErasureNotFound
-from audit.models import AuditEntry, ChainHead, Decision
-from audit.models_erasure import (
-    ERASED_FINGERPRINT,
-    LEGAL_BASIS_NAMES,
-    PSEUDONYM_PREFIX,
-    Erasure,
-    RetentionPolicy,
-)
-from config.timeutils import isoformat
+from audit.models_erasure import LEGAL_BASIS_NAMES, Erasure, RetentionPolicy
 from keys.models import Customer
-from webhooks.services import event_emit, events_rekey_user
 
 LEGAL_BASES = tuple(LEGAL_BASIS_NAMES)
-# The entries that snapshot a decision, and so hold its personal fields.
-_PERSONAL_TYPES = (AuditEntry.Type.DECISION, AuditEntry.Type.OUTCOME, AuditEntry.Type.SUBGROUPS_ATTACHED)
 
 
 @dataclass(frozen=True)
 class ErasureResult:
     erasure: Erasure
-    created: bool  # False: the same request again, which erased nothing more
+    created: bool  # False: the same request again (or while it runs), which erased nothing more
 
 
 def _digest(customer_id: str, target: str, value: str) -> str:
-    """Keyed by the service's secret, so the digest of a low-entropy id cannot be reversed by
-    trying every value."""
+    """Keyed by a secret of the installation (audit.erasure_secret), so the digest of a
+    low-entropy id cannot be reversed by trying every value."""
     message = f"{customer_id}\x00{target}\x00{value}".encode()
-    return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
-
-
-def ranges(sequences: Sequence[int]) -> list[list[int]]:
-    """Sorted sequences as [first, last] runs."""
-    out: list[list[int]] = []
-    for sequence in sequences:
-        if out and out[-1][1] == sequence - 1:
-            out[-1][1] = sequence
-        else:
-            out.append([sequence, sequence])
-    return out
+    return hmac.new(erasure_secret(), message, hashlib.sha256).hexdigest()
 
 
 def retention_policy_get(*, customer: Customer) -> RetentionPolicy:
@@ -80,13 +57,6 @@ def retention_policy_set(
     return policy
 
 
-def _matching(customer: Customer, target: str, value: str) -> QuerySet[AuditEntry]:
-    column = "subject_id" if target == Erasure.Target.SUBJECT_ID else "user_id"
-    return AuditEntry.objects.filter(
-        customer=customer, type__in=_PERSONAL_TYPES, erased=False, format=2, **{column: value}
-    )
-
-
 def erasure_request(
     *,
     customer: Customer,
@@ -97,9 +67,11 @@ def erasure_request(
     override_minimum: bool = False,
     requested_by: str = "",
 ) -> ErasureResult:
-    """POST /erasures: erase now, or schedule until the entries reach the policy's minimum
-    retention; refused (and recorded) under legal hold; the same request again when nothing
-    more matches answers the earlier erasure (created=False)."""
+    """POST /erasures: erase now, on a worker when it reaches more than ERASURE_INLINE_ENTRIES
+    entries (`running`), or schedule until the entries reach the policy's minimum retention;
+    refused (and recorded) under legal hold. Erasures of one person run one after the other:
+    the same request again while one runs, or when nothing more matches, answers the earlier
+    erasure (created=False), after running a reviewer's clean-up again."""
     now = timezone.now()
     policy = retention_policy_get(customer=customer)
     digest = _digest(customer.pk, target, value)
@@ -119,140 +91,140 @@ def erasure_request(
             erasure_id=refused.pk,
         )
     with transaction.atomic():
-        matching = _matching(customer, target, value)
+        erasure_run.target_lock(customer.pk, digest)
+        earlier = (
+            Erasure.objects.filter(customer=customer, target_digest=digest)
+            .exclude(status=Erasure.Status.REFUSED)
+            .order_by("-created_at")
+            .first()
+        )
+        if earlier is not None and earlier.status == Erasure.Status.RUNNING:
+            return ErasureResult(earlier, created=False)
+        matching = erasure_run.matching(customer, target, value)
         span = matching.aggregate(youngest=Max("logged_at"))
-        if span["youngest"] is None:
-            earlier = (
-                Erasure.objects.filter(customer=customer, target_digest=digest)
-                .exclude(status=Erasure.Status.REFUSED)
-                .order_by("-created_at")
-                .first()
-            )
-            if earlier is not None:
-                return ErasureResult(earlier, created=False)
+        if span["youngest"] is None and earlier is not None:
+            if earlier.status == Erasure.Status.COMPLETED:
+                _clean_up_again(earlier, value)
+            return ErasureResult(earlier, created=False)
         due = span["youngest"] + dt.timedelta(days=policy.min_days) if span["youngest"] else now
+        count = matching.count()
         if due > now and not override_minimum:
             erasure = Erasure.objects.create(
                 status=Erasure.Status.SCHEDULED,
                 pending_value=value,
                 execute_after=due,
-                entries=matching.count(),
+                entries=count,
                 **common,
             )
             return ErasureResult(erasure, created=True)
-        erasure = Erasure(status=Erasure.Status.COMPLETED, execute_after=now, **common)
-        _execute(erasure, value)
+        pseudonym = erasure_run.new_pseudonym() if target == Erasure.Target.USER_ID else None
+        if count > settings.ERASURE_INLINE_ENTRIES:
+            erasure = Erasure.objects.create(
+                status=Erasure.Status.RUNNING,
+                pending_value=value,
+                execute_after=now,
+                entries=count,
+                pseudonym=pseudonym,
+                **common,
+            )
+            transaction.on_commit(lambda: erasure_continue_send(erasure.pk))
+            return ErasureResult(erasure, created=True)
+        erasure = Erasure.objects.create(
+            status=Erasure.Status.COMPLETED, execute_after=now, pseudonym=pseudonym, **common
+        )
+        part = erasure_run.erase_part(erasure, value)
+        _complete(erasure, part, now=now)
+    erasure_storage_clean()
     return ErasureResult(erasure, created=True)
 
 
-def _execute(erasure: Erasure, value: str | None, *, older_than: dt.datetime | None = None) -> None:
-    """Erase (inside the caller's transaction) and record: the erasure row, its entry, its event.
-    A retention run erases the entries logged before `older_than`."""
-    customer = erasure.customer
-    now = timezone.now()
-    if erasure.target == Erasure.Target.RETENTION:
-        rows = AuditEntry.objects.filter(
-            customer=customer, type__in=_PERSONAL_TYPES, erased=False, format=2, logged_at__lt=older_than
-        )
-    else:
-        assert value is not None
-        rows = _matching(customer, erasure.target, value)
-    found = list(rows.order_by("sequence").values_list("pk", "sequence", "decision_id"))
-    sequences = [sequence for _, sequence, _ in found]
-    decisions = sorted({pk for _, _, pk in found if pk is not None})
-    pseudonym = None
-    if erasure.target == Erasure.Target.USER_ID:
-        pseudonym = f"{PSEUDONYM_PREFIX}{secrets.token_hex(4)}"
-    span = Decision.objects.filter(pk__in=decisions).aggregate(first=Min("timestamp"), last=Max("timestamp"))
-    subject_decisions: tuple[str, ...] = ()
-    if erasure.target != Erasure.Target.USER_ID:
-        subject_decisions = tuple(
-            Decision.objects.filter(pk__in=decisions).values_list("decision_id", flat=True)
-        )
-    erased_now = AuditEntry.objects.filter(pk__in=[pk for pk, _, _ in found]).update(
-        user_id=None, subject_id=None, context=None, subgroups=None, salt=None, erased=True
-    )
-    ChainHead.objects.filter(customer=customer).update(erased=F("erased") + erased_now)
-    _decisions_erase(customer, erasure.target, value, decisions, pseudonym)
-    if erasure.target == Erasure.Target.USER_ID:
-        events_rekey_user(customer=customer, user_id=value or "", pseudonym=pseudonym or "")
-    if span["first"] is not None:
-        erased = registry.Erased(
-            customer.pk,
-            value if pseudonym else None,
-            pseudonym,
-            span["first"],
-            span["last"],
-            subject_decisions,
-        )
-        for eraser in registry.erasers():
-            eraser(erased)
-    erasure.entries = len(found)
-    erasure.sequences = ranges(sequences)
-    erasure.pseudonym = pseudonym
+def _clean_up_again(earlier: Erasure, value: str) -> None:
+    """The same reviewer erased again: whatever still names them (rows written since, or left by
+    an erasure that ran before this rule) is re-keyed to the earlier erasure's pseudonym."""
+    if earlier.target != Erasure.Target.USER_ID or not earlier.pseudonym:
+        return
+    part = erasure_run.erase_part(earlier, value)
+    if part.named_someone:
+        earlier.entries += len(part.sequences)
+        earlier.sequences = erasure_run.ranges_merge(earlier.sequences, part.sequences)
+        earlier.save(update_fields=["entries", "sequences", "entry_sequence"])
+
+
+def _complete(erasure: Erasure, part: erasure_run.Part, *, now: dt.datetime) -> None:
+    """An erasure whose last part ran: completed, its value dropped, its event fired (unless it
+    named nobody), and the scheduled requests for the same person it made pointless completed."""
+    erasure.entries = erasure.entries_done = erasure.entries_done + len(part.sequences)
+    erasure.sequences = erasure_run.ranges_merge(erasure.sequences, part.sequences)
     erasure.pending_value = None
     erasure.status = Erasure.Status.COMPLETED
     erasure.completed_at = now
     erasure.save()
-    erasure.entry_sequence = _append(erasure, now)
-    Erasure.objects.filter(pk=erasure.pk).update(entry_sequence=erasure.entry_sequence)
-    data = {
-        "erasure_id": erasure.pk,
-        "entries": erasure.entries,
-        "sequences": erasure.sequences,
-        "legal_basis": erasure.legal_basis,
-        "entry_sequence": erasure.entry_sequence,
-    }
-    event_emit(customer=customer, type="erasure.completed", data=data)
+    if erasure.entry_sequence is not None:
+        erasure_run.completed_event(erasure)
+    if erasure.target_digest:
+        _covered_complete(erasure, now)
 
 
-def _decisions_erase(
-    customer: Customer, target: str, value: str | None, decisions: list[int], pseudonym: str | None
-) -> None:
-    """The decision rows (current state) lose the erased person's fields: an erased subject's
-    subject_id, context and subgroups; an erased reviewer's user_id becomes the pseudonym (their
-    figures keep their values) and the context goes. Their replay fingerprints go too (they
-    were computed over the personal fields)."""
-    rows = Decision.objects.filter(customer=customer, pk__in=decisions)
-    if target == Erasure.Target.USER_ID:
-        Decision.objects.filter(customer=customer, user_id=value).update(
-            user_id=pseudonym, context="", payload_fingerprint=ERASED_FINGERPRINT
-        )
-    else:
-        rows.update(subject_id=None, context="", subgroups={}, payload_fingerprint=ERASED_FINGERPRINT)
+def _covered_complete(erasure: Erasure, now: dt.datetime) -> None:
+    """Scheduled requests for the same person whose entries this erasure has erased (none
+    matches any more): completed, naming this erasure in `covered_by`, their value dropped."""
+    for scheduled in Erasure.objects.filter(
+        customer_id=erasure.customer_id, target_digest=erasure.target_digest, status=Erasure.Status.SCHEDULED
+    ).exclude(pk=erasure.pk):
+        value = scheduled.pending_value
+        if value is not None and erasure_run.matching(erasure.customer, scheduled.target, value).exists():
+            continue  # entries logged since this erasure: the request still has work when due
+        scheduled.status = Erasure.Status.COMPLETED
+        scheduled.covered_by = erasure.pk
+        scheduled.pending_value = None
+        scheduled.entries = 0
+        scheduled.completed_at = now
+        scheduled.save(update_fields=["status", "covered_by", "pending_value", "entries", "completed_at"])
 
 
-def _append(erasure: Erasure, now: dt.datetime) -> int:
-    """The `erasure` entry: its id, the affected sequences as ranges, the count and the basis."""
-    entry = AuditEntry(
-        customer_id=erasure.customer_id,
-        decision=None,
-        type=AuditEntry.Type.ERASURE,
-        decision_ref=erasure.pk,
-        timestamp=now,
-        logged_at=now,
-        user_id=None,
-        ai_recommendation="",
-        user_decision="",
-        followed_ai=False,
-        calibration_category="",
-        context=None,
-        subgroups=None,
-    )
-    entry_seal(
-        entry,
-        clear={
-            "entry_id": entry.id,
-            "type": "erasure",
-            "erasure_id": erasure.pk,
-            "logged_at": isoformat(now),
-            "legal_basis": erasure.legal_basis,
-            "entries": erasure.entries,
-            "sequences": erasure.sequences,
-        },
-    )
-    entries_append(erasure.customer_id, [entry], decisions=0)
-    return entry.sequence
+def erasure_continue_send(erasure_id: str) -> None:
+    from audit.tasks import erasure_continue
+
+    erasure_continue.delay(erasure_id)
+
+
+def erasure_continue(*, erasure_id: str) -> bool:
+    """A worker's share of a running erasure: parts of ERASURE_PART_ENTRIES entries, each in
+    its own transaction with its own `erasure` entry (an export taken meanwhile names the
+    erasure of every erased entry), until none is left; then the erasure completes. True when
+    it completed (or was no longer running)."""
+    while True:
+        with transaction.atomic():
+            found = Erasure.objects.filter(pk=erasure_id, status=Erasure.Status.RUNNING).first()
+            if found is None:
+                return True
+            erasure_run.target_lock(found.customer_id, found.target_digest)
+            erasure = Erasure.objects.select_for_update().select_related("customer").get(pk=erasure_id)
+            if erasure.status != Erasure.Status.RUNNING:
+                return True
+            limit = settings.ERASURE_PART_ENTRIES
+            part = erasure_run.erase_part(erasure, erasure.pending_value, limit=limit)
+            done = len(part.sequences) < limit
+            if done:
+                _complete(erasure, part, now=timezone.now())
+            else:
+                erasure.entries_done += len(part.sequences)
+                erasure.sequences = erasure_run.ranges_merge(erasure.sequences, part.sequences)
+                erasure.save(update_fields=["entries_done", "sequences", "entry_sequence"])
+        if done:
+            erasure_storage_clean()
+            return True
+
+
+def erasures_running_resume() -> int:
+    """Beat: running erasures whose worker died or whose message was lost go on."""
+    resumed = 0
+    for erasure_id in Erasure.objects.filter(status=Erasure.Status.RUNNING).values_list("pk", flat=True)[
+        :100
+    ]:
+        erasure_continue(erasure_id=erasure_id)
+        resumed += 1
+    return resumed
 
 
 def erasures_run_due(*, now: dt.datetime | None = None) -> int:
@@ -267,19 +239,24 @@ def erasures_run_due(*, now: dt.datetime | None = None) -> int:
         with transaction.atomic():
             if RetentionPolicy.objects.filter(customer=erasure.customer, legal_hold=True).exists():
                 continue
-            _execute(erasure, erasure.pending_value)
+            erasure_run.target_lock(erasure.customer_id, erasure.target_digest)
+            erasure.refresh_from_db()
+            if erasure.status != Erasure.Status.SCHEDULED:
+                continue  # a later erasure of the same person covered it meanwhile
+            if erasure.target == Erasure.Target.USER_ID and not erasure.pseudonym:
+                erasure.pseudonym = erasure_run.new_pseudonym()
+            erasure.entries = 0
+            part = erasure_run.erase_part(erasure, erasure.pending_value)
+            _complete(erasure, part, now=now)
             done += 1
     for policy in RetentionPolicy.objects.filter(max_days__isnull=False, legal_hold=False).select_related(
         "customer"
     ):
         cutoff = now - dt.timedelta(days=policy.max_days or 0)
-        old = AuditEntry.objects.filter(
-            customer=policy.customer, type__in=_PERSONAL_TYPES, erased=False, format=2, logged_at__lt=cutoff
-        )
-        if not old.exists():
+        if not erasure_run.matching(policy.customer, Erasure.Target.RETENTION, None, cutoff).exists():
             continue
         with transaction.atomic():
-            erasure = Erasure(
+            erasure = Erasure.objects.create(
                 customer=policy.customer,
                 target=Erasure.Target.RETENTION,
                 reason=f"Retention policy: personal data older than {policy.max_days} days",
@@ -288,8 +265,11 @@ def erasures_run_due(*, now: dt.datetime | None = None) -> int:
                 execute_after=now,
                 requested_by="retention policy",
             )
-            _execute(erasure, None, older_than=cutoff)
+            part = erasure_run.erase_part(erasure, None, older_than=cutoff)
+            _complete(erasure, part, now=now)
             done += 1
+    if done:
+        erasure_storage_clean()
     return done
 
 

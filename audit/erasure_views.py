@@ -18,9 +18,10 @@ from config.timeutils import isoformat
 
 class ErasureOutput(serializers.Serializer[dict[str, object]]):
     erasure_id = serializers.CharField()
-    status = serializers.ChoiceField(choices=["completed", "scheduled", "refused"])
+    status = serializers.ChoiceField(choices=["completed", "scheduled", "running", "refused"])
     target = serializers.ChoiceField(choices=["subject_id", "user_id", "retention"])
     entries = serializers.IntegerField(help_text="Entries whose personal part it erased (or will)")
+    entries_done = serializers.IntegerField(help_text="Entries erased so far (a running erasure's progress)")
     sequences = serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
     legal_basis = serializers.CharField()
     reason = serializers.CharField()
@@ -30,6 +31,10 @@ class ErasureOutput(serializers.Serializer[dict[str, object]]):
     created_at = serializers.CharField()
     completed_at = serializers.CharField(allow_null=True)
     repeated = serializers.BooleanField(help_text="The same request again: nothing more was erased")
+    covered_by = serializers.CharField(
+        allow_null=True,
+        help_text="A scheduled request completed by a later erasure of the same person: its id",
+    )
 
 
 # Any: the erasure's document by name, rendered as JSON
@@ -39,6 +44,9 @@ def erasure_payload(erasure: Erasure, *, repeated: bool = False) -> dict[str, An
         "status": erasure.status,
         "target": erasure.target,
         "entries": erasure.entries,
+        "entries_done": erasure.entries
+        if erasure.status == Erasure.Status.COMPLETED
+        else erasure.entries_done,
         "sequences": erasure.sequences,
         "legal_basis": erasure.legal_basis,
         "reason": erasure.reason,
@@ -48,6 +56,7 @@ def erasure_payload(erasure: Erasure, *, repeated: bool = False) -> dict[str, An
         "created_at": isoformat(erasure.created_at),
         "completed_at": isoformat(erasure.completed_at) if erasure.completed_at else None,
         "repeated": repeated,
+        "covered_by": erasure.covered_by,
     }
 
 
@@ -65,9 +74,10 @@ class ErasureListView(TenantAPIView):
         request=ErasureInput,
         responses={202: ErasureOutput, 200: ErasureOutput},
         description=(
-            "Erase the personal part of every entry of a subject_id or user_id (202, completed or "
-            "scheduled); the same request again erases nothing more (200, repeated). Under legal "
-            "hold: 409 ERASURE_LEGAL_HOLD, recorded as refused."
+            "Erase the personal part of every entry of a subject_id or user_id (202: completed, "
+            "scheduled, or running on a worker when it reaches many entries); the same request again, "
+            "or while it runs, erases nothing more (200, repeated). Under legal hold: 409 "
+            "ERASURE_LEGAL_HOLD, recorded as refused."
         ),
     )
     def post(self, request: Request) -> Response:

@@ -37,6 +37,7 @@ class Erasure(models.Model):
         COMPLETED = "completed"
         SCHEDULED = "scheduled"
         REFUSED = "refused"
+        RUNNING = "running"  # on a worker: more entries than a web request erases
 
     class Target(models.TextChoices):
         SUBJECT_ID = "subject_id"
@@ -56,7 +57,11 @@ class Erasure(models.Model):
     entries = models.PositiveIntegerField(default=0)
     sequences = models.JSONField(default=list, blank=True)  # [[first, last], ...]
     pseudonym = models.CharField(max_length=24, null=True, blank=True)
-    entry_sequence = models.BigIntegerField(null=True, blank=True)  # its `erasure` entry
+    entry_sequence = models.BigIntegerField(null=True, blank=True)  # its (last) `erasure` entry
+    # A running erasure's progress: the entries it has erased so far (committed part by part).
+    entries_done = models.PositiveIntegerField(default=0)
+    # A scheduled request a later erasure of the same person made pointless: that erasure's id.
+    covered_by = models.CharField(max_length=40, null=True, blank=True)
     execute_after = models.DateTimeField(null=True, blank=True)
     requested_by = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
@@ -68,6 +73,9 @@ class Erasure(models.Model):
             models.Index(fields=["customer", "target_digest"], name="audit_era_cust_digest"),
             models.Index(
                 fields=["execute_after"], name="audit_era_due", condition=models.Q(status="scheduled")
+            ),
+            models.Index(
+                fields=["created_at"], name="audit_era_running", condition=models.Q(status="running")
             ),
         ]
 

@@ -32,6 +32,8 @@ from typing import IO, Any, TextIO
 
 from audit import merkle, note
 from audit.hashing import DuplicateKey, entry_hash_matches, format2_problem, strict_loads
+from audit.offline_erasures import ErasureLedger, erasure_listed
+from audit.offline_erasures import report as erasures_report
 
 GENESIS = "0" * 64
 
@@ -111,35 +113,39 @@ def read_checkpoints(paths: Iterable[str], verifier: note.Verifier) -> tuple[lis
 BATCH = 2000
 
 
+# A line's result: (line number, sequence, previous_hash, hash, None when the content matches
+# its hash else what is wrong, what an intact `erasure` entry lists: its id and ranges).
 # Any: an export line's members as found (any JSON), judged by the caller
-def _hashed(lines: list[tuple[int, bytes | str]]) -> list[tuple[int, Any, Any, Any, str | None]]:
-    """Parse and hash a batch of lines (in a worker process when there are several):
-    (line number, sequence, previous_hash, hash, None when the content matches its hash,
-    else what is wrong)."""
-    out: list[tuple[int, Any, Any, Any, str | None]] = []
+Hashed = tuple[int, Any, Any, Any, str | None, tuple[str, list[tuple[int, int]]] | None]
+
+
+def _hashed(lines: list[tuple[int, bytes | str]]) -> list[Hashed]:
+    """Parse and hash a batch of lines (in a worker process when there are several)."""
+    out: list[Hashed] = []
     for number, line in lines:
         try:
             doc = strict_loads(line.decode("utf-8") if isinstance(line, bytes) else line)
         except UnicodeDecodeError as exc:
-            out.append((number, None, None, None, f"not UTF-8 ({exc.reason} at byte {exc.start})"))
+            out.append((number, None, None, None, f"not UTF-8 ({exc.reason} at byte {exc.start})", None))
             continue
         except DuplicateKey as exc:
-            out.append((number, None, None, None, f"twice: {exc}"))
+            out.append((number, None, None, None, f"twice: {exc}", None))
             continue
         except json.JSONDecodeError as exc:
-            out.append((number, None, None, None, f"not JSON ({exc.msg})"))
+            out.append((number, None, None, None, f"not JSON ({exc.msg})", None))
             continue
         except RecursionError:
-            out.append((number, None, None, None, "nested too deeply to read"))
+            out.append((number, None, None, None, "nested too deeply to read", None))
             continue
         except ValueError as exc:  # an integer of more digits than Python converts
-            out.append((number, None, None, None, f"not readable JSON ({_short(exc)})"))
+            out.append((number, None, None, None, f"not readable JSON ({_short(exc)})", None))
             continue
         if not isinstance(doc, dict):
-            out.append((number, None, None, None, "not a JSON object"))
+            out.append((number, None, None, None, "not a JSON object", None))
             continue
         problem = _content_problem(doc)
-        out.append((number, doc.get("sequence"), doc.get("previous_hash"), doc.get("hash"), problem))
+        listed = erasure_listed(doc) if problem is None else None
+        out.append((number, doc.get("sequence"), doc.get("previous_hash"), doc.get("hash"), problem, listed))
     return out
 
 
@@ -172,8 +178,8 @@ def _batches(stream: IO[Any]) -> Iterable[list[tuple[int, Any]]]:
         yield batch
 
 
-# Any: an export read as text or bytes; a line's members as found (any JSON)
-def _entries(stream: IO[Any], jobs: int) -> Iterable[tuple[int, Any, Any, Any, str | None]]:
+# Any: an export read as text or bytes
+def _entries(stream: IO[Any], jobs: int) -> Iterable[Hashed]:
     """Every line's result, in order; parsing and hashing spread over `jobs` processes."""
     if jobs <= 1:
         for batch in _batches(stream):
@@ -196,14 +202,17 @@ def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs:
         by_size.setdefault(signed.checkpoint.size, []).append(signed)
     edge = merkle.CompactRange()
     previous = GENESIS
-    erased = 0
+    ledger = ErasureLedger()
     proved: list[str] = []
-    for number, sequence, previous_hash, value, problem in _entries(stream, jobs):
+    for number, sequence, previous_hash, value, problem, listed in _entries(stream, jobs):
         failure = _link_failure(number, sequence, previous_hash, problem, size=edge.size, previous=previous)
         if failure:
             out.write(failure)
             return False
-        erased += problem == "erased"
+        if problem == "erased":
+            ledger.add_erased(number, sequence)
+        if listed is not None:
+            ledger.add_erasure(sequence, *listed)
         edge.append(bytes.fromhex(value))
         previous = value
         for signed in by_size.pop(edge.size, []):
@@ -224,7 +233,14 @@ def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs:
                     f"{size}: signed entries are missing (deleted, or the export was cut short).\n"
                 )
         return False
-    _report_verified(out, log=next(iter(origins), ""), size=edge.size, erased=erased, proved=proved)
+    every_listed, erasure_lines = erasures_report(ledger)
+    if not every_listed:
+        out.writelines(erasure_lines)
+        return False
+    _report_verified(
+        out, log=next(iter(origins), ""), size=edge.size, erased=len(ledger.erased), proved=proved
+    )
+    out.writelines(erasure_lines)
     covered = max((signed.checkpoint.size for signed in checkpoints), default=0)
     if covered < edge.size:
         out.write(
@@ -263,8 +279,9 @@ def _report_verified(out: TextIO, *, log: str, size: int, erased: int, proved: l
     out.write(f"OK: {size} entries of {log}; every hash and link recomputed from line 1.\n")
     if erased:
         out.write(
-            f"OK: {erased} entries had their personal fields erased; their hashes, links and commitments "
-            "still stand (docs/reference/erasure.md); every other entry's personal fields match their commitment.\n"
+            f"OK: {erased} entries had their personal fields erased, each listed by an `erasure` entry of "
+            "the export; their hashes and links still stand (docs/reference/erasure.md); every other "
+            "entry's personal fields match their commitment.\n"
         )
     for line in proved:
         out.write(f"OK: the tree of the export matches the {line}.\n")
@@ -276,7 +293,13 @@ def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, o
     checkpoint = signed.checkpoint
     sequence = entry.get("sequence")
     problem = _content_problem(entry)
-    if problem is not None and problem != "erased":
+    if problem == "erased":
+        out.write(
+            f"FAILED: entry {sequence} reads erased; an erased entry is accepted only with the export that "
+            "holds the `erasure` entry listing it (run the verifier on the export).\n"
+        )
+        return False
+    if problem is not None:
         out.write(
             f"FAILED: entry {sequence}'s content does not match its hash ({problem.split(': ', 1)[-1]}).\n"
         )

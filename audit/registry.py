@@ -132,8 +132,9 @@ class Erased:
     """What an erasure reached (docs/reference/erasure.md), handed to every registered eraser:
     the customer, the erased user_id and its pseudonym (both None when a subject was erased:
     the reviewer is not the person erased then), the time span of the decisions whose
-    entries lost their personal part, and the `decision_id`s of those decisions when their
-    subject was erased (empty when a reviewer was: the subject's data stays theirs)."""
+    entries lost their personal part (None when none did: a reviewer's erasure runs the
+    erasers whatever is already erased), and the `decision_id`s of the subject's decisions when
+    a subject was erased (empty when a reviewer was: the subject's data stays theirs)."""
 
     customer_id: str
     user_id: str | None
@@ -143,14 +144,17 @@ class Erased:
     subject_decisions: tuple[str, ...] = ()
 
 
-Eraser = Callable[[Erased], None]
+# An eraser may return how many rows it changed (None counts as none): an erasure that changed
+# nothing anywhere named nobody and appends no entry.
+Eraser = Callable[[Erased], int | None]
 _erasers: list[Eraser] = []
 
 
 def register_eraser(fn: Eraser) -> Eraser:
-    """Register `fn(erased: Erased) -> None`, run inside the erasure's transaction: it re-keys
-    (or deletes) whatever the app keeps that names the erased person. Called at import of the
-    app's `contributions` module."""
+    """Register `fn(erased: Erased) -> int | None`, run inside the erasure's transaction: it
+    re-keys (or deletes) whatever the app keeps that names the erased person, and may return the
+    rows it changed. It locks rows in the order the app's writers lock them (the writers' order,
+    audit/erasure_run.py). Called at import of the app's `contributions` module."""
     if fn not in _erasers:
         _erasers.append(fn)
     return fn

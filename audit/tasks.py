@@ -42,3 +42,28 @@ def erasures_run_due() -> int:
     from audit import erasure
 
     return erasure.erasures_run_due()
+
+
+@shared_task(name="audit.tasks.erasure_continue", ignore_result=True, acks_late=True)
+def erasure_continue(erasure_id: str) -> None:
+    """POST /erasures that reaches more entries than a web request erases: its parts, on a
+    worker (docs/reference/erasure.md)."""
+    from audit import erasure
+
+    erasure.erasure_continue(erasure_id=erasure_id)
+
+
+@shared_task(name="audit.tasks.erasures_running_resume", ignore_result=True)
+def erasures_running_resume() -> int:
+    """Beat, every minute: running erasures whose worker died or whose message was lost."""
+    from audit import erasure
+
+    return erasure.erasures_running_resume()
+
+
+@shared_task(name="audit.tasks.erasure_vacuum", ignore_result=True)
+def erasure_vacuum() -> None:
+    """After an erasure on PostgreSQL: the touched tables' dead rows (the erased values) go."""
+    from audit import erasure_storage
+
+    erasure_storage.tables_vacuum()

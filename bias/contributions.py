@@ -110,12 +110,14 @@ register(BiasContributor())
 
 
 @register_eraser
-def delete_erased_subjects_attachments(erased: Erased) -> None:
+def delete_erased_subjects_attachments(erased: Erased) -> int:
     """The subgroups POST /detect-bias attached to an erased subject's decisions are that
     person's data (docs/reference/erasure.md): their rows go. The statistics keep their counts
     (by group, not by person)."""
     ids = erased.subject_decisions
+    deleted = 0
     for start in range(0, len(ids), 1000):
-        SubgroupAttachment.objects.filter(
+        deleted += SubgroupAttachment.objects.filter(
             customer_id=erased.customer_id, decision_id__in=ids[start : start + 1000]
-        ).delete()
+        ).delete()[0]
+    return deleted

@@ -2,6 +2,9 @@
 trust.miscalibrated, contributed to the decision pipeline through audit's registry (audit
 never imports this app)."""
 
+from django.db import connection
+from django.db.models.functions import Collate
+
 from audit.registry import Change, Contributor, Erased, Event, register, register_eraser
 from calibration import rules
 from calibration.models import RiskUserState, UserDailyAggregate
@@ -52,12 +55,17 @@ register(CalibrationContributor())
 
 
 @register_eraser
-def rekey_erased_user(erased: Erased) -> None:
+def rekey_erased_user(erased: Erased) -> int:
     """An erased reviewer's daily aggregates and risk state keep their figures under the
-    erasure's pseudonym (docs/reference/erasure.md)."""
+    erasure's pseudonym (docs/reference/erasure.md). The rows are locked first in the order the
+    set-wise write upserts them (user, model, day), so a concurrent write never deadlocks."""
     if erased.user_id is None:
-        return
-    for model in (UserDailyAggregate, RiskUserState):
-        model.objects.filter(customer_id=erased.customer_id, user_id=erased.user_id).update(
-            user_id=erased.pseudonym
-        )
+        return 0
+    changed = 0
+    key = Collate("model_key", "C") if connection.vendor == "postgresql" else "model_key"
+    for model, order in ((UserDailyAggregate, (key, "day")), (RiskUserState, ("pk",))):
+        rows = model.objects.filter(customer_id=erased.customer_id, user_id=erased.user_id)
+        pks = list(rows.select_for_update().order_by(*order).values_list("pk", flat=True))
+        if pks:
+            changed += model.objects.filter(pk__in=pks).update(user_id=erased.pseudonym)
+    return changed

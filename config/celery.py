@@ -64,6 +64,8 @@ app.conf.beat_schedule = {
     },
     # Erasures that came due and each customer's retention run (docs/reference/erasure.md).
     "audit-erasures-run-due": {"task": "audit.tasks.erasures_run_due", "schedule": 3600.0},
+    # Erasures on workers whose worker died or whose message was lost.
+    "audit-erasures-running-resume": {"task": "audit.tasks.erasures_running_resume", "schedule": 60.0},
     # Staff-defined thresholds (threshold.breached) and risk users.
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
     # Signed checkpoints: every chain that grew gets one when its newest is an hour old.

@@ -21,7 +21,6 @@ from django.utils.deprecation import MiddlewareMixin
 from config import metrics, ratelimit
 from config.api import problem_response
 from config.bodyread import BodyReadTimeout, body_guard
-from config.clientaddr import from_trusted_proxy
 from config.ids import ulid
 from config.inputs import invalid, is_clean_text, query_problem
 from config.threadshare import CLOSE_CONNECTION, ShareExceeded, admit_wait, thread_share
@@ -47,7 +46,7 @@ class RequestContextMiddleware:
         if guard is not None and not is_api and not guard.admit_now():
             # A console form is read before anyone signs in: its address's share, asked now.
             response = self._problem_for(request, ShareExceeded())
-            guard.abandon(drain=False, proxied=from_trusted_proxy(request.META))
+            guard.abandon(drain=False)
         elif response is None:
             hits = ratelimit.request_hits_begin()
             succeeded = False
@@ -57,10 +56,7 @@ class RequestContextMiddleware:
             finally:
                 ratelimit.request_hits_end(hits, succeeded=succeeded)
                 if guard is not None:
-                    guard.abandon(
-                        drain=not getattr(request, CLOSE_CONNECTION, False),
-                        proxied=from_trusted_proxy(request.META),
-                    )
+                    guard.abandon(drain=not getattr(request, CLOSE_CONNECTION, False))
                 thread_share.give_back(request)
         if is_api:
             response = self._problem_for_plain_errors(request, response)

@@ -7,8 +7,9 @@ from oversight.models import RubberStampState
 
 
 @register_eraser
-def rekey_erased_user(erased: Erased) -> None:
-    if erased.user_id is not None:
-        RubberStampState.objects.filter(customer_id=erased.customer_id, user_id=erased.user_id).update(
-            user_id=erased.pseudonym
-        )
+def rekey_erased_user(erased: Erased) -> int:
+    if erased.user_id is None:
+        return 0
+    return RubberStampState.objects.filter(customer_id=erased.customer_id, user_id=erased.user_id).update(
+        user_id=erased.pseudonym
+    )

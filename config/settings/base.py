@@ -298,7 +298,9 @@ TRUSTCAL_BOOTSTRAP_ADMIN_KEY = env.str("TRUSTCAL_BOOTSTRAP_ADMIN_KEY", default="
 TRUSTCAL_CHECKPOINT_KEY = env.str("TRUSTCAL_CHECKPOINT_KEY", default="")
 TRUSTCAL_CHECKPOINT_KEY_DEFAULT = DATA_DIR / "checkpoint-ed25519.pem"
 TRUSTCAL_LOG_ORIGIN = env.str("TRUSTCAL_LOG_ORIGIN", default="trustcal.local")
-# The webhook settings, a module of their own (config/settings/webhooks.py).
+# The webhook settings and the bounds on a request's work, modules of their own
+# (config/settings/webhooks.py, config/settings/limits.py).
+from config.settings.limits import *  # noqa: E402, F403
 from config.settings.webhooks import *  # noqa: E402, F403
 
 # Tier -> (requests per minute, burst). See docs/reference/access.md.
