@@ -3,6 +3,7 @@
     python3 -m audit.offline_verify --key KEY --checkpoint NOTE [--checkpoint NOTE ...] EXPORT.ndjson
     python3 -m audit.offline_verify --key KEY --checkpoint NOTE --entry ENTRY.json --proof PROOF.json
     python3 -m audit.offline_verify --report REPORT.json EXPORT.ndjson     (audit/offline_report.py)
+    python3 -m audit.offline_verify --drift EXPORT.ndjson [SERIES.json ...]  (audit/offline_drift.py)
     python3 -m audit.offline_verify --key KEY --consistency OLD NEW --proof PROOF.json  (audit/offline_consistency.py)
 
 KEY is the verifier key (`name+keyid+base64`, from GET /audit-trail/checkpoint-key), given
@@ -338,6 +339,10 @@ def _json_file(path: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["--drift"]:  # every drift monitor's chart recomputed: audit/offline_drift.py
+        from audit import offline_drift
+
+        return offline_drift.main(given[1:], out)
     if given[:1] == ["--report"]:  # a report's figures re-derived from the export: audit/offline_report.py
         from audit import offline_report
 
