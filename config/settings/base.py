@@ -15,9 +15,8 @@ BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 env = environ.Env()
 
-# The data folder (embedded database, broker messages, exports, static files) is created,
-# and made owner-only, when Django starts (config.datadir, called from config.apps), never
-# while this module is imported.
+# The data folder (embedded database, broker messages, exports, static files) is created and
+# made owner-only when Django starts (config.datadir, from config.apps), never on import.
 DATA_DIR = Path(env.str("TRUSTCAL_DATA_DIR", default=str(BASE_DIR / "var")))
 # The address `manage.py serve` (make run) listens on.
 BIND = env.str("TRUSTCAL_BIND", default="127.0.0.1:8000")
@@ -58,6 +57,7 @@ INSTALLED_APPS = [
     "webhooks",
     "compliance",
     "oversight",
+    "drift",
     "console",
 ]
 
