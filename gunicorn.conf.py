@@ -25,10 +25,11 @@ def worker_exit(server, worker):
 
 def post_worker_init(worker):
     """Each web worker knows its thread count: one customer (and, before authentication, one
-    client address) may hold only a share of them (config/threadshare.py). The errors gunicorn
+    client address) may hold only a share of them (config/threadshare.py), and a request line
+    and its headers have a deadline (config/headerread.py). The errors gunicorn
     answers itself are problem documents (config/gunicorn_errors.py). And each request thread
     holds its database and Redis connections before the first request (config/warm.py)."""
-    from config import gunicorn_errors
+    from config import gunicorn_errors, headerread
     from config.threadshare import web_threads_set
     from config.warm import threads_warm
 
@@ -36,6 +37,7 @@ def post_worker_init(worker):
     gunicorn_errors.install(worker.cfg)
     pool = getattr(worker, "tpool", None)  # gthread's request threads
     if pool is not None:
+        headerread.install(worker)  # request lines and headers: a deadline, an address's bound
         threads_warm(pool, int(worker.cfg.threads))
     if not worker.sockets:
         _listen_own(worker)

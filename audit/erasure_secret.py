@@ -1,5 +1,5 @@
 """The secret that keys an erasure's digest of the value it erased (docs/reference/erasure.md,
-"What an erasure keeps"): the service's DJANGO_SECRET_KEY when one is set; on the embedded
+"Erasures"): the service's DJANGO_SECRET_KEY when one is set; on the embedded
 default, which may run without one, a random secret generated once in the data folder (like
 the checkpoint key), never the public development key, so the digest of a low-entropy id
 cannot be reversed by trying values."""

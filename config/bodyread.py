@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 
@@ -36,6 +36,12 @@ class BodyReadTimeout(DomainError):
         super().__init__("The request body did not arrive in time (docs/reference/limits.md).")
 
 
+class Expires(Protocol):
+    """What the watcher shuts down at its deadline: a body's read, or a header phase's."""
+
+    def expire(self) -> None: ...
+
+
 class _Watcher:
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, Any]] = []
@@ -44,7 +50,7 @@ class _Watcher:
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
 
-    def arm(self, deadline: float, guard: "DeadlineStream") -> int:
+    def arm(self, deadline: float, guard: Expires) -> int:
         with self._cv:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="body-read-deadlines", daemon=True)
@@ -77,15 +83,22 @@ class _Watcher:
 
 
 _watcher = _Watcher()
+watcher = _watcher  # also the request line's and headers' deadline (config/headerread.py)
 
 
 class DeadlineStream:
     """Wraps the request's body stream; reads past the deadline raise BodyReadTimeout."""
 
     def __init__(
-        self, stream: Any, sock: socket.socket, deadline: float, admit: Callable[[], bool] | None = None
+        self,
+        stream: Any,
+        sock: socket.socket,
+        deadline: float,
+        admit: Callable[[], bool] | None = None,
+        on_finish: Callable[[], None] | None = None,
     ) -> None:
         self.stream = stream
+        self.on_finish = on_finish  # called once, when the body has been read to its end
         self.sock = sock
         self.expired = False
         self.finished = False
@@ -133,9 +146,12 @@ class DeadlineStream:
 
     def finish(self) -> None:
         with self._lock:
-            if not self.finished:
-                self.finished = True
-                _watcher.disarm(self._handle)
+            if self.finished:
+                return
+            self.finished = True
+            _watcher.disarm(self._handle)
+        if self.on_finish is not None:
+            self.on_finish()
 
     def admit_now(self) -> bool:
         """Ask for admission before any read; False: the request must be refused."""
@@ -174,7 +190,9 @@ class DeadlineStream:
         return getattr(self.stream, name)
 
 
-def body_guard(request: Any, *, admit: Callable[[], bool] | None = None) -> DeadlineStream | None:
+def body_guard(
+    request: Any, *, admit: Callable[[], bool] | None = None, on_finish: Callable[[], None] | None = None
+) -> DeadlineStream | None:
     """Put the deadline on a request with a body served by gunicorn (the socket is known)."""
     sock = request.META.get("gunicorn.socket")
     try:
@@ -186,6 +204,6 @@ def body_guard(request: Any, *, admit: Callable[[], bool] | None = None) -> Dead
     deadline = (
         time.monotonic() + settings.BODY_READ_SECONDS + length / settings.BODY_READ_MIN_BYTES_PER_SECOND
     )
-    guard = DeadlineStream(request._stream, sock, deadline, admit)
+    guard = DeadlineStream(request._stream, sock, deadline, admit, on_finish)
     request._stream = guard
     return guard

@@ -35,6 +35,9 @@ def _known(status: int) -> tuple[str, str, str] | None:
     if status == 414:
         detail = f"The request line (method, path and query string) is over {_limits.request_line:,} bytes."
         return "URI_TOO_LONG", "URI too long", detail
+    if status == 408:
+        detail = "The request line and headers did not arrive in time (docs/reference/limits.md)."
+        return "REQUEST_TIMEOUT", "Request timeout", detail
     if status == 431:
         detail = f"More than {_limits.fields} header lines, or one over {_limits.field_size:,} bytes."
         return "HEADERS_TOO_LARGE", "Request headers too large", detail
@@ -46,6 +49,8 @@ def problem_of(status: int, reason: str, message: str) -> dict[str, Any]:
     known = _known(status)
     if known is not None:
         code, title, detail = known
+    elif status == 429:  # a client address over its threads while its headers arrive (config/headerread.py)
+        code, title, detail = "RATE_LIMIT_EXCEEDED", "Rate limit exceeded", message[:DETAIL_MAX]
     elif status == 500:  # gunicorn's own configuration problem, or an error of the application
         code, title, detail = "INTERNAL_ERROR", "Internal server error", "An unexpected error occurred."
     else:
@@ -60,7 +65,8 @@ def write_problem(sock: Any, status_int: int, reason: str, mesg: str) -> None:
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\n"
         "Connection: close\r\n"
-        "Content-Type: application/problem+json\r\n"
+        + ("Retry-After: 1\r\n" if status_int == 429 else "")
+        + "Content-Type: application/problem+json\r\n"
         f"X-Request-ID: {body['request_id']}\r\n"
         f"Content-Length: {len(payload)}\r\n\r\n"
     )

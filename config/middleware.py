@@ -21,6 +21,7 @@ from django.utils.deprecation import MiddlewareMixin
 from config import metrics, ratelimit
 from config.api import problem_response
 from config.bodyread import BodyReadTimeout, body_guard
+from config.headerread import header_phase_end
 from config.ids import ulid
 from config.inputs import invalid, is_clean_text, query_problem
 from config.threadshare import CLOSE_CONNECTION, ShareExceeded, admit_wait, thread_share
@@ -36,17 +37,30 @@ class RequestContextMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        header_phase_end()  # the request line and headers are in (config/headerread.py)
         started = time.perf_counter()
         client_id = request.META.get("HTTP_X_REQUEST_ID", "")
         request.request_id = client_id if _CLIENT_REQUEST_ID.match(client_id) else f"req_{ulid()}"  # type: ignore[attr-defined]
         is_api = request.path.startswith(API_PREFIX) or request.path == "/v1"
 
         response = (self._too_large(request) or self._unclean_input(request)) if is_api else None
-        guard = body_guard(request, admit=lambda: admit_wait(request)) if response is None else None
+        guard = (
+            body_guard(
+                request,
+                admit=lambda: admit_wait(request),
+                on_finish=lambda: thread_share.give_back(request, address_only=True),
+            )
+            if response is None
+            else None
+        )
         if guard is not None and not is_api and not guard.admit_now():
             # A console form is read before anyone signs in: its address's share, asked now.
             response = self._problem_for(request, ShareExceeded())
             guard.abandon(drain=False)
+        elif guard is not None and not is_api and (late := self._console_body_late(request)) is not None:
+            response = late
+            guard.abandon(drain=False)
+            thread_share.give_back(request)
         elif response is None:
             hits = ratelimit.request_hits_begin()
             succeeded = False
@@ -58,6 +72,10 @@ class RequestContextMiddleware:
                 if guard is not None:
                     guard.abandon(drain=not getattr(request, CLOSE_CONNECTION, False))
                 thread_share.give_back(request)
+            if guard is not None and guard.expired and response.status_code >= 500:
+                # A body read by a part of Django that lets no error through as a problem (a
+                # large console upload's parser): its deadline, not a fault of the service.
+                response = self._problem_for(request, BodyReadTimeout())
         if is_api:
             response = self._problem_for_plain_errors(request, response)
             state = getattr(request, "trustcal_ratelimit", None)
@@ -80,6 +98,23 @@ class RequestContextMiddleware:
             detail=exception.detail,
             headers=exception.headers or None,
         )
+
+    def _console_body_late(self, request: HttpRequest) -> HttpResponse | None:
+        """A console form's body, read now under its deadline (docs/reference/limits.md, Slow
+        request bodies): late, it answers 408 as /v1 does, instead of failing inside the CSRF
+        check, which lets no error but an unreadable body through. A body over Django's
+        in-memory limit is left to the upload parser (its lateness: __call__)."""
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return None
+        if length > (settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0):
+            return None
+        try:
+            request.body  # noqa: B018  (read and kept: the form's parser takes it from there)
+        except BodyReadTimeout as exc:
+            return self._problem_for(request, exc)
+        return None
 
     @staticmethod
     def _too_large(request: HttpRequest) -> HttpResponse | None:

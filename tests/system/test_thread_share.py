@@ -132,7 +132,7 @@ def test_forty_slow_batches_of_one_customer_do_not_delay_another_customers_get(t
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("processes")
-def test_slow_bodies_before_authentication_hold_only_their_addresss_share(transactional_db):
+def test_slow_bodies_before_authentication_hold_only_their_addresss_threads(transactional_db):
     stop = threading.Event()
     with gunicorn(threads=8, TRUSTCAL_BODY_READ_SECONDS="30") as base:
         port = int(base.rsplit(":", 1)[1])
@@ -151,5 +151,6 @@ def test_slow_bodies_before_authentication_hold_only_their_addresss_share(transa
             for sock in socks:
                 sock.close()
     assert health[0] == 200 and health[1] < 2.0
-    assert sum(answer.startswith(b"HTTP/1.1 429") for answer in answers[:6]) == 2, answers
+    # an address holds a fixed number of threads before authentication: 2 of 8 (a quarter)
+    assert sum(answer.startswith(b"HTTP/1.1 429") for answer in answers[:6]) == 4, answers
     assert answers[6] == b""  # still being read, not refused
