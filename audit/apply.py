@@ -1,132 +1,162 @@
 """The applying step of the decision pipeline: a plan's effects written set-wise, in the order
 every writer uses (docs/reference/decisions.md, "Order of effects"): the new decision rows
 (one insert), the stored rows a later ground truth changed (one update), each contributor's
-deltas (its own set-wise upserts), the events (one insert), and last the audit entries on
-the customer's chain.
+deltas (its own upserts), the events (one insert), and last the audit entries on the
+customer's chain, with the Merkle tree of signed checkpoints extended under the same head lock.
+
+One applier per backend; each apply() reads in the order the statements go on the wire.
+
+- SqliteApplier: every statement in turn. SQLite's IMMEDIATE transactions serialise writers.
+- PostgresApplier, a small plan (fewer than INGEST_SETWISE_FROM entries and at most COPY_FROM
+  events: a POST /log, a group of them, a small batch): every statement in psycopg's pipeline
+  mode, so the server runs them in order but none waits for the one before it; the results
+  (the new decisions' keys, the contributors' guessed-empty loads, the webhooks read, the
+  entries' appends) are read once the pipeline is left. Each entry is appended by one
+  statement that locks the head row, hashes the entry in SQL and inserts it.
+- PostgresApplier, a large plan: the decisions and events COPYed, each contributor's deltas
+  derived set-wise in SQL from a COPYed staging table, then the head row locked, the entries
+  linked in Python (audit.plan.link), COPYed and the head moved.
 
 The chain head is locked last: the head row stays locked until commit, so everything before
-it runs outside the per-customer critical section. The Merkle tree of signed checkpoints is
-extended right after the entries, under the same lock. On PostgreSQL one entry is appended by a
-single statement (the head UPDATE ... RETURNING computes the hash in SQL and feeds the
-INSERT), and a plan of up to APPEND_EACH_UP_TO entries in pipeline mode by that statement once
-per entry; more entries, and every append on other databases, lock the head row, link the
-entries in Python (audit.plan.link), insert them in bulk and move the head; a large write's
-entries are sealed before that, while the server runs its set-wise upserts. SQLite's
-IMMEDIATE transactions serialise writers anyway."""
+it runs outside the per-customer critical section."""
 
-import contextlib
 import functools
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import F
 
-from audit import tree
+from audit import registry, tree
 from audit.chain import Template, entries_seal
 from audit.checkpoints import chain_extended
 from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.plan import Plan, link
-from config import prepared
-from config.behind import behind
-from config.bulk import COPY_FROM, Statement, bulk_insert, held_send, upserts_held
+from config.db import prepared
+from config.db.bulk import COPY_FROM, bulk_insert, small_insert_sent
 from keys.models import Customer
-from webhooks.services import events_emit_sent
+from webhooks.services import events_emit, events_emit_sent
 
 
-def plan_apply(
-    plan: Plan, *, customer: Customer, first: Callable[[], list[Callable[[], None]]] | None = None
-) -> None:
-    """Write every effect of the plan (inside the caller's transaction).
+class LoadsFoundRows(Exception):
+    """A write planned on the guess that every contributor's load finds nothing found rows: the
+    pipeline rolls it back and writes again, loading first (audit.pipeline)."""
 
-    On PostgreSQL the writes before the chain head go in psycopg's pipeline mode: the server
-    runs them in order as before, but a statement whose result is not needed yet does not
-    wait for it, so the decision insert, the contributors' upserts and the event insert share
-    one round trip (the next statement that reads a result, or the end of the block, collects
-    them; an error in any of them is raised there, at the latest when the block is left).
 
-    `first` sends statements ahead of all the others in the same pipeline (the contributors'
-    loads of a write that guessed them empty, audit.pipeline) and gives the checks to run on
-    their results once the pipeline is left, before anything else."""
-    # COPY (more than COPY_FROM rows) cannot run in pipeline mode; a large batch's round
-    # trips are few next to its rows anyway.
-    pipelined = len(plan.new_decisions) <= COPY_FROM and len(plan.events) <= COPY_FROM
-    pending: _PendingAppend | None = None
-    with _pipeline(pipelined):
-        checks = first() if first is not None else []
-        decision_keys = bulk_insert(Decision, plan.new_decisions, with_ids=True, deferred=True)
-        if len(plan.changed) == 1:
-            decision = plan.changed[0]
-            Decision.objects.filter(pk=decision.pk).update(
-                outcome=decision.outcome, calibration_category=decision.calibration_category
-            )
-        elif plan.changed:
-            Decision.objects.bulk_update(plan.changed, ["outcome", "calibration_category"], batch_size=500)
-        # A large write's set-wise upserts are held (their staging rows COPYed now) and sent
-        # after the events' COPY, which cannot run in pipeline mode, see _held_sent_sealing.
-        with upserts_held() as held:
-            for contributor, acc in plan.contributions:
-                contributor.apply(customer_id=customer.pk, acc=acc)
-            # The webhooks read is sent here and read after the pipeline (a read inside it waits).
-            _, deliveries_write = events_emit_sent(customer=customer, events=plan.events)
-        if pipelined and connection.vendor == "postgresql" and 0 < len(plan.entries) <= APPEND_EACH_UP_TO:
-            # The entries, last, in the same round trip: their decisions' keys are read in SQL.
-            pending = _append_sent(plan.entries, decisions=len(plan.new_decisions))
-    for check in checks:
-        check()
-    if held:
-        _held_sent_sealing(held, plan.entries)
-    # The new keys are read once the pipeline is left: its Sync collects every result in one
-    # wait, where a read inside the block would wait on a Flush and then on the exit's Sync.
-    decision_keys()
-    deliveries_write()
-    for entry in plan.entries:  # the new rows have their primary keys now
-        # The cached decision (a plan's entries record decisions) and its key, read and set
-        # without the foreign key's descriptors (three calls per entry of a batch).
-        entry.__dict__["decision_id"] = entry._state.fields_cache["decision"].pk
-    if pending is not None:
-        tree_extended = _append_finish(pending)
-        chain_extended(
-            customer_id=customer.pk,
-            start_size=plan.entries[0].sequence - 1,
-            entry_hashes=[entry.hash for entry in plan.entries],
-            tree_extended=tree_extended,
+def plan_apply(plan: Plan, *, customer: Customer, loads_guessed: Sequence[str] | None = None) -> None:
+    """Write every effect of the plan (inside the caller's transaction). `loads_guessed`: the
+    decision_ids whose contributors' loads the plan guessed empty (PostgreSQL only); they are
+    sent first, and LoadsFoundRows is raised when one found rows."""
+    if connection.vendor == "postgresql":
+        PostgresApplier(customer, loads_guessed).apply(plan)
+    else:
+        SqliteApplier(customer).apply(plan)
+
+
+def _decisions_update(changed: list[Decision]) -> None:
+    if len(changed) == 1:
+        Decision.objects.filter(pk=changed[0].pk).update(
+            outcome=changed[0].outcome, calibration_category=changed[0].calibration_category
         )
-    elif plan.entries:
-        entries_append(customer.pk, plan.entries, decisions=len(plan.new_decisions))
+    elif changed:
+        Decision.objects.bulk_update(changed, ["outcome", "calibration_category"], batch_size=500)
 
 
-def _held_sent_sealing(held: list[Statement], entries: list[AuditEntry]) -> None:
-    """Send the held upserts in pipeline mode and seal the entries (audit.chain.entries_seal:
-    their clear fields, commitments and canonical texts, which do not depend on the chain
-    head) while the server runs them, instead of one after the other: the calibration daily
-    upsert and the statistics upsert are most of a batch's backend CPU before its entries, the
-    sealing a fifth of its Python. The head is still locked after them, and linking (the
-    sequences and hashes) waits for it. An error of an upsert is raised when the block ends."""
-    with connection.wrap_database_errors, connection.connection.pipeline():
-        held_send(held)
-        entries_seal(entries)
+def _entries_keyed(plan: Plan) -> None:
+    """The entries' decision keys, once the new decisions have theirs (a plan's entries record
+    their decision, cached on the entry)."""
+    for entry in plan.entries:
+        entry.__dict__["decision_id"] = entry._state.fields_cache["decision"].pk
 
 
-@contextlib.contextmanager
-def _pipeline(enabled: bool) -> Iterator[None]:
-    if connection.vendor != "postgresql":
-        yield
-        return
-    if not enabled:
-        # A large write COPYs: the decisions' and staging COPYs end on a helper thread while
-        # the next rows are built (the staging rows, the events'), see config.behind.
-        with behind():
-            yield
-        return
-    # Errors collected when the block ends are raised as Django's (IntegrityError for a
-    # decision_id written concurrently, which audit.pipeline retries), like any statement's.
-    with connection.wrap_database_errors, connection.connection.pipeline():
-        yield
+class SqliteApplier:
+    def __init__(self, customer: Customer) -> None:
+        self.customer = customer
+
+    def apply(self, plan: Plan) -> None:
+        bulk_insert(Decision, plan.new_decisions)
+        _decisions_update(plan.changed)
+        for contributor, acc in plan.contributions:
+            contributor.apply(customer_id=self.customer.pk, acc=acc, setwise=False)
+        events_emit(customer=self.customer, events=plan.events)
+        _entries_keyed(plan)
+        if plan.entries:
+            entries_append(self.customer.pk, plan.entries, decisions=len(plan.new_decisions))
+
+
+class PostgresApplier:
+    def __init__(self, customer: Customer, loads_guessed: Sequence[str] | None) -> None:
+        self.customer = customer
+        self.loads_guessed = loads_guessed
+
+    def apply(self, plan: Plan) -> None:
+        if len(plan.entries) >= settings.INGEST_SETWISE_FROM or len(plan.events) > COPY_FROM:
+            self.apply_large(plan)
+        else:
+            self.apply_pipelined(plan)
+
+    def apply_pipelined(self, plan: Plan) -> None:
+        customer_id = self.customer.pk
+        # Errors collected when the block ends are raised as Django's (IntegrityError for a
+        # decision_id written concurrently, which audit.pipeline retries), like any statement's.
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            loads = self._loads_sent()
+            decisions = (
+                small_insert_sent(Decision, plan.new_decisions, with_ids=True) if plan.new_decisions else None
+            )
+            _decisions_update(plan.changed)
+            for contributor, acc in plan.contributions:
+                contributor.apply(customer_id=customer_id, acc=acc, setwise=False)
+            # The events' insert and the webhooks read; the deliveries are written from them below.
+            _, deliveries_write = events_emit_sent(customer=self.customer, events=plan.events)
+            # Up to APPEND_EACH_UP_TO entries: each one's append and tree statement, here.
+            appends = None
+            if 0 < len(plan.entries) <= APPEND_EACH_UP_TO:
+                appends = _append_sent(plan.entries, decisions=len(plan.new_decisions))
+        # Read once the pipeline is left: its Sync collects every result in one wait, where a
+        # read inside the block would wait on a Flush and then on the exit's Sync.
+        if any(load() for load in loads):
+            raise LoadsFoundRows
+        if decisions is not None:
+            decisions.keys_read()
+        deliveries_write()
+        _entries_keyed(plan)
+        if appends is not None:
+            tree_extended = _append_finish(appends)
+            chain_extended(
+                customer_id=customer_id,
+                start_size=plan.entries[0].sequence - 1,
+                entry_hashes=[entry.hash for entry in plan.entries],
+                tree_extended=tree_extended,
+            )
+        elif plan.entries:
+            entries_append(customer_id, plan.entries, decisions=len(plan.new_decisions))
+
+    def apply_large(self, plan: Plan) -> None:
+        customer_id = self.customer.pk
+        loads = self._loads_sent()
+        if any(load() for load in loads):
+            raise LoadsFoundRows
+        bulk_insert(Decision, plan.new_decisions, with_ids=True)
+        _decisions_update(plan.changed)
+        for contributor, acc in plan.contributions:
+            contributor.apply(customer_id=customer_id, acc=acc, setwise=True)
+        events_emit(customer=self.customer, events=plan.events)
+        _entries_keyed(plan)
+        if plan.entries:
+            entries_append(customer_id, plan.entries, decisions=len(plan.new_decisions))
+
+    # Any: what a contributor's load read
+    def _loads_sent(self) -> list[Callable[[], Any]]:
+        if self.loads_guessed is None:
+            return []
+        ids = list(self.loads_guessed)
+        return [c.load_sent(customer_id=self.customer.pk, decision_ids=ids) for c in registry.contributors()]
 
 
 def entries_append(customer_id: str, entries: list[AuditEntry], *, decisions: int) -> None:

@@ -82,7 +82,7 @@ def _plain_members(value: dict[str, Any]) -> bool:
 def one_shot(encoder: json.JSONEncoder) -> Callable[[Any], str]:
     """encoder.encode, the same text, with the C encoder made once and without the dictionary of
     containers seen (about 1-2 us of a canonical text's few), so a circular value (never one read
-    from JSON) fails by RecursionError instead of ValueError. config.bulk's COPY rows use the same
+    from JSON) fails by RecursionError instead of ValueError. config.db.rows's COPY rows use the same
     function from config.jsontext; this module keeps its own because the offline verifier imports
     it on a machine without Django, and importing the config package starts the Celery app."""
     make = getattr(json.encoder, "c_make_encoder", None)

@@ -3,20 +3,19 @@ import_decisions): validate each item (audit.inputs.item_validated), read and lo
 stored rows the items touch (here), plan the effects (audit.plan, pure), apply them
 set-wise (audit.apply), all in one transaction."""
 
-from collections.abc import Callable, Iterator, Sequence
-from functools import partial
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from audit import registry
-from audit.apply import plan_apply
+from audit.apply import LoadsFoundRows, plan_apply
 from audit.inputs import Item
 from audit.models import AuditEntry, Decision
 from audit.plan import ItemResult, Stored, plan_items
 from audit.records import ms
-from config.bulk import array_param
+from config.db.bulk import array_param
 from config.exceptions import DomainError
 from keys.models import Customer
 
@@ -108,8 +107,12 @@ def _entries_of(customer: Customer, decisions: set[Decision], type: str, order: 
 def _contributors_load(customer: Customer, items: Sequence[Item | DomainError]) -> dict[str, Any]:
     """Each contributor's rows for the decisions the items name, by contributor name. A
     generated decision_id is new by construction, so only ids the client gave are passed."""
-    ids = sorted({i.data.decision_id for i in items if isinstance(i, Item) and i.data.decision_id})
+    ids = _decision_ids(items)
     return {c.name: c.load(customer_id=customer.pk, decision_ids=ids) for c in registry.contributors()}
+
+
+def _decision_ids(items: Sequence[Item | DomainError]) -> list[str]:
+    return sorted({i.data.decision_id for i in items if isinstance(i, Item) and i.data.decision_id})
 
 
 def items_write(
@@ -130,12 +133,8 @@ def items_write(
         return _write_once(
             customer=customer, items=items, bodies=bodies, sources=sources, optimistic=optimistic
         )
-    except (IntegrityError, _GuessedWrong):
+    except (IntegrityError, LoadsFoundRows):
         return _write_once(customer=customer, items=items, bodies=bodies, sources=sources)
-
-
-class _GuessedWrong(Exception):
-    """An optimistic write's contributors' loads, guessed empty, found rows: it runs again."""
 
 
 def _loads_guessed(items: Sequence[Item | DomainError]) -> bool:
@@ -143,26 +142,10 @@ def _loads_guessed(items: Sequence[Item | DomainError]) -> bool:
     contributor's load finds nothing (no subgroups attached beforehand, the usual case): the
     loads' statements (the per-decision locks and the attachments' read) are then sent first in
     the write's own pipeline instead of a round trip of their own, and when they did find rows
-    the write is rolled back and runs again, loading first (_loads_sent)."""
+    the write is rolled back and runs again, loading first (audit.apply.LoadsFoundRows)."""
     return connection.vendor == "postgresql" and all(
         isinstance(item, Item) and item.kind == "decision" for item in items
     )
-
-
-def _loads_sent(customer: Customer, items: Sequence[Item | DomainError]) -> list[Callable[[], None]]:
-    """Send every contributor's load (in the order of the loads); each function returned
-    raises _GuessedWrong when its load found rows."""
-    ids = sorted({i.data.decision_id for i in items if isinstance(i, Item) and i.data.decision_id})
-    return [
-        partial(_found_nothing, contributor.load_sent(customer_id=customer.pk, decision_ids=ids))
-        for contributor in registry.contributors()
-    ]
-
-
-# Any: what a contributor's load read
-def _found_nothing(read: Callable[[], Any]) -> None:
-    if read():
-        raise _GuessedWrong
 
 
 def _write_once(
@@ -194,5 +177,5 @@ def _write_once(
             sources=sources,
             new_entry_id=new_entry_id,
         )
-        plan_apply(plan, customer=customer, first=partial(_loads_sent, customer, items) if guessed else None)
+        plan_apply(plan, customer=customer, loads_guessed=_decision_ids(items) if guessed else None)
     return plan.results

@@ -12,8 +12,12 @@ A contributor's life in one write of the pipeline (see docs/reference/decisions.
                                     deltas, return the events it causes (type, data);
   trail(acc, change) -> entries     pure, right after add(): the audit entries the change
                                     causes besides its own (TrailEntry), appended after it;
-  apply(customer_id, acc)           database, after the decision rows are written and before
-                                    the chain head is locked: write the deltas set-wise.
+  apply(customer_id, acc, setwise)  database, after the decision rows are written and before
+                                    the chain head is locked: write the deltas; `setwise` (a
+                                    large write on PostgreSQL, audit.apply) derives them in SQL
+                                    from a COPYed staging table, else they are folded in Python
+                                    and written by one upsert (in psycopg's pipeline mode on
+                                    PostgreSQL: no COPY, no read of a result).
 """
 
 import datetime as dt
@@ -81,7 +85,7 @@ class Contributor[Loaded, Acc]:
     def trail(self, acc: Acc, change: Change) -> list[TrailEntry]:
         return []
 
-    def apply(self, *, customer_id: str, acc: Acc) -> None:
+    def apply(self, *, customer_id: str, acc: Acc, setwise: bool) -> None:
         raise NotImplementedError
 
 

@@ -59,7 +59,11 @@ def main() -> None:
     from audit.models import AuditEntry, Decision
     from audit.plan import Stored, link, plan_items
     from audit.views import batch_payload
-    from config import bulk
+
+    try:  # the write path's database helpers, or an earlier tree's config.bulk
+        from config.db import rows as bulk
+    except ImportError:
+        from config import bulk  # type: ignore[no-redef]
     from config.parsers import LargeJSONParser
     from keys.models import Customer
 

@@ -167,7 +167,7 @@ def fill(decisions: int) -> dict:
     from audit.models import AuditEntry, Decision
     from audit.plan import new_entry
     from audit.records import ms, new_decision, payload_fingerprint
-    from config.bulk import bulk_insert
+    from config.db.bulk import bulk_insert
     from keys.models import Customer
 
     customer = Customer.objects.get(pk=CUSTOMER)
@@ -194,7 +194,7 @@ def fill(decisions: int) -> dict:
                 new_decision(customer=customer, data=d, fingerprint=payload_fingerprint(d), now=now)
                 for d in items
             ]
-            bulk_insert(Decision, rows, with_ids=True)()
+            bulk_insert(Decision, rows, with_ids=True)
             entries = [new_entry(customer_id=CUSTOMER, decision=r, type="decision", logged_at=now, entry_id=new_id())
                        for r in rows]  # fmt: skip
             entries_append(CUSTOMER, entries, decisions=len(rows))

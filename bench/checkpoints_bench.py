@@ -79,7 +79,7 @@ def seed(n: int, through_service: int) -> dict:
     from audit.models import AuditEntry, ChainHead, Decision
     from audit.plan import new_entry
     from audit.records import new_decision, payload_fingerprint
-    from config.bulk import bulk_insert
+    from config.db.bulk import bulk_insert
     from config.timeutils import parse_timestamp
     from keys.models import Customer
 

@@ -17,7 +17,7 @@ from django.utils import timezone
 from audit.registry import Change, Contributor, Erased, Event, TrailEntry, register, register_eraser
 from bias.domain import subgroups_lenient, subgroups_object
 from bias.models import SubgroupAttachment
-from bias.setwise import Staged, folded, setwise, staged_apply
+from bias.setwise import Staged, folded, staged_apply
 from bias.stats import (
     attachments_locked,
     attachments_locked_sent,
@@ -91,8 +91,8 @@ class BiasContributor(Contributor[dict[str, SubgroupAttachment], SubgroupFold]):
             return []
         return [TrailEntry("subgroups_attached", {"subgroups": subgroups_object(adopted)})]
 
-    def apply(self, *, customer_id: str, acc: SubgroupFold) -> None:
-        if setwise(acc.staged):
+    def apply(self, *, customer_id: str, acc: SubgroupFold, setwise: bool) -> None:
+        if setwise:
             staged_apply(customer_id=customer_id, changes=acc.staged)
         else:
             upsert_stats(customer_id, folded(acc.staged))

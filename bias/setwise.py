@@ -14,12 +14,9 @@ behind the same plan.
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from django.conf import settings
-from django.db import connection
-
 from bias.models import SubgroupDailyStat
 from bias.stats import _ADDED, _STAT_VALUES, DecisionState, Deltas
-from config.bulk import staged_upsert
+from config.db.bulk import staged_upsert
 
 
 class Staged(NamedTuple):
@@ -58,10 +55,6 @@ HAVING {" OR ".join(f"{total} <> 0" for total in _SUMS)}
 ORDER BY {_DIGEST} COLLATE "C"
 """  # noqa: S608 (column names from this module)
 assert tuple(_NAMES) + tuple(_ADDED) == _STAT_VALUES
-
-
-def setwise(changes: Sequence[Staged]) -> bool:
-    return connection.vendor == "postgresql" and len(changes) >= settings.INGEST_SETWISE_FROM
 
 
 # Any: rows of the staging table: columns of mixed types

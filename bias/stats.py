@@ -25,8 +25,8 @@ from django.db import connection
 
 from bias.domain import normalize_value, subgroups_lenient
 from bias.models import Correctness, SubgroupAttachment, SubgroupDailyStat
-from config import prepared
-from config.bulk import additive_upsert
+from config.db import prepared
+from config.db.bulk import additive_upsert
 
 if TYPE_CHECKING:
     from audit.models import Decision

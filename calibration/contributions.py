@@ -9,7 +9,7 @@ from audit.registry import Change, Contributor, Erased, Event, register, registe
 from calibration import rules
 from calibration.models import RiskUserState, UserDailyAggregate
 from calibration.services import AggregateFold, aggregates_fold_apply, decision_day, miscalibrated_event
-from calibration.setwise import Staged, setwise, staged_apply
+from calibration.setwise import Staged, staged_apply
 from keys.models import Customer
 
 
@@ -41,8 +41,8 @@ class CalibrationContributor(Contributor[None, list[Staged]]):
             return [miscalibrated_event(decision=decision, entry_id=change.entry_id, source=change.source)]
         return []
 
-    def apply(self, *, customer_id: str, acc: list[Staged]) -> None:
-        if setwise(acc):
+    def apply(self, *, customer_id: str, acc: list[Staged], setwise: bool) -> None:
+        if setwise:
             staged_apply(customer_id=customer_id, changes=acc)
             return
         fold = AggregateFold()

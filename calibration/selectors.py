@@ -18,7 +18,7 @@ from audit.measures import Thresholds, accuracy
 from calibration import rules
 from calibration.models import ALL_MODELS, UserDailyAggregate, UserWeeklyAggregate
 from calibration.periods import as_date, period_expr, periods, trend_point, trend_summary
-from config import prepared
+from config.db import prepared
 from keys.models import Customer
 
 

@@ -15,7 +15,7 @@ from audit import services as audit_services
 from audit.inputs import DecisionInput
 from calibration import rules, selectors
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
-from config.bulk import additive_upsert
+from config.db.bulk import additive_upsert
 from keys.models import Customer
 from webhooks.services import event_emit
 

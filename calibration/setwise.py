@@ -16,12 +16,9 @@ import datetime as dt
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from django.conf import settings
-from django.db import connection
-
 from calibration import rules
 from calibration.models import ALL_MODELS, UserDailyAggregate
-from config.bulk import staged_upsert
+from config.db.bulk import staged_upsert
 
 
 class Staged(NamedTuple):
@@ -180,12 +177,6 @@ FROM (
 WINDOW running AS (PARTITION BY user_id, model_key, day ORDER BY ordinal, slot ROWS UNBOUNDED PRECEDING)
 ORDER BY user_id COLLATE "C", model_key COLLATE "C", day, ordinal DESC, slot DESC
 """  # noqa: S608 (column expressions from this module)
-
-
-def setwise(changes: Sequence[Staged]) -> bool:
-    """Whether this many changes are written set-wise (PostgreSQL, at least
-    INGEST_SETWISE_FROM of them)."""
-    return connection.vendor == "postgresql" and len(changes) >= settings.INGEST_SETWISE_FROM
 
 
 def staged_apply(*, customer_id: str, changes: Sequence[Staged]) -> None:

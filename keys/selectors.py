@@ -19,7 +19,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from config import prepared
+from config.db import prepared
 from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer
 from keys.services import key_digest
 

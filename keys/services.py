@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from config.bulk import additive_upsert
+from config.db.bulk import additive_upsert
 from config.inputs import invalid
 from config.ratelimit import stamp_renew
 from keys.exceptions import ApiKeyNotActive

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from config.bulk import bulk_insert
+from config.db.bulk import bulk_insert
 from config.exceptions import RateLimited
 from config.ratelimit import SlidingWindow
 from config.redis import get_redis

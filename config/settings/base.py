@@ -134,7 +134,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
     DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
-    # Prepared statements only where the code asks for them (config.prepared, the hot write
+    # Prepared statements only where the code asks for them (config.db.prepared, the hot write
     # path): Django's default (None) turns psycopg's preparing off altogether, a threshold no
     # statement reaches keeps psycopg's automatic preparing off and lets the asked-for ones be.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)

@@ -1,4 +1,4 @@
-"""The canonical texts (audit.hashing) and the JSON of the bulk rows (config.rows) are written by
+"""The canonical texts (audit.hashing) and the JSON of the bulk rows (config.db.rows) are written by
 a C encoder made once: for any JSON value the text is json's own, byte for byte, so no stored
 hash or fingerprint can change with it (docs/reference/erasure.md, "Entry format 2")."""
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from audit.hashing import canonical_json, jcs
-from config.rows import json_value
+from config.db.rows import json_value
 
 _SCALARS = (
     st.none()

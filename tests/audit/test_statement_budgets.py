@@ -24,21 +24,18 @@ POSTGRESQL = {
     "log_event": (12, 4),
     "outcome": (10, 6),
     "calibrate": (10, 5),
-    # The set-wise applier: per contributor a staging table's CREATE IF NOT EXISTS, its COPY and
-    # one INSERT ... SELECT, where the fold sent one upsert (16 statements, 18 round trips).
-    # 19 and 23 (the stored decisions' read is one statement with an array of ids, where the
-    # ORM's IN list split 1,000 ids in two), and 1 for the event insert, prepared on its first use. The set-wise applier
-    # sends per contributor a staging table's CREATE IF NOT EXISTS, its COPY and one INSERT ...
-    # SELECT where the fold sent one upsert (16 and 18 folded, in the same test). The two
-    # INSERT ... SELECTs share one round trip (pipeline mode, the entries sealed meanwhile):
-    # 19 and 22, so 20 and 23.
-    "batch": (20, 23),
+    # The large-plan applier (audit.apply): the stored decisions' read (one statement, an
+    # array of ids), the keys drawn and the decisions' COPY, per contributor a staging table's
+    # CREATE IF NOT EXISTS, its COPY and one INSERT ... SELECT, the events' COPY, then the
+    # chain: the head locked, the entries' COPY, the head moved, the tree extended. Each
+    # statement its own round trip (the COPYs two: the rows, then the end).
+    "batch": (19, 23),
     "verify": (13, 14),
     # Three entries: each one's append and tree statement in the write's one round trip (14 in
     # 11 when the head row was locked, the entries linked in Python and the tree read apart).
     "few": (15, 6),
 }
-SQLITE = {"log": 12, "log_event": 14, "outcome": 12, "calibrate": 12, "batch": 33, "verify": 10, "few": 13}
+SQLITE = {"log": 12, "log_event": 14, "outcome": 12, "calibrate": 12, "batch": 27, "verify": 10, "few": 13}
 
 
 def budget(name: str) -> dict[str, int]:
@@ -170,7 +167,7 @@ def test_the_counter_sees_every_statement_and_wait(transactional_db):
 @pytest.mark.postgres
 def test_the_hot_statements_are_prepared_once_per_connection(api):
     """The decision insert, the upserts and the bias lock and read are prepared statements
-    (config.prepared): a second request sends only their names."""
+    (config.db.prepared): a second request sends only their names."""
     api.post("/v1/log", decision_body(subgroups={"gender": "female"}), format="json")
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements WHERE NOT from_sql")

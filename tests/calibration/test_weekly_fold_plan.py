@@ -10,7 +10,7 @@ from django.db import connection
 
 from calibration import rules
 from calibration.models import UserDailyAggregate
-from config.bulk import additive_upsert
+from config.db.bulk import additive_upsert
 from keys.models import Customer
 
 pytestmark = [pytest.mark.django_db, pytest.mark.skipif("connection.vendor != 'postgresql'")]

@@ -12,7 +12,7 @@ from django.db.models import F
 from calibration import rules, selectors, weekly
 from calibration.models import UserDailyAggregate, UserWeeklyAggregate
 from calibration.selectors import DayRange
-from config.bulk import additive_upsert
+from config.db.bulk import additive_upsert
 from keys.models import Customer
 from tests.audit.erasure_helpers import erase
 

@@ -1,5 +1,5 @@
-"""The parameters the hot statements send their rows in: config.bulk.array_param's array
-literal and config.jsonrows's JSON rows read back on the server as exactly the values psycopg's
+"""The parameters the hot statements send their rows in: config.db.bulk.array_param's array
+literal and config.db.jsonrows's JSON rows read back on the server as exactly the values psycopg's
 own array dumper would have sent (doubles to the last bit, strings with quotes, backslashes,
 braces, commas, spaces and non-ASCII, NULL beside the string "NULL", dates before year 1000,
 aware times), and anything else is left to psycopg (config/jsonrows.py's own cases:
@@ -11,8 +11,8 @@ import random
 import pytest
 from django.db import connection
 
-from config.bulk import array_param
-from config.jsonrows import rows_json, rows_select
+from config.db.bulk import array_param
+from config.db.jsonrows import rows_json, rows_select
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 

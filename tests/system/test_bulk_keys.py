@@ -1,10 +1,10 @@
-"""A large bulk insert draws its rows' keys in one statement (config.bulk.KEYS_SQL) that looks the
+"""A large bulk insert draws its rows' keys in one statement (config.db.bulk.KEYS_SQL) that looks the
 table's sequence up once, not once per key."""
 
 import pytest
 from django.db import connection
 
-from config.bulk import KEYS_SQL
+from config.db.bulk import KEYS_SQL
 
 pytestmark = [pytest.mark.django_db, pytest.mark.skipif("connection.vendor != 'postgresql'")]
 

@@ -1,4 +1,4 @@
-"""config.jsonrows: a small write's rows sent as one JSON parameter (the values psycopg would
+"""config.db.jsonrows: a small write's rows sent as one JSON parameter (the values psycopg would
 have sent, read back: tests/system/test_array_params.py), a naive time and a JSON member read
 as before, a row JSON cannot carry exactly goes as arrays instead, and a POST /log's writes
 send their rows so."""
@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from audit.models import Decision
-from config.jsonrows import rows_json, rows_select
+from config.db.jsonrows import rows_json, rows_select
 from webhooks.models import Event
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]

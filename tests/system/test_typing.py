@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MYPY = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
 
 # Where the rule holds: the decision path, from the view to the plan and the aggregates.
-DECISION_PATH = ["audit", "calibration", "bias", "oversight", "config/api.py"]
+DECISION_PATH = ["audit", "calibration", "bias", "oversight", "config/api.py", "config/db"]
 # mypy --strict's flags that can be set per module.
 STRICT_FLAGS = {
     "disallow_any_generics",
@@ -30,7 +30,7 @@ STRICT_FLAGS = {
     "strict_equality",
     "extra_checks",
 }
-STRICT_MODULES = ["audit.*", "calibration.*", "bias.*", "oversight.*", "config.api"]
+STRICT_MODULES = ["audit.*", "calibration.*", "bias.*", "oversight.*", "config.api", "config.db.*"]
 # The admin pages' ModelAdmin and ModelForm bases cannot be subscripted at run time (no
 # django-stubs-ext monkeypatch): those modules may let disallow_any_generics off, and only it.
 ADMIN_PAGES = {"audit.admin", "audit.admin_erasure", "bias.admin", "calibration.admin"}

@@ -1,4 +1,4 @@
-"""How bulk writes read a model instance's row (config.bulk): every column's value from the
+"""How bulk writes read a model instance's row (config.db.bulk): every column's value from the
 instance in one call, and the few values that need preparing for PostgreSQL (JSON text, a
 field's own get_db_prep_save, a COPY's timestamps as text) prepared in place."""
 
@@ -7,14 +7,20 @@ import functools
 import json
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection, models
 
 from config.jsontext import one_shot
 
+if TYPE_CHECKING:
+    AnyField = models.Field[Any, Any]  # Any: a field of any column type
+else:
+    AnyField = models.Field  # not subscriptable at run time
 
-def copy_row_of(model: type[models.Model], fields: list[models.Field]) -> Callable[[models.Model], list]:
+
+# Any: a row holds the columns' values, of mixed types
+def copy_row_of(model: type[models.Model], fields: list[AnyField]) -> Callable[[models.Model], list[Any]]:
     """How bulk_insert's COPY reads an object's row (row_of), its timestamps written as text."""
     return row_of(fields, {**preparers(model), **dict.fromkeys(_datetime_names(model), _times_written())})
 
@@ -36,7 +42,7 @@ def _times_written() -> Callable[[Any], Any]:
     before."""
     written: dict[dt.datetime, str] = {}
 
-    def text(value: Any) -> Any:
+    def text(value: Any) -> Any:  # Any: a column's value
         if type(value) is not dt.datetime or value.tzinfo is None:
             return value
         found = written.get(value)
@@ -47,7 +53,8 @@ def _times_written() -> Callable[[Any], Any]:
     return text
 
 
-def row_of(fields: list[models.Field], prepare: dict[str, Any]) -> Callable[[models.Model], list]:
+# Any: a row holds the columns' values, of mixed types; a preparer takes and gives one
+def row_of(fields: list[AnyField], prepare: dict[str, Any]) -> Callable[[models.Model], list[Any]]:
     """How an object's row is read: every column's value from the instance's __dict__ in one
     call (an itemgetter: a comprehension over the columns cost a 1,000-row batch several
     milliseconds per table), then the few values that need preparing (JSON text, a field's
@@ -57,7 +64,7 @@ def row_of(fields: list[models.Field], prepare: dict[str, Any]) -> Callable[[mod
     fixes = [(at, prepare[name]) for at, name in enumerate(names) if prepare[name] is not None]
     single = len(names) == 1  # itemgetter of one name gives the value, not a tuple
 
-    def row(obj: models.Model) -> list:
+    def row(obj: models.Model) -> list[Any]:  # Any: the columns' values
         values = [get(obj.__dict__)] if single else list(get(obj.__dict__))
         for at, fn in fixes:
             values[at] = fn(values[at])
@@ -69,12 +76,14 @@ def row_of(fields: list[models.Field], prepare: dict[str, Any]) -> Callable[[mod
 _JSON = one_shot(json.JSONEncoder())  # json.dumps's own text, its C encoder made once (config.jsontext)
 
 
+# Any: a JSON field's value, and its JSON text (or None)
 def json_value(value: Any) -> Any:
     if value is None:
         return None
     return "{}" if value == {} and type(value) is dict else _JSON(value)  # metadata is mostly empty
 
 
+# Any: a preparer (None, or a function from a value to the value sent)
 @functools.cache
 def preparers(model: type[models.Model]) -> dict[str, Any]:
     """How each concrete field's value goes to PostgreSQL in bulk_insert: as it is (None), as
@@ -111,5 +120,6 @@ def preparers(model: type[models.Model]) -> dict[str, Any]:
     return prepare
 
 
-def _prep_save(field: models.Field, value: Any) -> Any:
+# Any: a column's value, before and after its field prepares it
+def _prep_save(field: AnyField, value: Any) -> Any:
     return field.get_db_prep_save(value, connection)

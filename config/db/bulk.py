@@ -10,88 +10,104 @@ import datetime as dt
 import functools
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextvars import ContextVar
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+import psycopg
 from django.db import connection, models
+from django.db.models import ForeignObjectRel
 
-from config import prepared
-from config.behind import copy_from
-from config.jsonrows import rows_json, rows_select
-from config.rows import copy_row_of, preparers, row_of
+from config.db import prepared
+from config.db.jsonrows import rows_json, rows_select
+from config.db.rows import AnyField, copy_row_of, preparers, row_of
 
 COPY_FROM = 50  # rows from which COPY is cheaper than one multi-row INSERT
 
 
-def bulk_insert(
-    model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool = False, deferred: bool = False
-) -> Callable[[], None]:
+def bulk_insert(model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool = False) -> None:
     """Insert `objs` (all fields set except, with `with_ids`, an auto primary key, which is
     drawn from the table's sequence and set on each object).
 
     On PostgreSQL up to COPY_FROM rows go in one INSERT ... SELECT FROM unnest(one array per
-    column) RETURNING the keys, a prepared statement (config.prepared). With `deferred` their
-    result is read only when the returned function is called (call it before reading the
-    keys), so that in psycopg's pipeline mode the statements sent after it share its round trip
-    (audit.apply). More rows: the keys drawn by one statement, then one COPY; with `deferred`,
-    inside a config.behind block, the COPY's end runs on a helper thread while the caller goes
-    on, and the next use of the connection waits for it."""
+    column) RETURNING the keys (small_insert_sent, then its keys read); more rows: the keys
+    drawn by one statement, then one COPY. Elsewhere Django's bulk_create."""
     if not objs:
-        return _nothing
+        return
     if connection.vendor != "postgresql":
         model._default_manager.bulk_create(objs, batch_size=500)
-        return _nothing
-    meta = model._meta
-    fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
-    prepare = preparers(model)
+        return
     if len(objs) <= COPY_FROM:
-        # One statement, its text compiled once per model: for a few rows one statement beats
-        # drawing ids and then streaming a COPY (two).
-        bound = prepared.BoundCursor()
-        row = row_of(fields, prepare)
-        rows = [row(obj) for obj in objs]
-        floats = _float_fields(model, with_ids)
-        if (as_json := rows_json(rows, floats)) is not None:
-            bound.execute(_insert_sql(model, with_ids, json=True), [as_json])
-        else:
-            arrays = [
-                array_param([None if value is None else float(value) for value in column])
-                if is_float
-                else array_param(list(column))
-                for is_float, column in zip(floats, zip(*rows, strict=True), strict=True)
-            ]
-            bound.execute(_insert_sql(model, with_ids), arrays)
-        _saved(objs)
-        if not with_ids:
-            bound.close()
-            return _nothing
-
-        def keys() -> None:
-            for obj, (pk,) in zip(objs, bound.fetchall(), strict=True):
-                obj.pk = pk
-            bound.close()
-
-        if not deferred:
-            keys()
-            return _nothing
-        return keys
+        sent = small_insert_sent(model, objs, with_ids=with_ids)
+        sent.keys_read()
+        return
+    meta = model._meta
+    fields = list(meta.concrete_fields)
     with connection.cursor() as cursor:
         if with_ids:
             assert meta.pk is not None and meta.pk.column is not None
             cursor.execute(KEYS_SQL, [meta.db_table, meta.pk.column, len(objs)])
             for obj, (pk,) in zip(objs, cursor.fetchall(), strict=True):
                 obj.pk = pk
-            fields = list(meta.concrete_fields)
-        qn = connection.ops.quote_name
-        names = ", ".join(qn(str(field.column)) for field in fields)
-        row = copy_row_of(model, fields)
-    # With `deferred`, inside a config.behind block, the COPY's end runs on a helper thread.
-    with copy_from(f"COPY {qn(meta.db_table)} ({names}) FROM STDIN", behind=deferred) as copy:
+    qn = connection.ops.quote_name
+    names = ", ".join(qn(str(field.column)) for field in fields)
+    row = copy_row_of(model, fields)
+    with copy_from(f"COPY {qn(meta.db_table)} ({names}) FROM STDIN") as copy:
         for obj in objs:
             copy.write_row(row(obj))
     _saved(objs)
-    return _nothing
+
+
+class SentInsert:
+    """An INSERT of up to COPY_FROM rows sent on the connection (in psycopg's pipeline mode its
+    result is not waited for); keys_read() reads the keys it returned into the objects, then
+    closes its cursor. Call it before reading the objects' keys."""
+
+    def __init__(self, objs: Sequence[models.Model], cursor: prepared.BoundCursor, with_ids: bool) -> None:
+        self.objs = objs
+        self.cursor = cursor
+        self.with_ids = with_ids
+
+    def keys_read(self) -> None:
+        if self.with_ids:
+            for obj, (pk,) in zip(self.objs, self.cursor.fetchall(), strict=True):
+                obj.pk = pk
+        self.cursor.close()
+
+
+def small_insert_sent(
+    model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool
+) -> SentInsert:
+    """PostgreSQL, up to COPY_FROM rows: send one INSERT ... SELECT of the rows (one array per
+    column, or the rows as one JSON parameter, config.db.jsonrows), a prepared statement
+    (config.db.prepared), RETURNING the keys with `with_ids`. Its text is compiled once per
+    model: for a few rows one statement beats drawing ids and then streaming a COPY (two)."""
+    meta = model._meta
+    fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
+    bound = prepared.BoundCursor()
+    row = row_of(fields, preparers(model))
+    rows = [row(obj) for obj in objs]
+    floats = _float_fields(model, with_ids)
+    if (as_json := rows_json(rows, floats)) is not None:
+        bound.execute(_insert_sql(model, with_ids, json=True), [as_json])
+    else:
+        arrays = [
+            array_param([None if value is None else float(value) for value in column])
+            if is_float
+            else array_param(list(column))
+            for is_float, column in zip(floats, zip(*rows, strict=True), strict=True)
+        ]
+        bound.execute(_insert_sql(model, with_ids), arrays)
+    _saved(objs)
+    return SentInsert(objs, bound, with_ids)
+
+
+@contextlib.contextmanager
+def copy_from(sql: str) -> Iterator[psycopg.Copy]:
+    """`COPY ... FROM STDIN` on Django's connection, its errors Django's (psycopg's
+    UniqueViolation an IntegrityError, as for any statement): the caller writes the rows
+    inside the block."""
+    with connection.wrap_database_errors, connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+        yield copy
 
 
 # N new keys of a table's serial primary key. The sequence's name is looked up once (an
@@ -104,6 +120,7 @@ _QUOTED = str.maketrans({"\\": "\\\\", '"': '\\"'})
 _SPECIAL_FLOATS = {math.inf: "Infinity", -math.inf: "-Infinity"}
 
 
+# Any: the elements of one column, of the column's type
 def array_param(values: list[Any]) -> str | list[Any]:
     """One array parameter of a statement that casts it (`%s::bigint[]`): PostgreSQL's array
     literal, `{1,NULL,"a \\"b\\""}`, where every element is None, a str, bool, int, float, date
@@ -134,10 +151,6 @@ def array_param(values: list[Any]) -> str | list[Any]:
     return "{" + ",".join(parts) + "}"
 
 
-def _nothing() -> None:
-    return None
-
-
 def _saved(objs: Sequence[models.Model]) -> None:
     alias = connection.alias  # a thread-local lookup each time it is read
     for obj in objs:
@@ -155,7 +168,7 @@ def _float_fields(model: type[models.Model], with_ids: bool) -> tuple[bool, ...]
 @functools.cache
 def _insert_sql(model: type[models.Model], with_ids: bool, *, json: bool = False) -> str:
     """bulk_insert's statement for up to COPY_FROM rows: one array per column, unnested in
-    order, or (`json`) the rows as one JSON parameter (config.jsonrows); the keys come back in
+    order, or (`json`) the rows as one JSON parameter (config.db.jsonrows); the keys come back in
     the rows' order, as Django's bulk_create assumes too."""
     meta = model._meta
     qn = connection.ops.quote_name
@@ -170,7 +183,7 @@ def _insert_sql(model: type[models.Model], with_ids: bool, *, json: bool = False
     return f"INSERT INTO {qn(meta.db_table)} ({columns}) {source}{returning}"
 
 
-def column_type(field: Any) -> str:
+def column_type(field: AnyField | ForeignObjectRel) -> str:
     """A column's type without a length, for casts of bound values: a value too long for its
     column fails the insert instead of being cut by the cast."""
     return re.sub(r"\(.*\)", "", str(field.db_type(connection)))
@@ -181,7 +194,7 @@ def additive_upsert(
     *,
     key: Sequence[str],
     values: Sequence[str],
-    rows: Iterable[Sequence[Any]],
+    rows: Iterable[Sequence[Any]],  # Any: the columns' values, of mixed types
     add: Sequence[str] | None = None,
     batch: int = 500,
 ) -> None:
@@ -196,7 +209,7 @@ def additive_upsert(
     On PostgreSQL every row goes in one statement whose text does not depend on the number
     of rows (one array per column, unnested in order): psycopg parses a statement's text once
     and caches it, where a multi-row VALUES list was a new text of up to 78 KB to parse on
-    every call; it is a prepared statement (config.prepared). Elsewhere one multi-row VALUES
+    every call; it is a prepared statement (config.db.prepared). Elsewhere one multi-row VALUES
     per `batch` rows."""
     ordered = sorted(rows, key=lambda row: tuple(row[: len(key)]))
     if not ordered:
@@ -241,7 +254,7 @@ def _upsert_sql(
     rows: int,
 ) -> str:
     """additive_upsert's statement: `rows` rows of VALUES, (0) one array per column or (-1)
-    the rows as one JSON parameter (config.jsonrows)."""
+    the rows as one JSON parameter (config.db.jsonrows)."""
     qn = connection.ops.quote_name
     table = qn(model._meta.db_table)
     names = ", ".join(qn(name) for name in columns)
@@ -266,11 +279,11 @@ def staged_upsert(
     *,
     staging: str,
     columns: Sequence[tuple[str, str]],
-    rows: Sequence[Sequence[Any]],
+    rows: Sequence[Sequence[Any]],  # Any: the columns' values, of mixed types
     key: Sequence[str],
     values: Sequence[str],
     select: str,
-    params: Sequence[Any] = (),
+    params: Sequence[Any] = (),  # Any: SQL parameters of mixed types
     add: Sequence[str] | None = None,
 ) -> None:
     """The set-wise form of additive_upsert, PostgreSQL only: COPY `rows` (one per decision or
@@ -303,45 +316,7 @@ def staged_upsert(
         cursor.execute(
             f"CREATE TEMPORARY TABLE IF NOT EXISTS {qn(staging)} ({definition}) ON COMMIT DELETE ROWS"
         )
-        if connection.connection.pgconn.pipeline_status:  # COPY cannot run in pipeline mode
-            arrays = ", ".join(f"%s::{sql_type}[]" for _, sql_type in columns)
-            cursor.execute(
-                f"INSERT INTO {qn(staging)} ({names}) SELECT * FROM unnest({arrays})",  # noqa: S608
-                [array_param(list(column)) for column in zip(*rows, strict=True)],
-            )
-        else:
-            # Inside a config.behind block the COPY's end runs on a helper thread.
-            with copy_from(f"COPY {qn(staging)} ({names}) FROM STDIN", behind=True) as copy:
-                for row in rows:
-                    copy.write_row(row)
-            if (held := _held.get()) is not None:
-                held.append((insert, list(params)))
-                return
+        with copy_from(f"COPY {qn(staging)} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
         cursor.execute(insert, list(params))
-
-
-# Any: SQL parameters of mixed types
-type Statement = tuple[str, list[Any]]
-_held: ContextVar[list[Statement] | None] = ContextVar("held_upserts", default=None)
-
-
-@contextlib.contextmanager
-def upserts_held() -> Iterator[list[Statement]]:
-    """Inside the block, staged_upsert (outside pipeline mode) COPYs its staging rows as
-    always but keeps its INSERT ... SELECT in the list yielded instead of running it, for the
-    caller to send in pipeline mode (held_send) and do its own Python while the server runs
-    them (audit.apply: the entries are sealed meanwhile). The statements keep their order."""
-    held: list[Statement] = []
-    token = _held.set(held)
-    try:
-        yield held
-    finally:
-        _held.reset(token)
-
-
-def held_send(held: Sequence[Statement]) -> None:
-    """Send the held statements, in order, in the caller's pipeline (their results, none, are
-    collected when it ends)."""
-    with connection.cursor() as cursor:
-        for sql, params in held:
-            cursor.execute(sql, params)

@@ -25,8 +25,6 @@ from typing import Any
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from config.behind import joined
-
 
 class BoundCursor:
     """A server-binding psycopg cursor whose execute() is logged and whose errors are Django's.
@@ -41,22 +39,24 @@ class BoundCursor:
         self._errors = db.wrap_database_errors
         self._cursor: psycopg.Cursor[Any] = psycopg.Cursor(db.connection)
 
+    # Any: SQL parameters of mixed types
     def execute(self, sql: str, params: Sequence[Any], *, binary: bool = False) -> None:
         """Run `sql`; with `binary`, the values come back in PostgreSQL's binary format (no
         number is printed as text by the server and parsed again by psycopg)."""
-        joined()  # a COPY still ending on its helper thread first (config.behind)
         started = time.monotonic()
         try:
             with self._errors:
-                self._cursor.execute(sql, params, prepare=True, binary=binary)  # type: ignore[arg-type]  # fixed texts
+                self._cursor.execute(sql, params, prepare=True, binary=binary)
         finally:
             if self._db.queries_logged:
                 self._db.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
 
+    # Any: a row's values, of the columns' types
     def fetchone(self) -> tuple[Any, ...] | None:
         with self._errors:
             return self._cursor.fetchone()
 
+    # Any: rows' values, of the columns' types
     def fetchall(self) -> list[tuple[Any, ...]]:
         with self._errors:
             return self._cursor.fetchall()

@@ -1,7 +1,7 @@
-"""A small write's rows as one JSON parameter (config.bulk, PostgreSQL).
+"""A small write's rows as one JSON parameter (config.db.bulk, PostgreSQL).
 
 bulk_insert's small INSERT and additive_upsert send one array literal per column
-(config.bulk.array_param), each a parameter psycopg dumps: about 80 of them per POST /log, a
+(config.db.bulk.array_param), each a parameter psycopg dumps: about 80 of them per POST /log, a
 tenth of its profiled CPU. Here the rows go as one JSON text instead, an array of one object
 per row written by orjson's C encoder in one call, and the statement reads it with
 `json_to_recordset`, each column declared with its PostgreSQL type, so the server converts every
@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 
+# Any: the columns' values, of mixed types
 def rows_json(rows: Sequence[Sequence[Any]], floats: Sequence[bool]) -> str | None:
     """The rows (each the columns' values in order) as the JSON text rows_select reads, the
     values of the `floats` columns as doubles; None when a value cannot go as JSON."""
