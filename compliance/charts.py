@@ -92,3 +92,42 @@ def subgroups(attributes: dict[str, Any], *, max_attributes: int = 3, max_groups
     axes[0][0].legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return _svg(fig)
+
+
+def drift_chart(points: list[dict[str, Any]], *, h: float, title: str, lower: float | None = None) -> str:
+    """A drift monitor's chart (docs/reference/drift.md, The charts): the statistic against the
+    point index, the alarm limit h, a marker at each signal and a tick at each restart. For the
+    probe SPRT the statistic is S and `lower` the bound of an h0 conclusion."""
+    fig, ax = plt.subplots(figsize=(7.2, 2.6))
+    index = [p["index"] for p in points]
+    value = [p["x"] if "x" in p else p["llr_sum"] for p in points]
+    ax.plot(index, value, color=BLUE, linewidth=1.0, drawstyle="steps-post", label="statistic")
+    ax.axhline(h, color=ORANGE, linestyle="--", linewidth=0.9, label=f"alarm limit {h:g}")
+    if lower is not None:
+        ax.axhline(lower, color=GREY, linestyle="--", linewidth=0.9, label=f"h0 bound {lower:g}")
+    signals = [
+        (p["index"], v)
+        for p, v in zip(points, value, strict=True)
+        if p.get("signal") or p.get("conclusion") == "h1"
+    ]
+    if signals:
+        ax.scatter(
+            [i for i, _ in signals],
+            [v for _, v in signals],
+            color=ORANGE,
+            marker="v",
+            s=28,
+            zorder=3,
+            label="signal",
+        )
+    restarts = [p["index"] for p in points if p.get("restart")]
+    if restarts:
+        floor = lower if lower is not None else 0.0
+        ax.scatter(restarts, [floor] * len(restarts), color=GREY, marker="|", s=40, zorder=2, label="restart")
+    ax.set_xlabel("chart point")
+    ax.set_ylabel("CUSUM X" if lower is None else "SPRT S")
+    if lower is None:
+        ax.set_ylim(bottom=0)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left", frameon=False, fontsize=7, ncols=4)
+    return _svg(fig)

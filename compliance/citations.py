@@ -39,6 +39,9 @@ CITATIONS: dict[str, Citation] = {
         EU_AI_ACT,
         EU_AI_ACT_SOURCE + ", Article 26(2) (human oversight assigned to competent persons)",
     ),
+    "eu.art26_5": Citation(
+        "Art. 26(5)", EU_AI_ACT, EU_AI_ACT_SOURCE + ", Article 26(5) (monitoring the operation of the system)"
+    ),
     "eu.art26_7": Citation("Art. 26(7)", EU_AI_ACT, EU_AI_ACT_SOURCE + ", Article 26(7) (informing workers)"),
     "eu.annex_iv_1_a": Citation(
         "Annex IV, point 1(a)",
@@ -70,6 +73,14 @@ POINTS = {
         ("eu.art14_4_d",),
         "the people overseeing the system are able to disregard, override or reverse its output. Probes "
         "whose AI recommendation is known to be wrong measure whether they do when it matters.",
+    ),
+    "drift_monitoring": (
+        ("eu.art14_4_b", "eu.art26_5"),
+        "the people overseeing the system remain aware of automation bias, and the deployer monitors "
+        "the system in operation and acts on risk. Sequential alarms say when a reviewer, or the "
+        "organisation, relies on the AI more or less than their own baseline did at the same AI "
+        "confidence, when the AI's confidence stops matching its outcomes, and when a reviewer misses "
+        "too many vigilance probes.",
     ),
     "checkpoint": (
         ("eu.art12", "eu.art14_4_a"),
@@ -103,6 +114,14 @@ def point(key: str, template: str) -> str:
         return (
             f"Post-deployment monitoring and safeguards (the NIST AI RMF, a framework {cite('tx.552_105_e')} "
             f"recognises): {sentence}"
+        )
+    if key == "drift_monitoring":
+        return (
+            "Continuous monitoring of the system in production (the NIST AI RMF, MEASURE 2.4 and MANAGE "
+            f"4.1, a framework {cite('tx.552_105_e')} recognises): sequential alarms say when reviewers "
+            "rely on the AI more or less than their own baseline did at the same AI confidence, when the "
+            "AI's confidence stops matching its outcomes, and when a reviewer misses too many vigilance "
+            "probes."
         )
     if key == "system_description":
         return (

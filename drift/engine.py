@@ -102,6 +102,44 @@ class ChartState:
     open_alarm: bool = False
     run: Run | None = field(default=None)
 
+    def to_json(self) -> dict[str, Any]:  # Any: JSON members
+        """The state as JSON values (for a JSON column): the run's times as ISO 8601 text, its
+        excess as the double itself (JSON keeps every digit of a float)."""
+        run = None
+        if self.run is not None:
+            run = {**self.run.as_dict(), "excess": self.run.excess, "misses": self.run.misses}
+            for key in ("decision_time_from", "decision_time_to"):
+                run[key] = run[key].isoformat()
+        return {
+            "points": self.points,
+            "statistic": self.statistic,
+            "restart": self.restart,
+            "open_alarm": self.open_alarm,
+            "run": run,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, Any]) -> "ChartState":  # Any: JSON members
+        run = data.get("run")
+        return ChartState(
+            points=int(data["points"]),
+            statistic=float(data["statistic"]),
+            restart=bool(data["restart"]),
+            open_alarm=bool(data["open_alarm"]),
+            run=None
+            if run is None
+            else Run(
+                start_index=run["start_index"],
+                points=run["points"],
+                first_sequence=run["first_sequence"],
+                last_sequence=run["last_sequence"],
+                decision_time_from=dt.datetime.fromisoformat(run["decision_time_from"]),
+                decision_time_to=dt.datetime.fromisoformat(run["decision_time_to"]),
+                excess=float(run["excess"]),
+                misses=int(run["misses"]),
+            ),
+        )
+
 
 @dataclass(frozen=True)
 class AlarmDraft:

@@ -127,3 +127,15 @@ def test_bad_points_are_refused():
         advance(Spec("ai_calibration_up", 2.0, 3.0), ChartState(), point(1, c=None))
     with pytest.raises(ValueError):
         advance(Spec("team_reliance", 2.0, 3.0), ChartState(), point(1))
+
+
+def test_a_state_stored_as_json_continues_the_chart_exactly():
+    import json
+
+    spec = Spec("over_reliance", 2.0, 4.0, FIT)
+    straight, stored = ChartState(), ChartState()
+    for n in range(1, 16):
+        expected = advance(spec, straight, point(n, c=0.3 if n % 3 else 0.9, e=n % 2))
+        stored = ChartState.from_json(json.loads(json.dumps(stored.to_json())))
+        assert advance(spec, stored, point(n, c=0.3 if n % 3 else 0.9, e=n % 2)) == expected
+    assert stored == straight
