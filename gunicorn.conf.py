@@ -4,6 +4,7 @@ either may hold a secret a client put in a URL (an API key), and logs are read b
 than keys are."""
 
 import os
+import sys
 
 access_log_format = '%(h)s %(l)s %(u)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s "%(a)s" %(L)s'
 
@@ -24,15 +25,21 @@ def worker_exit(server, worker):
 
 
 def post_worker_init(worker):
-    """Each web worker knows its thread count: one customer (and, before authentication, one
-    client address) may hold only a share of them (config/threadshare.py), and a request line
-    and its headers have a deadline (config/headerread.py). The errors gunicorn
-    answers itself are problem documents (config/gunicorn_errors.py). And each request thread
-    holds its database and Redis connections before the first request (config/warm.py)."""
+    """A web host whose connections would exceed what PostgreSQL allows does not start
+    (config/connections.py). Each web worker knows its thread count: one customer (and, before
+    authentication, one client address) may hold only a share of them (config/threadshare.py),
+    and a request line and its headers have a deadline (config/headerread.py). The errors
+    gunicorn answers itself are problem documents (config/gunicorn_errors.py). And each request
+    thread holds its database and Redis connections before the first request (config/warm.py)."""
     from config import gunicorn_errors, headerread
+    from config.connections import budget_problem, web_process_connections
     from config.threadshare import web_threads_set
     from config.warm import threads_warm
 
+    problem = budget_problem("web", int(worker.cfg.workers), web_process_connections(int(worker.cfg.threads)))
+    if problem is not None:
+        worker.log.error(problem)
+        sys.exit(3)  # gunicorn's "worker failed to boot": the master stops, saying why
     web_threads_set(int(worker.cfg.threads))
     gunicorn_errors.install(worker.cfg)
     pool = getattr(worker, "tpool", None)  # gthread's request threads

@@ -8,6 +8,8 @@ from typing import Any
 import celery
 from celery import Celery, signals
 from django.conf import settings
+from django.db import InterfaceError as DatabaseInterfaceError
+from django.db import OperationalError as DatabaseOperationalError
 from kombu.exceptions import OperationalError
 from kombu.transport import TRANSPORT_ALIASES
 
@@ -18,10 +20,23 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 
 class Task(celery.Task):
-    """A publish through a Redis broker that this process knows to be unreachable fails at once
-    (kombu's OperationalError, which every caller already handles: what a task announces is a
-    database row that beat claims again) instead of waiting on a connect timeout in a request
-    (docs/deploy.md, "When Redis is down")."""
+    """Every task of the service.
+
+    A task that cannot reach the database (refused, "too many clients", a dropped connection)
+    is sent again after a short backoff, up to five times; each retry and each failure is
+    counted in /v1/metrics (`tasks`). A task only says "now": what it works on is a
+    database row that beat claims again, so one that still fails is late, not lost
+    (docs/deploy.md, "Database connections").
+
+    A publish through a Redis broker that this process knows to be unreachable fails at once
+    (kombu's OperationalError, which every caller already handles) instead of waiting on a
+    connect timeout in a request (docs/deploy.md, "When Redis is down")."""
+
+    autoretry_for = (DatabaseOperationalError, DatabaseInterfaceError)
+    retry_backoff = 1
+    retry_backoff_max = 8
+    retry_jitter = True
+    max_retries = 5
 
     def apply_async(self, *args: Any, **kwargs: Any) -> Any:  # Any: Celery's own signature
         from config.redis import RedisError, get_redis, redis_failed
@@ -78,10 +93,25 @@ app.conf.beat_schedule = {
 import config.heartbeat  # noqa: E402, F401  (connects the worker heartbeat signals)
 
 
+@signals.task_retry.connect
+def _task_retried(**kwargs: object) -> None:
+    from config.metrics import record_task
+
+    record_task("retried")
+
+
+@signals.task_failure.connect
+def _task_failed(**kwargs: object) -> None:
+    from config.metrics import record_task
+
+    record_task("failed")
+
+
 @signals.worker_init.connect
 @signals.beat_init.connect
 def _startup_check(**kwargs: object) -> None:
-    """A worker or beat refuses to start on a misconfigured host, with the reason (config/checks.py).
+    """A worker or beat refuses to start on a misconfigured host, with the reason (config/checks.py,
+    and for a worker config/connections.py).
     SystemExit, because Celery logs and ignores a signal handler's ordinary exception."""
     from django.core.management.base import SystemCheckError
 
@@ -92,3 +122,11 @@ def _startup_check(**kwargs: object) -> None:
     except SystemCheckError as exc:
         sys.stderr.write(f"{exc}\n")
         raise SystemExit(1) from exc
+    concurrency = getattr(kwargs.get("sender"), "concurrency", None)  # a worker's, not beat's
+    if isinstance(concurrency, int) and concurrency > 0:
+        from config.connections import budget_problem, worker_process_connections
+
+        problem = budget_problem("worker", concurrency, worker_process_connections())
+        if problem is not None:
+            sys.stderr.write(f"{problem}\n")
+            raise SystemExit(1)

@@ -90,6 +90,7 @@ def metrics_snapshot(*, customer: Any = None) -> dict[str, Any]:
     under the same keys, its own customer's decisions, signals and deliveries (`scope: "customer"`)."""
     body: dict[str, Any] = {"scope": "platform" if customer is None else "customer"}
     body["requests"] = request_metrics.snapshot()
+    body["tasks"] = body["requests"].pop("tasks")
     body.update({"decisions_logged": 0, "signals_ingested": 0, "deliveries": {}, "queues": {}})
     if customer is None:
         hooks = [hook() for hook in app_hooks("metrics")]

@@ -135,6 +135,15 @@ def _flush_pending(client: Any) -> None:
                 _pending_sums[group] = _pending_sums.get(group, 0.0) + total
 
 
+def record_task(outcome: str) -> None:
+    """A Celery task of this process was `retried` or `failed` (config/celery.py); folded into
+    Redis now, since a worker serves no request that would flush it."""
+    with _lock:
+        _pending[f"task{_SEP}{outcome}"] += 1
+        _local[f"task{_SEP}{outcome}"] += 1
+    flush(wait=False)
+
+
 def _percentile(buckets: list[tuple[float, int]], q: float, *, over_ms: float = 0.0) -> float | None:
     """The upper bound of the bucket holding the q-quantile. In the open bucket past the last
     bound it is the mean duration of the requests there (`over_ms` is their total), always a
@@ -209,7 +218,8 @@ def snapshot() -> dict[str, Any]:
         }
         for group, figures in histograms().items()
     }
-    return {"total": raw.get("total", 0), "by_status": by_status, "latency_ms": latency}
+    tasks = {outcome: raw.get(f"task{_SEP}{outcome}", 0) for outcome in ("retried", "failed")}
+    return {"total": raw.get("total", 0), "by_status": by_status, "latency_ms": latency, "tasks": tasks}
 
 
 def reset() -> None:

@@ -76,6 +76,10 @@ class _Snapshot:
         )
         errors.add_metric([], body.get("delivery_internal_errors") or 0)
         yield errors
+        tasks = CounterMetricFamily("trustcal_tasks", "Celery tasks retried or failed.", labels=["outcome"])
+        for outcome, count in (body.get("tasks") or {}).items():
+            tasks.add_metric([outcome], count)
+        yield tasks
         redis = body.get("redis") or {}
         if redis.get("configured"):
             reachable = GaugeMetricFamily(

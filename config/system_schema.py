@@ -89,6 +89,13 @@ class _RequestsOutput(serializers.Serializer):
     )
 
 
+class _TasksOutput(serializers.Serializer):
+    retried = serializers.IntegerField(help_text="Celery tasks sent again after a database error")
+    failed = serializers.IntegerField(
+        help_text="Celery tasks that failed (their rows wait for beat's next claim)"
+    )
+
+
 class _DeliveriesOutput(serializers.Serializer):
     pending = serializers.IntegerField()
     succeeded = serializers.IntegerField()
@@ -139,5 +146,6 @@ class MetricsOutput(serializers.Serializer):
     exports = _ExportsOutput()
     bias_alerts_last_24h = serializers.IntegerField(required=False, help_text="platform scope")
     amplification_alerts = _AmplificationAlertsOutput(required=False, help_text="platform scope")
+    tasks = _TasksOutput(help_text="with REDIS_URL every worker's; without, the answering process's")
     redis = _RedisOutput(help_text="the answering process's view of Redis")
     timestamp = serializers.CharField()

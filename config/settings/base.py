@@ -129,6 +129,9 @@ SQLITE_OPTIONS = {
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'trustcal.sqlite3'}"),
 }
+# Connections a host leaves to others (migrations, psql, monitoring) when it checks its own
+# against the server's max_connections (config/connections.py).
+DATABASE_CONNECTIONS_RESERVE = env.int("TRUSTCAL_DATABASE_CONNECTIONS_RESERVE", default=10)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(SQLITE_OPTIONS)
 else:
