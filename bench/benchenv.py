@@ -31,18 +31,20 @@ def sh(*args: str, env=None, check=True, input=None) -> subprocess.CompletedProc
 
 def fresh_stack(*, db: str, redis_db: str, data_dir: str | Path, keep: bool = False) -> dict[str, str]:
     """Drop and create database `db` (with `keep`, leave it as an earlier run left it), flush
-    Redis db `redis_db`, migrate; returns the environment for manage.py and gunicorn against them."""
+    Redis db `redis_db` (of the server on port BENCH_REDIS_PORT, 6379 by default), migrate;
+    returns the environment for manage.py and gunicorn against them."""
+    port = os.environ.get("BENCH_REDIS_PORT", "6379")
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="config.settings.local",
         DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{db}",
-        REDIS_URL=f"redis://127.0.0.1:6379/{redis_db}",
+        REDIS_URL=f"redis://127.0.0.1:{port}/{redis_db}",
         TRUSTCAL_DATA_DIR=str(data_dir),
     )
     psql = ("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc")
     if not keep:
         sh(*psql, f"DROP DATABASE IF EXISTS {db}", "-c", f"CREATE DATABASE {db}")
-    sh("redis-cli", "-n", str(redis_db), "flushdb")
+    sh("redis-cli", "-p", port, "-n", str(redis_db), "flushdb")
     sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
     return env
 

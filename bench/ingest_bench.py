@@ -11,7 +11,7 @@ Needs the perf venv (python3 -m venv /tmp/perf-venv && /tmp/perf-venv/bin/pip in
 bench/baselines/requirements.txt). It creates a fresh database `tc_ingest_bench`, starts gunicorn
 (gthread, 2 workers x 8 threads: one per core) against it and Redis db 13 (BENCH_DB and
 BENCH_REDIS_DB choose others), and, all for ONE customer:
-1. limit_insert --threads 1 and --threads 4 on the same PostgreSQL;
+1. limit_insert --threads 1 and --threads 4 and limit_batch (again after step 2) on the same PostgreSQL;
 2. loads --small decisions (10,000) with 1,000-item batches from one client: decisions/s;
 3. POST /calibrate at a fixed --rate (150 req/s), open loop (latency from the scheduled start);
 4. POST /log, closed loop, 16 connections, driven by wrk (--client; bench/log_wrk.lua), with the CPU
@@ -67,6 +67,13 @@ def limit_insert(threads: int, seconds: float, perf_python: str) -> dict:
     out = sh(perf_python, str(PERF / "limit_insert.py"), "--dsn", DSN, "--threads", str(threads),
              "--seconds", str(seconds)).stdout  # fmt: skip
     return json.loads(out.strip().splitlines()[-1])
+
+
+def limit_batch(seconds: float, perf_python: str) -> dict:
+    """The plain set-wise limit (bench/baselines/limit_batch.py): one transaction per 1,000
+    decisions, the chain head locked, the decisions and the chained entries COPYed."""
+    out = sh(perf_python, str(PERF / "limit_batch.py"), "--dsn", DSN, "--seconds", str(seconds))
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def decision(i: int, tag: str, rnd: random.Random) -> dict:
@@ -335,6 +342,7 @@ def main() -> None:
 
     data_dir = Path(tempfile.mkdtemp(prefix="tc-ingest-bench-"))
     env = fresh_stack(db=DB, redis_db=REDIS_DB, data_dir=data_dir, keep=args.reuse)
+    env["TRUSTCAL_THREAD_SHARE"] = "0"  # one customer here: it may use every thread
     keys = make_keys(env, customer=CUSTOMER, count=48)
 
     limit1 = limit_insert(1, args.duration, args.perf_python)
@@ -344,6 +352,8 @@ def main() -> None:
         flush=True,
     )
     l1, l4 = float(limit1["tx_per_s"]), float(limit4["tx_per_s"])
+    limit_b = [float(limit_batch(args.duration, args.perf_python)["decisions_per_s"])]
+    print(f"limit_batch: {limit_b[0]} decisions/s", flush=True)
 
     web = subprocess.Popen(
         [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{PORT}", "--workers",
@@ -362,8 +372,12 @@ def main() -> None:
         wait_healthy(f"http://127.0.0.1:{PORT}")
         asyncio.run(_closed_loop("/v1/log", keys, connections=4, duration=2, tag="warm"))
         batch = asyncio.run(_batches(keys, first=1, last=args.small, clients=1))
+        # The plain set-wise limit again right after, while the web processes idle: the batch's
+        # ratio is over the mean of the two (this machine's fsync cost drifts within a run).
+        limit_b.append(float(limit_batch(args.duration, args.perf_python)["decisions_per_s"]))
+        lb = sum(limit_b) / len(limit_b)
         results.append(
-            row(f"POST /log/batch x1,000, one client: decisions/s ({batch['batches']} batches)", batch, l1)
+            row(f"POST /log/batch x1,000, one client: decisions/s ({batch['batches']} batches)", batch, lb)
         )
         print(results[-1], flush=True)
         n = stored()
@@ -398,7 +412,7 @@ def main() -> None:
             big = asyncio.run(_batches(keys, first=10**7, last=10**7 + args.big - n - 1, clients=4))
             loaded = time.perf_counter() - began
             results.append(
-                row(f"POST /log/batch x1,000, 4 clients, to {args.big:,} in {loaded:.0f} s", big, l1)
+                row(f"POST /log/batch x1,000, 4 clients, to {args.big:,} in {loaded:.0f} s", big, lb)
             )
             print(results[-1], flush=True)
             # What autovacuum and the checkpointer would do to the freshly loaded tables in the next
@@ -413,7 +427,7 @@ def main() -> None:
         # grows with the tables.
         at_big = asyncio.run(_batches(keys, first=2 * 10**7, last=2 * 10**7 + args.small - 1, clients=1))
         results.append(
-            row(f"POST /log/batch x1,000, one client ({n:,} stored, {at_big['batches']} batches)", at_big, l1)
+            row(f"POST /log/batch x1,000, one client ({n:,} stored, {at_big['batches']} batches)", at_big, lb)
         )
         print(results[-1], flush=True)
         n = stored()
@@ -443,11 +457,12 @@ def main() -> None:
           f"before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
           f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")  # fmt: skip
     print(
-        f"limits (plain psycopg, same run): limit_insert --threads 1 {l1:.0f} tx/s, --threads 4 {l4:.0f} tx/s"
+        f"limits (plain psycopg, same run): limit_insert --threads 1 {l1:.0f} tx/s, --threads 4 {l4:.0f} tx/s; "
+        f"limit_batch {' and '.join(f'{v:.0f}' for v in limit_b)} decisions/s (before and after the batches)"
     )
     print(f"{'run':<62}{'/s':>9}{'ratio':>8}{'p50 ms':>9}{'p99 ms':>9}{'errors':>8}")
     print("\n".join(results))
-    print("(ratio: batch decisions/s over limit_insert --threads 1; POST /log req/s over --threads 4)")
+    print("(ratio: batch decisions/s over limit_batch's mean; POST /log req/s over limit_insert --threads 4)")
     print(f"full chain verification: {job}")
     print(f"CPU per POST /log in-process (bench/log_cpu.py, {args.cpu_requests} requests): {cpu['cpu_ms_per_request']} ms"
           + (f"; before ({args.before_tree}): {cpu_before['cpu_ms_per_request']} ms" if cpu_before else ""))  # fmt: skip

@@ -1,0 +1,59 @@
+"""Alternating pairs of two checkouts on one in-process benchmark (bench/log_cpu.py), the test a
+mechanism whose reason is speed must pass to stay (docs/architecture.md, "Performance code
+earns its place"): --pairs runs of each, the order swapped every pair (A B, B A, ...), each
+pair's ratio B/A of CPU and of wall time per request, then their median and spread.
+
+Run:  DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/pairs.py \\
+          --a DIR_WITH --b DIR_WITHOUT --pairs 10 -- --requests 5 --batch 1000
+(DIR: a checkout, e.g. `git archive <commit> | tar -x -C DIR`; the arguments after `--` go to
+log_cpu.py; the database must be migrated.) A ratio above 1 means B (without the mechanism)
+spends more per request."""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def run(root: str, extra: list[str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, str(HERE / "log_cpu.py"), "--root", root, *extra],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--a", required=True, help="the checkout with the mechanism")
+    parser.add_argument("--b", required=True, help="the checkout without it")
+    parser.add_argument("--pairs", type=int, default=10)
+    args, extra = parser.parse_known_args()
+    extra = [arg for arg in extra if arg != "--"]
+    cpu, wall = [], []
+    for at in range(args.pairs):
+        order = ("a", "b") if at % 2 == 0 else ("b", "a")
+        got = {side: run(getattr(args, side), extra) for side in order}
+        cpu.append(got["b"]["cpu_ms_per_request"] / got["a"]["cpu_ms_per_request"])
+        wall.append(got["b"]["wall_ms_per_request"] / got["a"]["wall_ms_per_request"])
+        print(
+            f"pair {at + 1} ({'-'.join(order)}): cpu ms A {got['a']['cpu_ms_per_request']:.2f} "
+            f"B {got['b']['cpu_ms_per_request']:.2f} ({cpu[-1]:.3f}); wall ms A "
+            f"{got['a']['wall_ms_per_request']:.2f} B {got['b']['wall_ms_per_request']:.2f} ({wall[-1]:.3f})",
+            flush=True,
+        )
+    for name, ratios in (("cpu", cpu), ("wall", wall)):
+        print(
+            f"{name} B/A: median {statistics.median(ratios):.3f}, min {min(ratios):.3f}, "
+            f"max {max(ratios):.3f}, {sum(r > 1 for r in ratios)} of {len(ratios)} above 1"
+        )
+
+
+if __name__ == "__main__":
+    main()
