@@ -124,17 +124,22 @@ class DeadlineStream:
             self.finish()
         return data
 
-    def abandon(self, *, drain: bool = True) -> None:
+    def abandon(self, *, drain: bool = True, proxied: bool = False) -> None:
         """The answer is ready. What is left of a body the service did not read (an answer
         given before it was needed: a 401, a batch refused at its 1,001st item) is read and
         dropped for at most DRAIN_SECONDS more, so that a client sending at speed keeps its
         connection and gets its answer cleanly; a slower one has its reading side shut down
         then, and the connection closes after the answer instead of holding a thread.
         Without `drain` (a request refused for its share of the threads) the reading side is shut
-        down at once."""
+        down at once, unless the request came through a trusted proxy (`proxied`): a proxy has
+        the whole body and sends it at once, and reads a connection closed on an unread body
+        as a failed host (docs/deploy.md, "The load balancer"), so it is drained within the
+        same bound."""
         with self._lock:
             unread = not self.finished and not self.expired
-        if unread and (not drain or not self._admitted()):
+        if proxied and unread:
+            self.admitted = True
+        if unread and (not (drain or proxied) or not self._admitted()):
             self.expire()
         elif unread:
             _watcher.disarm(self._handle)

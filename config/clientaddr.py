@@ -59,6 +59,12 @@ def _is_trusted(address: Address | None, proxies: tuple[Network, ...]) -> bool:
     return address is not None and any(address in network for network in proxies)
 
 
+def from_trusted_proxy(meta: Mapping[str, object]) -> bool:
+    """Did one of the trusted proxies send this request (REMOTE_ADDR is one of them)?"""
+    proxies = trusted_proxies()
+    return bool(proxies) and _is_trusted(_address(str(meta.get("REMOTE_ADDR") or "")), proxies)
+
+
 def client_address(meta: Mapping[str, object]) -> str:
     remote_text = str(meta.get("REMOTE_ADDR") or "")
     remote = _address(remote_text)

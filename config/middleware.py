@@ -21,6 +21,7 @@ from django.utils.deprecation import MiddlewareMixin
 from config import metrics, ratelimit
 from config.api import problem_response
 from config.bodyread import BodyReadTimeout, body_guard
+from config.clientaddr import from_trusted_proxy
 from config.headerread import header_phase_end
 from config.ids import ulid
 from config.inputs import invalid, is_clean_text, query_problem
@@ -56,7 +57,7 @@ class RequestContextMiddleware:
         if guard is not None and not is_api and not guard.admit_now():
             # A console form is read before anyone signs in: its address's share, asked now.
             response = self._problem_for(request, ShareExceeded())
-            guard.abandon(drain=False)
+            guard.abandon(drain=False, proxied=from_trusted_proxy(request.META))
         elif guard is not None and not is_api and (late := self._console_body_late(request)) is not None:
             response = late
             guard.abandon(drain=False)
@@ -70,7 +71,10 @@ class RequestContextMiddleware:
             finally:
                 ratelimit.request_hits_end(hits, succeeded=succeeded)
                 if guard is not None:
-                    guard.abandon(drain=not getattr(request, CLOSE_CONNECTION, False))
+                    guard.abandon(
+                        drain=not getattr(request, CLOSE_CONNECTION, False),
+                        proxied=from_trusted_proxy(request.META),
+                    )
                 thread_share.give_back(request)
             if guard is not None and guard.expired and response.status_code >= 500:
                 # A body read by a part of Django that lets no error through as a problem (a

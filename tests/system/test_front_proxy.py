@@ -44,18 +44,23 @@ def readme_nginx_block(upstream: str) -> str:
 
 
 @contextmanager
-def nginx(upstream: str, folder: Path) -> Iterator[int]:
+def nginx(upstream: str, folder: Path, *, http_block: str = "", server_block: str = "") -> Iterator[int]:
+    """Debian's nginx on a free port: the README's block proxying to `upstream`, or, with
+    `server_block`, that block inside the server (and `http_block`, such as an upstream, beside it)."""
     binary = shutil.which("nginx") or shutil.which("/usr/sbin/nginx")
     if binary is None:
         _missing("nginx not found: apt-get install -y nginx (README, Tests and CI)")
     port = free_port()
     temp = folder / "nginx-temp"
+    # Started as root, nginx's workers would run as `nobody`, which cannot reach the test's
+    # private folder to buffer request bodies: they run as root here.
     temp.mkdir(mode=0o777, parents=True)
-    temp.chmod(0o777)  # nginx's workers may run as another user when started as root
+    temp.chmod(0o777)
     conf = folder / "nginx.conf"
     conf.write_text(
         f"""
 daemon off;
+{"user root;" if os.geteuid() == 0 else ""}
 worker_processes 1;
 pid {folder}/nginx.pid;
 error_log {folder}/nginx-error.log warn;
@@ -67,9 +72,10 @@ http {{
     fastcgi_temp_path {temp}/fastcgi;
     uwsgi_temp_path {temp}/uwsgi;
     scgi_temp_path {temp}/scgi;
+    {http_block}
     server {{
         listen 127.0.0.1:{port};
-        {readme_nginx_block(upstream)}
+        {server_block or readme_nginx_block(upstream)}
     }}
 }}
 """
