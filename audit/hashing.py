@@ -138,12 +138,79 @@ def _plain_text(value: Any) -> str:
 # Any: a JSON value of any shape
 def jcs(value: Any) -> str:
     """The RFC 8785 canonical JSON of a value: the `rfc8785` package's, or json.dumps where it
-    writes the same text (_plain), which is most entries and several times faster."""
+    writes the same text (_plain), which is most entries and several times faster. Where the
+    package is not installed (an auditor's machine: the offline verifier needs only the standard
+    library and `cryptography`), standard_jcs writes it."""
     if _plain(value):
         return _plain_text(value)
-    import rfc8785  # only for the values json.dumps would write otherwise
-
+    try:
+        import rfc8785  # only for the values json.dumps would write otherwise
+    except ImportError:
+        return standard_jcs(value)
     return rfc8785.dumps(value).decode("utf-8")
+
+
+def es_number(value: float) -> str:
+    """A number as RFC 8785 writes it (ECMAScript's Number::toString): the shortest digits that
+    read back as the same double (Python's repr finds them), placed without an exponent from
+    1e-6 up to under 1e21, else as d.ddde+N."""
+    if not math.isfinite(value):
+        raise ValueError(f"{value} is not a JSON number")
+    if value == 0:
+        return "0"
+    if value < 0:
+        return "-" + es_number(-value)
+    mantissa, _, power = repr(float(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    point = len(whole) + int(power or 0) - (len(whole + fraction) - len((whole + fraction).lstrip("0")))
+    digits = digits.rstrip("0")
+    count = len(digits)
+    if count <= point <= 21:
+        return digits + "0" * (point - count)
+    if 0 < point <= 21:
+        return digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return "0." + "0" * -point + digits
+    exponent = point - 1
+    return (
+        digits[0]
+        + ("." + digits[1:] if count > 1 else "")
+        + "e"
+        + ("+" if exponent >= 0 else "-")
+        + str(abs(exponent))
+    )
+
+
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _es_string(text: str) -> str:
+    text.encode("utf-8")  # an unpaired surrogate is not JSON text: UnicodeEncodeError (a ValueError)
+    escaped = "".join(_ESCAPES.get(ch) or (f"\\u{ord(ch):04x}" if ch < " " else ch) for ch in text)
+    return f'"{escaped}"'
+
+
+# Any: a JSON value of any shape
+def standard_jcs(value: Any) -> str:
+    """RFC 8785 with the standard library alone: members sorted by their keys' UTF-16 code
+    units, strings with the minimal escapes, numbers by es_number, integers within 2**53."""
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else "true" if value else "false"
+    if isinstance(value, int):
+        if not -_SAFE_INT <= value <= _SAFE_INT:
+            raise ValueError(f"{value} exceeds the integers a JSON number holds exactly")
+        return str(value)
+    if isinstance(value, float):
+        return es_number(value)
+    if isinstance(value, str):
+        return _es_string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(standard_jcs(item) for item in value) + "]"
+    if isinstance(value, dict):
+        members = sorted(value.items(), key=lambda member: member[0].encode("utf-16-be"))
+        return "{" + ",".join(_es_string(key) + ":" + standard_jcs(item) for key, item in members) + "}"
+    raise ValueError(f"{type(value).__name__} is not a JSON value")
 
 
 # Any: the personal fields by name: JSON values of several types

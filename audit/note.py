@@ -7,16 +7,27 @@ A note is its text (ending in a newline), a blank line, then signature lines
 SHA-256(key name || 0x0A || 0x01 || 32-byte public key); a verifier key is
 "<name>+<8 hex digits of key id>+<base64(0x01 || public key)>".
 
-No Django here: the offline verifier (audit/offline_verify.py) imports this module.
+No Django here: the offline verifier (audit/offline_verify.py) imports this module; it
+imports `cryptography` only to sign or check a signature, so that the verifier can say what to
+install where it is missing (check_cryptography).
 """
 
 import base64
 import hashlib
 import re
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+CRYPTOGRAPHY_MISSING = (
+    "checking a signature needs the Python package `cryptography`, which is not installed for {python}: "
+    "install it with `{python} -m pip install cryptography` (or, on Debian, `apt-get install "
+    "python3-cryptography`), then run the command again"
+)
 
 ALG_ED25519 = b"\x01"
 SIG_PREFIX = "\u2014 "  # em dash, space
@@ -25,6 +36,15 @@ MAX_SIGNATURES = 100
 
 class NoteError(ValueError):
     """A note that is malformed, or carries no valid signature of the expected key."""
+
+
+def check_cryptography() -> str | None:
+    """None when `cryptography` can be imported, else the sentence that says what to install."""
+    try:
+        import cryptography.hazmat.primitives.asymmetric.ed25519  # noqa: F401
+    except ImportError:
+        return CRYPTOGRAPHY_MISSING.format(python=Path(sys.executable).name or "python3")
+    return None
 
 
 def _valid_name(name: str) -> bool:
@@ -36,7 +56,7 @@ def key_id(name: str, public_key: bytes) -> int:
     return int.from_bytes(digest[:4], "big")
 
 
-def public_bytes(private_key: Ed25519PrivateKey) -> bytes:
+def public_bytes(private_key: "Ed25519PrivateKey") -> bytes:
     return private_key.public_key().public_bytes_raw()
 
 
@@ -76,7 +96,7 @@ def _check_text(text: str) -> None:
         raise NoteError("malformed note")
 
 
-def sign(text: str, name: str, private_key: Ed25519PrivateKey) -> str:
+def sign(text: str, name: str, private_key: "Ed25519PrivateKey") -> str:
     """The signed note of `text` with one Ed25519 signature by `name`."""
     _check_text(text)
     if not _valid_name(name):
@@ -92,39 +112,56 @@ class Opened:
     signatures: list[tuple[str, int]] = field(default_factory=list)  # (name, key id) verified
 
 
+def _malformed(reason: str) -> NoteError:
+    return NoteError(f"malformed note: {reason}")
+
+
+def _signature_lines(note: str) -> tuple[str, list[str]]:
+    """The note's text and its signature lines; NoteError naming what makes it malformed."""
+    if any(ord(ch) < 0x20 and ch != "\n" for ch in note):
+        raise _malformed("it holds a control character other than a line feed (a carriage return?)")
+    split = note.rfind("\n\n")
+    if split < 0:
+        raise _malformed(
+            "no blank line between the text and the signature lines (a copy of the printed note drops it)"
+        )
+    text, sigs = note[: split + 1], note[split + 2 :]
+    if not sigs.endswith("\n"):
+        raise _malformed("the last signature line does not end with a line feed")
+    lines = sigs[:-1].split("\n")
+    if len(lines) > MAX_SIGNATURES:
+        raise _malformed(f"more than {MAX_SIGNATURES} signature lines")
+    return text, lines
+
+
 def open_note(note: str | bytes, verifier: Verifier) -> Opened:
     """The note's text once a signature of `verifier` checks out. Signatures of other keys
     are ignored (as the format requires); a bad signature of the known key, a malformed
-    note, or no signature of the known key raise NoteError."""
+    note (NoteError "malformed note: <why>"), or no signature of the known key raise NoteError."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     if isinstance(note, bytes):
         try:
             note = note.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise NoteError("malformed note") from exc
-    if any(ord(ch) < 0x20 and ch != "\n" for ch in note):
-        raise NoteError("malformed note")
-    split = note.rfind("\n\n")
-    if split < 0:
-        raise NoteError("malformed note")
-    text, sigs = note[: split + 1], note[split + 2 :]
-    if not sigs.endswith("\n"):
-        raise NoteError("malformed note")
-    lines = sigs[:-1].split("\n")
-    if len(lines) > MAX_SIGNATURES:
-        raise NoteError("malformed note")
+            raise _malformed("not UTF-8") from exc
+    text, lines = _signature_lines(note)
     opened = Opened(text=text)
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         if not line.startswith(SIG_PREFIX):
-            raise NoteError("malformed note")
+            raise _malformed(
+                f"signature line {number} does not start with an em dash and a space (indented, or not a signature)"
+            )
         name, space, encoded = line[len(SIG_PREFIX) :].partition(" ")
         if not space or not _valid_name(name):
-            raise NoteError("malformed note")
+            raise _malformed(f"signature line {number} names no valid key")
         try:
             raw = base64.b64decode(encoded, validate=True)
         except ValueError as exc:
-            raise NoteError("malformed note") from exc
+            raise _malformed(f"signature line {number} is not base64") from exc
         if len(raw) < 5 or base64.b64encode(raw).decode() != encoded:
-            raise NoteError("malformed note")
+            raise _malformed(f"signature line {number} is not a signature")
         kid = int.from_bytes(raw[:4], "big")
         if name != verifier.name or kid != verifier.key_id:
             continue

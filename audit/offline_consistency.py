@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from audit import merkle, note
-from audit.offline_verify import Signed, Unreadable, read_checkpoints, read_key
+from audit.offline_inputs import Signed, Unreadable, read_checkpoints, read_key
 
 
 def verify_consistency(
@@ -116,6 +116,10 @@ def main(argv: list[str], out: TextIO) -> int:
     )
     parser.add_argument("--proof", required=True, help="GET /audit-trail/proofs/consistency's answer")
     args = parser.parse_args(argv)
+    missing = note.check_cryptography()
+    if missing:
+        out.write(f"CANNOT VERIFY: {missing}.\n")
+        return 2
     try:
         verifier = read_key(args.key)
         old, new = (_one(path, verifier, out) for path in args.consistency)

@@ -7,17 +7,21 @@
     python3 -m audit.offline_verify --key KEY --consistency OLD NEW --proof PROOF.json  (audit/offline_consistency.py)
 
 KEY is the verifier key (`name+keyid+base64`, from GET /audit-trail/checkpoint-key), given
-as the text itself or as a file holding it or that endpoint's JSON. NOTE is a file holding
-a checkpoint: the signed note (GET /audit-trail/checkpoints/latest with Accept: text/plain,
-or the `note` of an `audit.checkpoint` event), or a checkpoint's JSON, or a page of
-GET /audit-trail/checkpoints. EXPORT is GET /audit-trail/export from the first entry.
+as the text itself or as a file holding it or that endpoint's JSON, or a report PDF (which
+embeds it as verifier-key.txt). NOTE is a file holding a checkpoint: the signed note
+(GET /audit-trail/checkpoints/latest with Accept: text/plain, or the `note` of an
+`audit.checkpoint` event), or a checkpoint's JSON, or a page of GET /audit-trail/checkpoints,
+or a report PDF (which embeds its checkpoint as checkpoint-note.txt). A file holding `null`
+(what a page of no checkpoint gives) is "no checkpoint at that date". EXPORT is
+GET /audit-trail/export from the first entry.
 
 With an export it recomputes every entry's hash and link from line 1, rebuilds the Merkle
 tree, and checks each checkpoint's signature and its root at its size. With one entry and
 an inclusion proof (GET /audit-trail/proofs/inclusion) it checks that entry alone. It says
 in plain words what it proved or where the trail broke; exit status 0 when everything
 checked out, 1 when something did not, 2 when the input could not be read.
-Needs Python 3.12+ and the `cryptography` package (docs/reference/checkpoints.md).
+Needs Python 3.12+, its standard library and, to check signatures, the `cryptography` package
+(where it is missing it says what to install; docs/reference/checkpoints.md).
 """
 
 import argparse
@@ -27,7 +31,6 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, TextIO
 
@@ -35,80 +38,9 @@ from audit import merkle, note
 from audit.hashing import DuplicateKey, entry_hash_matches, format2_problem, strict_loads
 from audit.offline_erasures import ErasureLedger, erasure_listed
 from audit.offline_erasures import report as erasures_report
+from audit.offline_inputs import Signed, Unreadable, read_checkpoints, read_key, short
 
 GENESIS = "0" * 64
-
-
-class Unreadable(Exception):
-    """An input file that is not what it should be (exit status 2)."""
-
-
-@dataclass(frozen=True)
-class Signed:
-    source: str
-    checkpoint: note.Checkpoint
-
-    def describe(self) -> str:
-        when = next(
-            (ext[5:] for ext in self.checkpoint.extensions if ext.startswith("time ")), "unknown time"
-        )
-        return f"checkpoint of {self.checkpoint.size} entries signed at {when} ({self.source})"
-
-
-def read_key(value: str) -> note.Verifier:
-    path = Path(value)
-    try:
-        text = path.read_text(encoding="utf-8").strip() if path.is_file() else value.strip()
-        if text.startswith("{"):
-            data = strict_loads(text)
-            text = data.get("verifier_key", "") if isinstance(data, dict) else ""
-        if not isinstance(text, str):
-            raise note.NoteError("verifier_key is not a string")
-        return note.parse_verifier_key(text)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise Unreadable(f"the verifier key file cannot be read ({exc})") from exc
-    except (ValueError, RecursionError, note.NoteError) as exc:
-        raise Unreadable(f"the verifier key is not valid ({_short(exc)})") from exc
-
-
-def _short(exc: BaseException) -> str:
-    """An error's message, cut to a line (a 200,000-deep document's error is not)."""
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= 200 else text[:200] + "..."
-
-
-def _notes_in(text: str) -> list[str]:
-    stripped = text.lstrip()
-    if not stripped.startswith(("{", "[")):
-        return [text]
-    data = strict_loads(stripped)
-    if isinstance(data, dict) and "data" in data:
-        data = data["data"]
-    items = data if isinstance(data, list) else [data]
-    return [item["note"] for item in items if isinstance(item, dict) and isinstance(item.get("note"), str)]
-
-
-def read_checkpoints(paths: Iterable[str], verifier: note.Verifier) -> tuple[list[Signed], list[str]]:
-    """The checkpoints whose signature verifies, and a sentence for each one that does not."""
-    good: list[Signed] = []
-    bad: list[str] = []
-    for path in paths:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-            notes = _notes_in(text)
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise Unreadable(f"{path}: cannot read a checkpoint ({_short(exc)})") from exc
-        if not notes:
-            raise Unreadable(f"{path}: holds no checkpoint note")
-        for number, signed in enumerate(notes, 1):
-            source = path if len(notes) == 1 else f"{path} #{number}"
-            try:
-                body = note.parse_checkpoint(note.open_note(signed, verifier).text)
-            except note.NoteError as exc:
-                bad.append(f"{source}: NOT signed by {verifier.name}+{verifier.key_id:08x} ({exc})")
-                continue
-            good.append(Signed(source, body))
-    return good, bad
 
 
 BATCH = 2000
@@ -139,7 +71,7 @@ def _hashed(lines: list[tuple[int, bytes | str]]) -> list[Hashed]:
             out.append((number, None, None, None, "nested too deeply to read", None))
             continue
         except ValueError as exc:  # an integer of more digits than Python converts
-            out.append((number, None, None, None, f"not readable JSON ({_short(exc)})", None))
+            out.append((number, None, None, None, f"not readable JSON ({short(exc)})", None))
             continue
         if not isinstance(doc, dict):
             out.append((number, None, None, None, "not a JSON object", None))
@@ -163,7 +95,7 @@ def _content_problem(doc: dict[str, Any]) -> str | None:
     except DuplicateKey as exc:
         return f"twice: {exc}"
     except (KeyError, TypeError, ValueError, RecursionError, AttributeError) as exc:
-        return f"content: it cannot be read as an entry ({_short(exc)})"
+        return f"content: it cannot be read as an entry ({short(exc)})"
 
 
 # Any: an export read as text or bytes, and its lines
@@ -331,7 +263,7 @@ def _json_file(path: str) -> dict[str, Any]:
     try:
         data = strict_loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise Unreadable(f"{path}: not a JSON file ({_short(exc)})") from exc
+        raise Unreadable(f"{path}: not a JSON file ({short(exc)})") from exc
     if not isinstance(data, dict):
         raise Unreadable(f"{path}: not a JSON object")
     return data
@@ -363,6 +295,10 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     args = parser.parse_args(argv)
     if bool(args.entry) != bool(args.proof) or bool(args.export) == bool(args.entry):
         parser.error("give either an export, or --entry with --proof")
+    missing = note.check_cryptography()
+    if missing:
+        out.write(f"CANNOT VERIFY: {missing}.\n")
+        return 2
     try:
         verifier = read_key(args.key)
         checkpoints, bad = read_checkpoints(args.checkpoint, verifier)

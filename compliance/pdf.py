@@ -3,8 +3,10 @@ reports.md). A title page, a table of contents with page numbers, the finding in
 every section with its tables and charts, every alert of the period with its status history,
 and appendices: the decision log (first PDF_LOG_ROWS rows, landscape), the glossary, how to
 verify the report, and an attestation block for signatures. Rendered by the HTML template
-templates/compliance/report.html with WeasyPrint as PDF/A-3b; when the log has more rows than
-are printed, the whole log is embedded as decision-log.csv, an associated file of the document.
+templates/compliance/report.html with WeasyPrint as PDF/A-3b. Associated files of the document:
+the signed checkpoint (checkpoint-note.txt) and the verifier key (verifier-key.txt), which the
+offline verifier reads from the PDF itself, and, when the log has more rows than are printed, the
+whole log as decision-log.csv.
 
 Every value goes through compliance/printing.py, so no program representation of a value (None,
 nan, a dict or a list) reaches the page."""
@@ -20,6 +22,7 @@ from django.utils.safestring import mark_safe
 from weasyprint import HTML, Attachment
 from weasyprint.urls import URLFetcher, URLFetchingError
 
+from audit import pdf_files
 from compliance import charts, printing
 from compliance.catalogue import template_info
 from compliance.glossary import GLOSSARY
@@ -147,25 +150,57 @@ def report_html(report: Report) -> str:
     return UNIT_AFTER_NUMBER.sub("\u00a0\\1", html)
 
 
+def _checkpoint_files(report: Report) -> list[tuple[str, bytes, str]]:
+    """The signed checkpoint and the verifier key, as files an auditor carries to the offline
+    verifier (which reads them from the PDF itself): (name, content, description)."""
+    checkpoint = report.data["sections"][LOG_SECTION[report.template]].get("checkpoint") or {}
+    files = []
+    if checkpoint.get("note"):
+        files.append(
+            (
+                pdf_files.CHECKPOINT_NOTE,
+                checkpoint["note"].encode("utf-8"),
+                f"The signed checkpoint of the audit trail: entries 1 to {checkpoint['sequence']}",
+            )
+        )
+    if checkpoint.get("verifier_key"):
+        files.append(
+            (
+                pdf_files.VERIFIER_KEY,
+                (checkpoint["verifier_key"] + "\n").encode("utf-8"),
+                "The verifier key of the service's checkpoint signatures",
+            )
+        )
+    return files
+
+
 def render_pdf(report: Report, out: HashingWriter) -> None:
-    attach = report.decisions > PDF_LOG_ROWS
+    """The PDF, with its associated files: the signed checkpoint and the verifier key, and the
+    whole decision log when more rows than are printed."""
     log_total = report.decisions
     document = HTML(string=report_html(report), url_fetcher=_NoNetworkFetcher())
     options: dict[str, Any] = {"pdf_variant": PDF_VARIANT, "uncompressed_pdf": False}
-    if not attach:
-        document.write_pdf(out, **options)
-        return
     with tempfile.TemporaryDirectory(prefix="trustcal-report-") as folder:
-        path = Path(folder) / "decision-log.csv"
-        with path.open("wb") as csv_file:
-            write_decision_log_csv(report, csv_file)
-        attachment = Attachment(
-            filename=str(path),
-            name="decision-log.csv",
-            description=f"The whole decision log of the report: {printing.count(log_total)} decisions",
-            relationship="Data",
-        )
-        document.write_pdf(out, attachments=[attachment], **options)
+        attachments = []
+        for name, content, description in _checkpoint_files(report):
+            path = Path(folder) / name
+            path.write_bytes(content)
+            attachments.append(
+                Attachment(filename=str(path), name=name, description=description, relationship="Data")
+            )
+        if log_total > PDF_LOG_ROWS:
+            path = Path(folder) / "decision-log.csv"
+            with path.open("wb") as csv_file:
+                write_decision_log_csv(report, csv_file)
+            attachments.append(
+                Attachment(
+                    filename=str(path),
+                    name="decision-log.csv",
+                    description=f"The whole decision log of the report: {printing.count(log_total)} decisions",
+                    relationship="Data",
+                )
+            )
+        document.write_pdf(out, attachments=attachments, **options)
 
 
 def _css_text(text: str) -> str:

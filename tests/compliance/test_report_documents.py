@@ -80,11 +80,17 @@ def test_demo_reports_are_pdf_a3b_clean_and_carry_the_triage_record(demo_api, ca
     # WeasyPrint subsets fonts with HarfBuzz-Subset (libharfbuzz-subset0), not its fontTools fallback.
     assert not [r for r in caplog.records if "instead of HarfBuzz-Subset" in r.getMessage()]
     assert eu_job["compliance_status"] in _text(eu)
-    # More decisions than the 200 printed: the whole log is embedded as the associated file.
+    # More decisions than the 200 printed: the whole log is embedded as an associated file, beside
+    # the signed checkpoint and the verifier key.
     for content in (eu, tx):
         reader = PdfReader(io.BytesIO(content))
-        spec = reader.trailer["/Root"]["/AF"][0].get_object()
-        assert spec["/AFRelationship"] == "/Data" and spec["/F"] == "decision-log.csv"
+        specs = [spec.get_object() for spec in reader.trailer["/Root"]["/AF"]]
+        assert {spec["/AFRelationship"] for spec in specs} == {"/Data"}
+        assert {spec["/F"] for spec in specs} == {
+            "decision-log.csv",
+            "checkpoint-note.txt",
+            "verifier-key.txt",
+        }
         log = reader.attachments["decision-log.csv"][0].decode().splitlines()
         assert len(log) > 1 + 200 and log[0].startswith("decision_id,")
 
