@@ -141,22 +141,27 @@ def entry_seal(
     *,
     salt: bytes | None = None,
     times: dict[Any, str | None] | None = None,
+    personal: dict[str, Any] | None = None,
 ) -> Template:
     """Make the (unsaved) entry a format-2 entry and return its template; the one way any
     entry is appended (audit.plan.link and the single-append statement splice the links in).
 
     A decision's or outcome's entry takes its clear fields from its columns and gets a new
     random salt and the commitment to its personal fields. Any other entry (an erasure) passes
-    `clear`, the fields it shows, none of them personal: it has no `personal`. `salt`: the
+    `clear`, the fields it shows, none of them personal: it has no `personal` unless it passes
+    `personal` too, its personal fields (a drift entry naming a reviewer). `salt`: the
     decision's or outcome's new random salt when the caller drew it (entries_seal), and
     `times` the timestamps its other entries already wrote."""
     entry.format = 2
     if clear is None:
         entry.salt = salt or os.urandom(SALT_BYTES)
         doc = _sealed_fields(entry, {} if times is None else times)
-    else:
+    elif personal is None:
         entry.salt = None
         doc = dict(clear)
+    else:
+        entry.salt = salt or os.urandom(SALT_BYTES)
+        doc = dict(clear, personal=commitment(entry.salt, personal))
     doc.update(format=2, previous_hash="", sequence=0)
     template = _template(jcs(doc))
     entry._template = template  # read by link() and the single-append statement

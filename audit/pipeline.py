@@ -178,4 +178,6 @@ def _write_once(
             new_entry_id=new_entry_id,
         )
         plan_apply(plan, customer=customer, loads_guessed=_decision_ids(items) if guessed else None)
+        for contributor, acc in plan.contributions:  # records that follow the write's entries
+            contributor.appended(customer=customer, acc=acc, entries=plan.entries)
     return plan.results

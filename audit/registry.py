@@ -18,6 +18,8 @@ A contributor's life in one write of the pipeline (see docs/reference/decisions.
                                     from a COPYed staging table, else they are folded in Python
                                     and written by one upsert (in psycopg's pipeline mode on
                                     PostgreSQL: no COPY, no read of a result).
+  appended(customer, acc, entries)  database, after the write's entries are appended, under the
+                                    chain head's lock: records that follow them on the chain.
 """
 
 import datetime as dt
@@ -30,7 +32,7 @@ from django.apps import apps
 from django.utils.module_loading import autodiscover_modules
 
 if TYPE_CHECKING:
-    from audit.models import Decision
+    from audit.models import AuditEntry, Decision
     from keys.models import Customer
 
 # Any: an event's type and its data, JSON by name (docs/reference/events.md)
@@ -87,6 +89,13 @@ class Contributor[Loaded, Acc]:
 
     def apply(self, *, customer_id: str, acc: Acc, setwise: bool) -> None:
         raise NotImplementedError
+
+    def appended(self, *, customer: "Customer", acc: Acc, entries: Sequence["AuditEntry"]) -> None:
+        """Database, last in the write: the write's entries are on the chain (their sequences
+        set) and the chain head is locked until commit. A contributor whose records follow
+        all of the write's entries (the drift charts' points, alarms and their own entries)
+        writes them here."""
+        return None
 
 
 # Any: each registered contributor has loaded rows and an accumulator of its own types; the

@@ -166,12 +166,15 @@ def _entry_checked(values: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
     return doc, entry_hash_matches(doc)
 
 
+_SNAPSHOTS = frozenset({"decision", "outcome", "subgroups_attached"})
+
+
 # Any: an entry's fields by name: JSON values of several types
 def _columns_match(doc: dict[str, Any], values: tuple[Any, ...]) -> bool:
     """A decision's or outcome's format-2 entry: the columns the lists filter on and the reports
     read hold what its canonical text says (an edited column is caught like an edited entry)."""
-    if "personal" not in doc:  # not a decision's snapshot (an erasure entry)
-        return True
+    if "personal" not in doc or doc.get("type") not in _SNAPSHOTS:
+        return True  # not a decision's snapshot (an erasure or a drift entry)
     columns = clear_fields_from_values(values)
     return all(same_value(doc.get(name), value) for name, value in columns.items())
 
@@ -340,3 +343,20 @@ def erasures_of_period(customer: Customer, *, since: dt.datetime, until: dt.date
         "by_legal_basis": dict(sorted(by_basis.items())),
         "items": items,
     }
+
+
+def point_entries(
+    customer_id: str, *, user_id: str | None, model_id: str | None, model_version: str | None
+) -> Iterator[AuditEntry]:
+    """The customer's decision and outcome entries in chain order, narrowed to a reviewer, model
+    and version when given (a drift monitor's `previous` baseline, docs/reference/drift.md)."""
+    rows = AuditEntry.objects.filter(customer_id=customer_id, type__in=["decision", "outcome"])
+    if user_id is not None:
+        rows = rows.filter(user_id=user_id)
+    if model_id is not None:
+        rows = rows.filter(model_id=model_id)
+    if model_version is not None:
+        rows = rows.filter(model_version=model_version)
+    fields = ["id", "type", "sequence", "decision_ref", "user_id", "model_id", "model_version", "timestamp",
+              "ai_confidence", "followed_ai", "outcome", "ai_recommendation", "probe"]  # fmt: skip
+    return rows.order_by("sequence").only(*fields).iterator(chunk_size=2000)

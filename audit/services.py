@@ -9,14 +9,16 @@ from functools import partial
 from typing import Any
 
 from audit.apply import entries_append
+from audit.chain import entry_seal
 from audit.fields import DECISION_FIELDS
 from audit.group import GroupCommit
 from audit.inputs import BATCH_MAX, DecisionInput, Item, LateOutcomeInput, item_validated
-from audit.models import AuditEntry, Decision
+from audit.models import AuditEntry, ChainHead, Decision
 from audit.pipeline import items_write
 from audit.plan import ItemResult, new_entry
 from audit.records import payload_fingerprint
 from config.exceptions import DomainError
+from config.timeutils import isoformat
 from keys.models import Customer
 
 __all__ = [
@@ -25,11 +27,14 @@ __all__ = [
     "BatchResult",
     "ItemResult",
     "LogResult",
+    "chain_lock",
     "decision_log",
     "decision_outcome_record",
     "decisions_log_batch",
     "payload_fingerprint",
     "subgroups_attached_record",
+    "trail_entries_append",
+    "trail_entry",
 ]
 
 
@@ -128,3 +133,55 @@ def subgroups_attached_record(
     entry.subgroups = subgroups
     entries_append(customer.pk, [entry], decisions=0)
     return entry
+
+
+def chain_lock(customer_id: str) -> None:
+    """Lock the customer's chain head (until the transaction ends) before the caller reads and
+    changes rows that the decision pipeline changes after its own append, under that lock (the
+    drift monitors' state): every such writer then holds the head first, in one order."""
+    ChainHead.objects.bulk_create([ChainHead(customer_id=customer_id)], ignore_conflicts=True)
+    list(ChainHead.objects.select_for_update().filter(customer_id=customer_id).values_list("pk"))
+
+
+# Any: an entry's fields by name, JSON values of several types
+def trail_entry(
+    *,
+    customer_id: str,
+    type: str,
+    ref: str,
+    at: dt.datetime,
+    clear: dict[str, Any],
+    user_id: str | None = None,
+    context: str | None = None,
+) -> AuditEntry:
+    """A sealed, unsaved format-2 entry that records no decision (another app's record, e.g. a
+    drift monitor's): `clear` its fields shown in clear (besides entry_id, type and logged_at,
+    added here), with a personal part committing to `user_id` and `context`
+    (docs/reference/erasure.md, "Entry format 2"); `ref` is stored as its decision_ref."""
+    entry = AuditEntry(
+        customer_id=customer_id,
+        decision=None,
+        type=type,
+        decision_ref=ref,
+        timestamp=at,
+        logged_at=at,
+        user_id=user_id,
+        context=context,
+        subgroups=None,
+        subject_id=None,
+        ai_recommendation="",
+        user_decision="",
+        followed_ai=False,
+        calibration_category="",
+    )
+    # subgroups: {} as every entry's personal part shows none (the verifiers read it so)
+    personal: dict[str, Any] = {"context": context, "subgroups": {}, "subject_id": None, "user_id": user_id}
+    fields = {"entry_id": entry.id, "type": type, "logged_at": isoformat(at), **clear}
+    entry_seal(entry, clear=fields, personal=personal)
+    return entry
+
+
+def trail_entries_append(customer_id: str, entries: list[AuditEntry]) -> None:
+    """Append trail_entry() entries, in order, to the customer's chain (sequences set on them)."""
+    if entries:
+        entries_append(customer_id, entries, decisions=0)

@@ -17,6 +17,7 @@ APP_URLS = [
     "webhooks.urls",
     "compliance.urls",
     "oversight.urls",
+    "drift.urls",
 ]
 app_patterns = []
 for module in APP_URLS:

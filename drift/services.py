@@ -1,0 +1,324 @@
+"""Writes of the drift monitors and alarms (docs/reference/drift.md, The API). Each write locks
+the customer's chain head first (audit.services.chain_lock), as the decision pipeline holds it
+when it advances the charts, then the rows it changes, then appends its entries."""
+
+import datetime as dt
+import secrets
+from typing import Any
+
+from django.db import transaction
+
+from audit.services import chain_lock
+from config.timeutils import isoformat
+from drift import trail
+from drift.baselines import baseline_complete, case_mix
+from drift.calibration import calibrate
+from drift.charts import AI_CALIBRATION_CHARTS, PROBE_SPRT
+from drift.engine import acknowledged, restart
+from drift.exceptions import (
+    DriftAlarmAlreadyAcknowledged,
+    DriftBaselineIncomplete,
+    DriftBaselineTooShort,
+    DriftMonitorLimitReached,
+    DriftNotCalibratable,
+)
+from drift.inputs import AcknowledgeInput, CalibrateInput, MonitorCreateInput, MonitorUpdateInput
+from drift.models import DriftAlarm, DriftMonitor, DriftPoint
+from drift.previous import previous_points
+from drift.wire import SPRT_DEFAULTS, state_dump, state_load
+from keys.models import Customer
+
+MONITORS_MAX = 50
+SEED_MAX = 2**53 - 1
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+# Any: JSON values
+def configured_data(monitor: DriftMonitor, action: str, changes: list[str]) -> dict[str, Any]:
+    baseline = monitor.baseline
+    return {
+        "monitor_id": monitor.pk,
+        "action": action,
+        "changes": changes,
+        "chart": monitor.chart,
+        "scope": monitor.scope,
+        "user_id": monitor.user_id,
+        "model_id": monitor.model_id,
+        "model_version": monitor.model_version,
+        "odds_ratio": monitor.odds_ratio,
+        "h": monitor.h,
+        "h_source": monitor.h_source,
+        "arl0_target": monitor.arl0_target,
+        "baseline": None
+        if baseline is None
+        else {"mode": baseline["mode"], "decisions": baseline["decisions"]},
+        "sprt": monitor.sprt,
+        "seed": monitor.seed,
+        "runs": monitor.runs,
+        "enabled": monitor.enabled,
+    }
+
+
+def _configured(monitor: DriftMonitor, action: str, changes: list[str]) -> trail.Record:
+    data = configured_data(monitor, action, changes)
+    return trail.Record(trail.CONFIGURED, monitor.pk, data, user_id=monitor.user_id)
+
+
+def _baseline_of(body: MonitorCreateInput) -> dict[str, Any] | None:
+    if body.chart == PROBE_SPRT:
+        return None
+    if body.baseline is not None:
+        chosen = body.baseline
+    elif body.chart in AI_CALIBRATION_CHARTS and body.arl0_target is None:
+        return None  # with h and no baseline the chart starts at once
+    else:
+        from drift.inputs import BaselineIn
+
+        chosen = BaselineIn()
+    return {"mode": chosen.mode, "decisions": chosen.decisions, "collected": 0, "first_sequence": None,
+            "last_sequence": None, "completed_at": None, "entry_sequence": None, "fit": None}  # fmt: skip
+
+
+def _new_monitor(
+    customer: Customer, body: MonitorCreateInput, baseline: dict[str, Any] | None, now: dt.datetime
+) -> DriftMonitor:
+    return DriftMonitor(
+        customer=customer,
+        name=body.name or f"{body.chart} {body.user_id or 'organization'}",
+        chart=body.chart,
+        scope=body.scope,
+        user_id=body.user_id,
+        model_id=body.model_id,
+        model_version=body.model_version,
+        odds_ratio=None if body.chart == PROBE_SPRT else float(body.odds_ratio or 2.0),
+        h=None if body.h is None else body.h,
+        h_source="given" if body.h is not None else None,
+        arl0_target=body.arl0_target,
+        seed=body.seed if body.seed is not None else secrets.randbelow(SEED_MAX + 1),
+        runs=body.runs,
+        baseline=baseline,
+        sprt=(body.sprt.model_dump() if body.sprt else dict(SPRT_DEFAULTS))
+        if body.chart == PROBE_SPRT
+        else None,
+        enabled=body.enabled,
+        status=DriftMonitor.Status.BASELINE if baseline else DriftMonitor.Status.LIVE,
+        configured_sequence=0,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+@transaction.atomic
+def monitor_create(*, customer: Customer, body: MonitorCreateInput) -> DriftMonitor:
+    """Create a monitor; a `previous` baseline is fitted (and calibrated with arl0_target)
+    before it answers. A refused request stores and appends nothing."""
+    chain_lock(customer.pk)
+    if DriftMonitor.objects.filter(customer=customer, deleted_at__isnull=True).count() >= MONITORS_MAX:
+        raise DriftMonitorLimitReached(f"A customer has at most {MONITORS_MAX} monitors.")
+    now = _now()
+    baseline = _baseline_of(body)
+    monitor = _new_monitor(customer, body, baseline, now)
+    if not body.enabled:
+        monitor.status = DriftMonitor.Status.PAUSED
+    points: list[tuple[float | None, int, int, Any]] = []
+    if baseline and baseline["mode"] == "previous":
+        points = previous_points(monitor, baseline["decisions"])
+        if len(points) < baseline["decisions"]:
+            raise DriftBaselineTooShort(
+                f"The baseline needs {baseline['decisions']} eligible points before the monitor; there are {len(points)}."
+            )
+    records = [_configured(monitor, "created", [])]
+    trail.records_append(customer, records, at=now)
+    monitor.configured_sequence = records[0].sequence or 0
+    if points:
+        done = baseline_complete(monitor, [(c, e, s) for c, e, s, _ in points], at=now)
+        if not body.enabled:
+            monitor.status = DriftMonitor.Status.PAUSED
+        trail.records_append(customer, [done], at=now)
+        monitor.baseline = {**(monitor.baseline or {}), "entry_sequence": done.sequence}
+    monitor.save(force_insert=True)
+    if points:
+        DriftPoint.objects.bulk_create(
+            [
+                DriftPoint(
+                    monitor=monitor,
+                    baseline=True,
+                    sequence=s,
+                    decision_id=ref[0],
+                    user_id=ref[1],
+                    timestamp=ref[2],
+                    ai_confidence=c,
+                    event=e,
+                )
+                for c, e, s, ref in points
+            ],
+            batch_size=500,
+        )
+        if monitor.arl0_target is not None:
+            _calibrated(monitor, arl0_target=monitor.arl0_target, runs=monitor.runs, seed=monitor.seed,
+                        source="automatic")  # fmt: skip
+    return monitor
+
+
+def _lock(monitor: DriftMonitor) -> DriftMonitor:
+    chain_lock(monitor.customer_id)
+    return DriftMonitor.objects.select_for_update().get(pk=monitor.pk)
+
+
+@transaction.atomic
+def monitor_update(*, monitor: DriftMonitor, body: MonitorUpdateInput) -> DriftMonitor:
+    monitor = _lock(monitor)
+    sent = body.sent()
+    if "h" in sent and monitor.chart == PROBE_SPRT:
+        from config.bodymodels import failure
+
+        raise failure([{"field": "h", "message": "is not taken by probe_sprt"}])
+    for name in ("name", "enabled", "h"):
+        if name in sent and sent[name] is None:
+            from config.bodymodels import failure
+
+            raise failure([{"field": name, "message": "must not be null"}])
+    changes = sorted(name for name, value in sent.items() if getattr(monitor, name) != value)
+    if "h" in sent and monitor.h_source != "given":
+        changes = sorted({*changes, "h"})
+    if not changes:
+        return monitor
+    state = state_load(monitor.state)
+    was_enabled = monitor.enabled
+    for name in changes:
+        setattr(monitor, name, sent[name])
+    if "h" in changes:
+        monitor.h_source, monitor.arl0_target, monitor.calibration = "given", None, None
+        restart(state)
+        if monitor.status == DriftMonitor.Status.CALIBRATING:
+            monitor.status = DriftMonitor.Status.LIVE
+    if "enabled" in changes:
+        if monitor.enabled and not was_enabled:
+            restart(state)
+        monitor.status = _status(monitor)
+    monitor.state = state_dump(state)
+    monitor.updated_at = _now()
+    trail.records_append(monitor.customer, [_configured(monitor, "updated", changes)], at=monitor.updated_at)
+    monitor.save()
+    return monitor
+
+
+def _status(monitor: DriftMonitor) -> str:
+    if not monitor.enabled:
+        return DriftMonitor.Status.PAUSED
+    baseline = monitor.baseline
+    if baseline and baseline.get("completed_at") is None:
+        return DriftMonitor.Status.BASELINE
+    if monitor.h is None and monitor.chart != PROBE_SPRT:
+        return DriftMonitor.Status.CALIBRATING
+    return DriftMonitor.Status.LIVE
+
+
+@transaction.atomic
+def monitor_delete(*, monitor: DriftMonitor) -> None:
+    monitor = _lock(monitor)
+    monitor.deleted_at = monitor.updated_at = _now()
+    trail.records_append(monitor.customer, [_configured(monitor, "deleted", [])], at=monitor.deleted_at)
+    monitor.save()
+
+
+# Any: JSON values
+def _calibrated(monitor: DriftMonitor, *, arl0_target: int, runs: int, seed: int, source: str,
+                apply: bool = True) -> dict[str, Any]:  # fmt: skip
+    confidences = list(
+        DriftPoint.objects.filter(monitor=monitor, baseline=True).values_list("ai_confidence", flat=True)
+    )
+    result = calibrate(
+        case_mix(monitor, [c for c in confidences if c is not None]),
+        odds_ratio=monitor.odds_ratio or 2.0,
+        arl0_target=arl0_target,
+        runs=runs,
+        seed=seed,
+    )
+    figures = result.figures()
+    answer: dict[str, Any] = {"monitor_id": monitor.pk, "chart": monitor.chart, **figures}
+    if not apply:
+        return answer | {"applied": False, "entry_sequence": None, "calibrated_at": None}
+    now = _now()
+    data: dict[str, Any] = {"monitor_id": monitor.pk, "chart": monitor.chart, "user_id": monitor.user_id,
+            "model_id": monitor.model_id, "source": source, **figures}  # fmt: skip
+    record = trail.Record(trail.CALIBRATED, monitor.pk, data, user_id=monitor.user_id)
+    trail.records_append(monitor.customer, [record], at=now)
+    answer |= {"applied": True, "entry_sequence": record.sequence, "calibrated_at": isoformat(now)}
+    state = state_load(monitor.state)
+    restart(state)
+    monitor.h, monitor.h_source, monitor.arl0_target = figures["h"], "calibrated", arl0_target
+    monitor.calibration = answer
+    monitor.state = state_dump(state)
+    monitor.status = _status(monitor)
+    monitor.updated_at = now
+    monitor.save()
+    return answer
+
+
+def monitor_calibrate_automatic(*, monitor: DriftMonitor) -> None:
+    """A `next` baseline with arl0_target completed in this write: calibrated in the same write."""
+    assert monitor.arl0_target is not None
+    _calibrated(
+        monitor, arl0_target=monitor.arl0_target, runs=monitor.runs, seed=monitor.seed, source="automatic"
+    )
+
+
+# Any: JSON values
+@transaction.atomic
+def monitor_calibrate(*, monitor: DriftMonitor, body: CalibrateInput) -> dict[str, Any]:
+    target = body.arl0_target if body.arl0_target is not None else monitor.arl0_target
+    if target is None:
+        from config.bodymodels import failure
+
+        raise failure([{"field": "arl0_target", "message": "is required (the monitor has none)"}])
+    monitor = _lock(monitor)
+    if monitor.chart == PROBE_SPRT:
+        raise DriftNotCalibratable("A probe_sprt monitor has no h to calibrate.")
+    baseline = monitor.baseline
+    if baseline is None or baseline.get("completed_at") is None:
+        raise DriftBaselineIncomplete("The monitor's baseline is not complete (or it has none).")
+    seed = body.seed if body.seed is not None else secrets.randbelow(SEED_MAX + 1)
+    return _calibrated(
+        monitor, arl0_target=target, runs=body.runs, seed=seed, source="request", apply=body.apply
+    )
+
+
+@transaction.atomic
+def alarm_acknowledge(*, alarm: DriftAlarm, body: AcknowledgeInput, default_by: str) -> DriftAlarm:
+    chain_lock(alarm.customer_id)
+    alarm = DriftAlarm.objects.select_for_update().get(pk=alarm.pk)
+    if alarm.status == DriftAlarm.Status.ACKNOWLEDGED:
+        raise DriftAlarmAlreadyAcknowledged(f"Alarm {alarm.pk} is already acknowledged.")
+    monitor = DriftMonitor.objects.select_for_update().get(pk=alarm.monitor_id)
+    now = _now()
+    alarm.status = DriftAlarm.Status.ACKNOWLEDGED
+    alarm.acknowledged_at = now
+    alarm.acknowledged_by = body.acknowledged_by or default_by
+    alarm.disposition = body.disposition
+    alarm.note = body.note
+    data = {
+        "alarm_id": alarm.pk,
+        "monitor_id": monitor.pk,
+        "chart": alarm.chart,
+        "user_id": alarm.user_id,
+        "disposition": alarm.disposition,
+        "note": alarm.note,
+        "acknowledged_by": alarm.acknowledged_by,
+        "raised_at": isoformat(alarm.raised_at),
+        "acknowledged_at": isoformat(now),
+    }
+    record = trail.Record(trail.ACKNOWLEDGED, alarm.pk, data, user_id=alarm.user_id, note=alarm.note)
+    trail.records_append(alarm.customer, [record], at=now)
+    alarm.acknowledgement_entry_sequence = record.sequence
+    alarm.save()
+    state = state_load(monitor.state)
+    acknowledged(state)
+    monitor.state = state_dump(state)
+    if monitor.open_alarm_id == alarm.pk:
+        monitor.open_alarm_id = None
+    monitor.save()
+    return alarm

@@ -1,0 +1,7 @@
+from config.api import router
+from drift.views import DriftAlarmViewSet, DriftMonitorViewSet
+
+router.register("drift-monitors", DriftMonitorViewSet, basename="drift-monitor")
+router.register("drift-alarms", DriftAlarmViewSet, basename="drift-alarm")
+
+urlpatterns: list = []

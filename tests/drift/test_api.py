@@ -1,0 +1,210 @@
+"""The drift API over HTTP (docs/reference/drift.md): monitors, the charts processed in the write
+that brings their points, alarms and their acknowledgement, errors and tenancy."""
+
+import pytest
+
+from tests.conftest import assert_problem
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def log(api, decision_id, *, c, followed, user="rev-1", model="loan", probe=None, outcome=None):
+    body = {
+        "decision_id": decision_id,
+        "user_id": user,
+        "model_id": model,
+        "ai_recommendation": "approve",
+        "ai_confidence": c,
+        "user_decision": "approve" if followed else "deny",
+    }
+    if probe is not None:
+        body["probe"] = probe
+    if outcome is not None:
+        body["outcome"] = outcome
+    return body
+
+
+def worked_baseline(api):
+    """The worked example's baseline: 100 points at c = 0.3 (30 followed), 100 at 0.9 (90)."""
+    items = []
+    for i in range(100):
+        items.append(log(api, f"b3-{i}", c=0.3, followed=i < 30))
+        items.append(log(api, f"b9-{i}", c=0.9, followed=i < 90))
+    for start in range(0, 200, 100):
+        response = api.post("/v1/log/batch", {"decisions": items[start : start + 100]}, format="json")
+        assert response.status_code in (200, 201, 207), response.content
+
+
+def test_worked_example_alarm_signal_acknowledgement_and_restart(api):
+    created = api.post(
+        "/v1/drift-monitors",
+        {"chart": "over_reliance", "scope": "user", "user_id": "rev-1", "model_id": "loan", "h": 4},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    monitor = created.json()
+    assert monitor["status"] == "baseline" and monitor["h_source"] == "given"
+    worked_baseline(api)
+    monitor = api.get(f"/v1/drift-monitors/{monitor['monitor_id']}").json()
+    assert monitor["status"] == "live"
+    assert monitor["baseline"]["fit"] == {
+        "method": "mle",
+        "intercept": -2.369559,
+        "slope": 5.074204,
+        "followed": 120,
+    }
+    mid = monitor["monitor_id"]
+    for i in range(1, 25):
+        assert api.post("/v1/log", log(api, f"d-{i}", c=0.3, followed=True), format="json").status_code == 201
+        if i == 10:
+            alarms = api.get("/v1/drift-alarms").json()["data"]
+            assert len(alarms) == 1 and alarms[0]["point_index"] == 10
+            assert alarms[0]["statistic"] == 4.307829 and alarms[0]["threshold"] == 4
+    (alarm,) = api.get("/v1/drift-alarms", {"monitor_id": mid}).json()["data"]
+    assert alarm["signals"] == 2 and alarm["last_signal_index"] == 20
+    series = api.get(f"/v1/drift-monitors/{mid}/series").json()["data"]
+    assert [p["index"] for p in series] == list(range(1, 25))
+    assert (
+        series[8]["x"] == 3.877046
+        and series[9]["signal"] is True
+        and series[9]["alarm_id"] == alarm["alarm_id"]
+    )
+    ack = api.post(
+        f"/v1/drift-alarms/{alarm['alarm_id']}/acknowledge",
+        {"disposition": "reviewer_coached", "note": "talked"},
+        format="json",
+    )
+    assert ack.status_code == 200, ack.content
+    assert ack.json()["status"] == "acknowledged" and ack.json()["acknowledged_by"].startswith("key:")
+    again = api.post(
+        f"/v1/drift-alarms/{alarm['alarm_id']}/acknowledge", {"disposition": "false_alarm"}, format="json"
+    )
+    assert_problem(again, 409, "DRIFT_ALARM_ALREADY_ACKNOWLEDGED")
+    for i in range(25, 35):
+        api.post("/v1/log", log(api, f"d-{i}", c=0.3, followed=True), format="json")
+    alarms = api.get("/v1/drift-alarms", {"monitor_id": mid}).json()["data"]
+    assert [a["point_index"] for a in alarms] == [34, 10]
+    verified = api.get("/v1/audit-trail/verify").json()
+    assert verified["valid"] is True, verified
+    listed = api.get("/v1/audit-trail", {"limit": 100}).json()["data"]
+    assert any(e["type"] == "drift_alarm.acknowledged" and e["context"] == "talked" for e in listed)
+
+
+def test_replay_changes_no_chart(api):
+    mid = api.post(
+        "/v1/drift-monitors",
+        {"chart": "ai_calibration_up", "scope": "organization", "h": 3},
+        format="json",
+    ).json()["monitor_id"]
+    body = log(api, "o-1", c=0.9, followed=True, outcome="deny")
+    assert api.post("/v1/log", body, format="json").status_code == 201
+    assert api.post("/v1/log", body, format="json").status_code == 200
+    series = api.get(f"/v1/drift-monitors/{mid}/series").json()["data"]
+    assert len(series) == 1 and series[0]["event"] == 1
+
+
+def test_sprt_worked_example_with_probes(api):
+    mid = api.post(
+        "/v1/drift-monitors", {"chart": "probe_sprt", "scope": "user", "user_id": "rev-1"}, format="json"
+    ).json()["monitor_id"]
+    probe = {"kind": "known_wrong", "correct_decision": "deny"}
+    for i in range(3):
+        api.post("/v1/log", log(api, f"p-m{i}", c=0.8, followed=True, probe=probe), format="json")
+    monitor = api.get(f"/v1/drift-monitors/{mid}").json()
+    assert monitor["state"]["conclusions_h1"] == 1
+    assert monitor["sprt"]["upper_bound"] == 2.890372
+    for i in range(9):
+        api.post("/v1/log", log(api, f"p-c{i}", c=0.8, followed=False, probe=probe), format="json")
+    monitor = api.get(f"/v1/drift-monitors/{mid}").json()
+    assert monitor["state"]["conclusions_h0"] == 1
+    series = api.get(f"/v1/drift-monitors/{mid}/series").json()["data"]
+    assert series[2]["conclusion"] == "h1" and series[2]["llr_sum"] == 3.295837
+    assert series[11]["conclusion"] == "h0" and series[11]["llr_sum"] == -2.26183
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"chart": "over_reliance", "scope": "user", "user_id": "r", "R_A": 2, "h": 4}, "R_A"),
+        ({"chart": "over_reliance", "scope": "user", "user_id": "r"}, "h"),
+        (
+            {"chart": "over_reliance", "scope": "user", "user_id": "r", "h": 4, "arl0_target": 200},
+            "arl0_target",
+        ),
+        ({"chart": "over_reliance", "scope": "user", "user_id": "r", "h": 4, "odds_ratio": 1}, "odds_ratio"),
+        ({"chart": "probe_sprt", "scope": "user", "user_id": "r", "h": 4}, "h"),
+        ({"chart": "team", "scope": "user", "user_id": "r", "h": 4}, "chart"),
+        ({"chart": "over_reliance", "scope": "team", "h": 4}, "scope"),
+        ({"chart": "over_reliance", "scope": "user", "user_id": "r", "h": 1001}, "h"),
+    ],
+)
+def test_bad_monitor_answers_400_naming_the_field_and_stores_nothing(api, body, field):
+    response = api.post("/v1/drift-monitors", body, format="json")
+    problem = assert_problem(response, 400, "VALIDATION_ERROR")
+    assert problem["errors"][0]["field"] == field
+    assert api.get("/v1/drift-monitors").json()["data"] == []
+    assert api.get("/v1/audit-trail").json()["data"] == []
+
+
+def test_previous_baseline_too_short_is_409(api):
+    response = api.post(
+        "/v1/drift-monitors",
+        {
+            "chart": "over_reliance",
+            "scope": "organization",
+            "h": 4,
+            "baseline": {"mode": "previous", "decisions": 50},
+        },
+        format="json",
+    )
+    assert_problem(response, 409, "DRIFT_BASELINE_TOO_SHORT")
+
+
+def test_calibrate_errors(api):
+    sprt = api.post(
+        "/v1/drift-monitors", {"chart": "probe_sprt", "scope": "organization"}, format="json"
+    ).json()
+    assert_problem(api.post(f"/v1/drift-monitors/{sprt['monitor_id']}/calibrate", {"arl0_target": 200}, format="json"),
+                   409, "DRIFT_NOT_CALIBRATABLE")  # fmt: skip
+    cusum = api.post("/v1/drift-monitors", {"chart": "over_reliance", "scope": "organization", "h": 4},
+                     format="json").json()  # fmt: skip
+    url = f"/v1/drift-monitors/{cusum['monitor_id']}/calibrate"
+    assert_problem(api.post(url, {"arl0_target": 200}, format="json"), 409, "DRIFT_BASELINE_INCOMPLETE")
+    assert_problem(api.post(url, {"arl0_target": 5}, format="json"), 400, "VALIDATION_ERROR")
+
+
+def test_previous_baseline_calibrated_at_creation(api):
+    worked_baseline(api)
+    response = api.post(
+        "/v1/drift-monitors",
+        {"chart": "over_reliance", "scope": "user", "user_id": "rev-1", "arl0_target": 200, "seed": 7,
+         "baseline": {"mode": "previous", "decisions": 200}},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 201, response.content
+    monitor = api.get(f"/v1/drift-monitors/{response.json()['monitor_id']}").json()
+    assert monitor["status"] == "live" and monitor["h_source"] == "calibrated"
+    assert 1.9 < monitor["h"] < 2.2
+    assert monitor["baseline"]["fit"]["slope"] == 5.074204
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True
+
+
+def test_patch_delete_and_tenancy(api, other_api):
+    mid = api.post("/v1/drift-monitors", {"chart": "over_reliance", "scope": "organization", "h": 4},
+                   format="json").json()["monitor_id"]  # fmt: skip
+    for method, url in [
+        ("get", f"/v1/drift-monitors/{mid}"),
+        ("patch", f"/v1/drift-monitors/{mid}"),
+        ("delete", f"/v1/drift-monitors/{mid}"),
+        ("post", f"/v1/drift-monitors/{mid}/calibrate"),
+        ("get", f"/v1/drift-monitors/{mid}/series"),
+    ]:
+        assert_problem(getattr(other_api, method)(url, {}, format="json"), 404, "NOT_FOUND")
+    assert_problem(
+        api.patch(f"/v1/drift-monitors/{mid}", {"chart": "x"}, format="json"), 400, "VALIDATION_ERROR"
+    )
+    patched = api.patch(f"/v1/drift-monitors/{mid}", {"h": 5}, format="json")
+    assert patched.status_code == 200 and patched.json()["h"] == 5
+    assert api.delete(f"/v1/drift-monitors/{mid}").status_code == 204
+    assert_problem(api.get(f"/v1/drift-monitors/{mid}"), 404, "NOT_FOUND")
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True
