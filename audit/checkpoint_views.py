@@ -104,8 +104,9 @@ class CheckpointListView(TenantAPIView):
     @extend_schema(request=None, responses={201: CheckpointOutput, 200: CheckpointOutput})
     def post(self, request: Request) -> Response:
         """A checkpoint of the chain now (201), or the latest when the chain has not grown
-        since (200). An empty chain has none: 404 NOT_FOUND."""
-        made = checkpoints.checkpoint_make(customer=self.customer)
+        since (200). An empty chain has none: 404 NOT_FOUND. Within TRUSTCAL_CHECKPOINT_MIN_SECONDS
+        of the newest: 429 RATE_LIMIT_EXCEEDED with Retry-After."""
+        made = checkpoints.checkpoint_make(customer=self.customer, requested=True)
         if made.checkpoint is None:
             raise NotFound("The audit trail is empty: there is nothing to checkpoint yet.")
         code = status.HTTP_201_CREATED if made.created else status.HTTP_200_OK

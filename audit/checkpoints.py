@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
@@ -23,6 +24,7 @@ from django.utils import timezone
 from audit import checkpoint_key, merkle, note, tree
 from audit.exceptions import CheckpointKeyError, TreeNotExtension
 from audit.models import AuditEntry, ChainHead, SignedCheckpoint
+from config.exceptions import RateLimited
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -135,14 +137,25 @@ class Made:
     created: bool
 
 
-def checkpoint_make(*, customer: Customer) -> Made:
+def checkpoint_make(*, customer: Customer, requested: bool = False) -> Made:
     """A checkpoint of the chain as it is now; the latest one when the chain has not grown
-    since (or None for an empty chain)."""
+    since (or None for an empty chain). A `requested` one (POST /audit-trail/checkpoints) within
+    CHECKPOINT_MIN_SECONDS of the newest raises RateLimited: each is signed, stored and sent to
+    every subscribed webhook (docs/reference/checkpoints.md, "When checkpoints are made")."""
     with transaction.atomic():
         head = ChainHead.objects.select_for_update().filter(customer=customer).first()
         latest = checkpoint_latest(customer=customer)
         if head is None or head.sequence == 0 or (latest is not None and latest.sequence == head.sequence):
             return Made(latest, created=False)
+        if requested and latest is not None:
+            wait = latest.created_at + dt.timedelta(seconds=settings.CHECKPOINT_MIN_SECONDS) - timezone.now()
+            if wait.total_seconds() > 0:
+                raise RateLimited(
+                    f"The newest checkpoint (sequence {latest.sequence}) is under "
+                    f"{settings.CHECKPOINT_MIN_SECONDS:g} s old: request the next one later; beat signs one "
+                    "at least hourly and every 1,000 entries.",
+                    retry_after=wait.total_seconds(),
+                )
         root = tree.root_at(customer.pk, head.sequence)
         return Made(_make(customer.pk, head.sequence, root, head.head_hash), created=True)
 

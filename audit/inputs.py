@@ -79,7 +79,8 @@ _SUBGROUP = Text(SUBGROUP_VALUE_MAX, trim=True)
 @dataclass(frozen=True)
 class _CustomAttributes(PlainRule):
     """`subgroups.custom`: at most 32 values (trimmed, 1-256 characters) under keys of 1-256
-    characters (trimmed); a null value is left out."""
+    characters (trimmed; two keys that are the same once trimmed are refused); a null value is
+    left out."""
 
     def check(self, raw: object) -> object:
         return None if raw is None else _custom_judged(raw)
@@ -101,11 +102,16 @@ def _custom_judged(raw: object) -> dict[str, str]:
         raise problem(f"must hold at most {CUSTOM_KEYS_MAX} entries")
     found: list[tuple[str, str]] = []
     out: dict[str, str] = {}
+    seen: dict[str, str] = {}  # trimmed name -> the key as sent
     for key, item in raw.items():
         name = key.strip()
         if not name or len(name) > CUSTOM_KEY_MAX:
             found.append((key, f"keys are 1 to {CUSTOM_KEY_MAX} characters"))
             continue
+        if name in seen:
+            found.append((name, f"the keys {seen[name]!r} and {key!r} are the same once trimmed"))
+            continue
+        seen[name] = key
         if item is None:
             continue
         if not isinstance(item, str):

@@ -15,12 +15,12 @@ the first entries of NEW's tree, unchanged. Exit status 0 when it holds, 1 when 
 
 import argparse
 import base64
-import json
 from pathlib import Path
 from typing import Any, TextIO
 
 from audit import merkle, note
-from audit.offline_inputs import Signed, Unreadable, read_checkpoints, read_key
+from audit.hashing import strict_loads
+from audit.offline_inputs import Signed, Unreadable, read_checkpoints, read_key, short
 
 
 def verify_consistency(
@@ -60,11 +60,11 @@ def verify_consistency(
 
 def _proof(path: str) -> tuple[int, int, list[bytes]]:
     try:
-        data: Any = json.loads(Path(path).read_text(encoding="utf-8"))
+        data: Any = strict_loads(Path(path).read_text(encoding="utf-8"))
         hashes = [base64.b64decode(value, validate=True) for value in data["hashes"]]
         return int(data["first"]), int(data["second"]), hashes
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise Unreadable(f"{path}: not a consistency proof ({exc})") from exc
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as exc:
+        raise Unreadable(f"{path}: not a consistency proof ({short(exc)})") from exc
 
 
 def _one(path: str, verifier: note.Verifier, out: TextIO) -> Signed | None:

@@ -4,6 +4,7 @@ checkpoints, from a file holding the text, the service's JSON, or a report PDF t
 signed is refused with its reason. No Django here.
 """
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,8 @@ def read_key(value: str) -> note.Verifier:
 def short(exc: BaseException) -> str:
     """An error's message, cut to a line (a 200,000-deep document's error is not)."""
     text = str(exc) or type(exc).__name__
+    if "integer string conversion" in text:  # not the interpreter's setting: the bound itself
+        text = f"a number has more than {sys.get_int_max_str_digits():,} digits"
     return text if len(text) <= 200 else text[:200] + "..."
 
 

@@ -20,7 +20,6 @@ not recomputable (all of them under a reviewer filter), and the rest are checked
 
 import argparse
 import datetime as dt
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -29,6 +28,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from audit import measures
+from audit.hashing import strict_loads
+from audit.offline_inputs import short
 
 TOLERANCE = 1e-9  # the report's figures are stored unrounded; only float summation order may differ
 SUMMARY_FIGURES = [
@@ -110,7 +111,7 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
         if not line.strip():
             continue
         try:
-            doc = json.loads(line)
+            doc = strict_loads(line)
             if doc.get("type") == "erasure":
                 continue  # an erasure's own entry: no decision (docs/reference/erasure.md)
             decision_id = doc["decision_id"]
@@ -124,8 +125,8 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
                 outcome=doc.get("outcome"),
                 erased=doc.get("erased") is True,
             )
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise Unreadable(f"export line {number} is not an audit entry: {exc}") from exc
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            raise Unreadable(f"export line {number} is not an audit entry: {short(exc)}") from exc
         if decision_id is not None:
             states[decision_id] = state
     yield from states.values()
@@ -236,13 +237,13 @@ def _shown(value: Any) -> str:
 
 def run(report_path: str, export_path: str, out: TextIO) -> int:
     try:
-        report = json.loads(Path(report_path).read_text(encoding="utf-8"))
+        report = strict_loads(Path(report_path).read_text(encoding="utf-8"))
         if report.get("template") != "eu_ai_act" or "sections" not in report:
             raise Unreadable(f"{report_path} is not an EU AI Act report in the json format")
         with open(export_path, encoding="utf-8", newline="\n") as export:
             recomputed = recompute(report, export)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"cannot read the inputs: {exc}", file=out)
+    except (OSError, ValueError, KeyError, RecursionError, AttributeError) as exc:
+        print(f"cannot read the inputs: {short(exc)}", file=out)
         return 2
     except Unreadable as exc:
         print(str(exc), file=out)

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from audit.registry import Change, Contributor, Erased, Event, TrailEntry, register, register_eraser
 from bias.domain import subgroups_lenient, subgroups_object
-from bias.models import SubgroupAttachment
+from bias.models import BiasAlert, SubgroupAttachment
 from bias.setwise import Staged, folded, staged_apply
 from bias.stats import (
     attachments_locked,
@@ -115,9 +115,15 @@ def delete_erased_subjects_attachments(erased: Erased) -> int:
     person's data (docs/reference/erasure.md): their rows go. The statistics keep their counts
     (by group, not by person)."""
     ids = erased.subject_decisions
-    deleted = 0
+    changed = 0
     for start in range(0, len(ids), 1000):
-        deleted += SubgroupAttachment.objects.filter(
-            customer_id=erased.customer_id, decision_id__in=ids[start : start + 1000]
+        chunk = ids[start : start + 1000]
+        changed += SubgroupAttachment.objects.filter(
+            customer_id=erased.customer_id, decision_id__in=chunk
         ).delete()[0]
-    return deleted
+        # The feed's alerts raised on those decisions no longer name them: beside a finding on a
+        # group of one, the decision id tells that decision's attributes.
+        changed += BiasAlert.objects.filter(customer_id=erased.customer_id, decision_id__in=chunk).update(
+            decision_id=None
+        )
+    return changed

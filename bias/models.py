@@ -155,7 +155,9 @@ class BiasAlert(models.Model):
 
     id = models.CharField(primary_key=True, max_length=40, default=_alert_id, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="bias_alerts")
-    decision_id = models.CharField(max_length=128)
+    # null once the decision's subject was erased: with the findings' groups (a group may have one
+    # member) it would tell that decision's attributes (docs/reference/erasure.md).
+    decision_id = models.CharField(max_length=128, null=True, blank=True)
     model_id = models.CharField(max_length=256, null=True, blank=True)
     severity = models.CharField(max_length=16, choices=Severity.choices)
     bias_types = models.JSONField(default=list)

@@ -44,7 +44,9 @@ class DetectBiasOutput(serializers.Serializer[dict[str, object]]):
 # Any: a BiasAlert, or a page of them (many=True), which DRF's stubs type as one instance
 class BiasAlertOutput(serializers.Serializer[Any]):
     alert_id = serializers.CharField(source="id")
-    decision_id = serializers.CharField()
+    decision_id = serializers.CharField(
+        allow_null=True, help_text="null once the decision's subject was erased (docs/reference/erasure.md)"
+    )
     model_id = serializers.CharField(allow_null=True)
     severity = serializers.ChoiceField(choices=Severity.choices)
     bias_types = serializers.ListField(child=serializers.ChoiceField(choices=BiasType.choices))

@@ -11,6 +11,7 @@ score, trend, subgroups: query_day_window), paging (positive_int), headers.
 
 import datetime as dt
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, overload
@@ -57,6 +58,15 @@ def json_loads(text: str) -> Any:
     return JSON_DECODER.decode(text)
 
 
+def json_error(exc: ValueError) -> str:
+    """What a JSON reader's error says, in the service's words: an integer of more digits than
+    Python converts names that bound, not the interpreter setting that would lift it."""
+    text = str(exc)
+    if "integer string conversion" in text:
+        return f"a number has more than {sys.get_int_max_str_digits():,} digits"
+    return text
+
+
 def load_json(raw: bytes, *, strings: bool = True) -> Any:
     """One JSON document from a request body: UTF-8, read by JSON_DECODER, nesting and (unless
     `strings=False`) strings checked by check_document. Malformed (or too deep to parse at
@@ -66,7 +76,7 @@ def load_json(raw: bytes, *, strings: bool = True) -> Any:
     except RecursionError as exc:
         raise ParseError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from exc
     except (UnicodeDecodeError, ValueError) as exc:
-        raise ParseError(str(exc)) from exc
+        raise ParseError(json_error(exc)) from exc
     check_document(value, strings=strings)
     return value
 

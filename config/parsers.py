@@ -5,7 +5,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
 from config.exceptions import ValidationFailed
-from config.inputs import JSON_DECODER, MAX_JSON_DEPTH, check_document, load_json
+from config.inputs import JSON_DECODER, MAX_JSON_DEPTH, check_document, json_error, load_json
 
 # The most items a batch body may hold (docs/reference/limits.md, "Batch bodies"). Both batch
 # parsers stop reading at the item after it, so an oversized body is refused as soon as that
@@ -151,7 +151,7 @@ class LargeJSONParser(StrictJSONParser):
             except ValueError as exc:
                 if reader.more():
                     continue
-                raise ParseError(str(exc)) from exc
+                raise ParseError(json_error(exc)) from exc
             if end == len(reader.text) and reader.more():
                 continue
             reader.pos = end

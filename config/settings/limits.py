@@ -17,3 +17,7 @@ ERASURE_PART_ENTRIES = env.int("TRUSTCAL_ERASURE_PART_ENTRIES", default=1000)
 # process's threads): docs/reference/limits.md, "Slow request lines and headers", "Web threads".
 HEADER_READ_SECONDS = env.float("TRUSTCAL_HEADER_READ_SECONDS", default=10.0)
 ADDRESS_THREADS = env.int("TRUSTCAL_ADDRESS_THREADS", default=4)
+# POST /audit-trail/checkpoints signs a new checkpoint at most this often per customer (each one
+# is stored and sent to every subscribed webhook); sooner, 429 with Retry-After
+# (docs/reference/checkpoints.md, "When checkpoints are made").
+CHECKPOINT_MIN_SECONDS = env.float("TRUSTCAL_CHECKPOINT_MIN_SECONDS", default=60.0)

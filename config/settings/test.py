@@ -29,3 +29,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # An on-disk test database so that processes started by the tests share it.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405
+# The tests sign checkpoints before and after what they check, seconds apart; the minimum
+# interval of requested checkpoints is tested with its own value (tests/audit/test_checkpoints.py).
+CHECKPOINT_MIN_SECONDS = 0.0
