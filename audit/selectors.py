@@ -41,6 +41,25 @@ def audit_trail_size(customer: Customer) -> int:
     return ChainHead.objects.filter(customer=customer).values_list("sequence", flat=True).first() or 0
 
 
+def sequences_appended(customer: Customer, *, since: dt.datetime, until: dt.datetime) -> tuple[int, int]:
+    """[first, after): the sequences of the customer's entries appended in [since, until), entries
+    being appended in sequence order (a report's drift points are those of its period)."""
+    entries = (
+        AuditEntry.objects.filter(customer=customer).order_by("sequence").values_list("sequence", flat=True)
+    )
+    after = entries.filter(logged_at__gte=until).first() or audit_trail_size(customer) + 1
+    first = entries.filter(logged_at__gte=since, sequence__lt=after).first() or after
+    return first, after
+
+
+def entry_logged_at(customer: Customer, sequence: int) -> str | None:
+    """When the entry of `sequence` was appended (ISO 8601 UTC with milliseconds), or None."""
+    logged = AuditEntry.objects.filter(customer=customer, sequence=sequence).values_list(
+        "logged_at", flat=True
+    )
+    return isoformat(logged.first())
+
+
 def decision_get(customer: Customer, decision_id: str) -> Decision | None:
     """One stored decision of the customer, or None."""
     return Decision.objects.filter(customer=customer, decision_id=decision_id).first()

@@ -126,8 +126,8 @@ def drift_chart(points: list[dict[str, Any]], *, h: float, title: str, lower: fl
         ax.scatter(restarts, [floor] * len(restarts), color=GREY, marker="|", s=40, zorder=2, label="restart")
     ax.set_xlabel("chart point")
     ax.set_ylabel("CUSUM X" if lower is None else "SPRT S")
-    if lower is None:
-        ax.set_ylim(bottom=0)
+    top = max([h, *value]) * 1.35  # room for the legend above the limit
+    ax.set_ylim(bottom=0 if lower is None else min([lower, *value]) * 1.1, top=top)
     ax.set_title(title, loc="left")
     ax.legend(loc="upper left", frameon=False, fontsize=7, ncols=4)
     return _svg(fig)

@@ -39,11 +39,10 @@ def _monitor(m: dict[str, Any]) -> dict[str, Any]:
             f"h {m['h']:g} ({m['h_source']}), R {m['odds_ratio']:g}" if m.get("h") is not None else "no h yet"
         )
     expected = m["expected_false_alarms_per_30_days"]
+    model = " ".join(str(v) for v in (m.get("model_id"), m.get("model_version")) if v) or "every model"
     return {
         "name": m["name"],
-        "chart": CHART_NAMES.get(m["chart"], m["chart"]),
-        "who": who(m),
-        "model": " ".join(str(v) for v in (m.get("model_id"), m.get("model_version")) if v) or "every model",
+        "watches": f"{CHART_NAMES.get(m['chart'], m['chart'])} of {who(m)}, {model}",
         "limit": limit,
         "arl0": (
             f"target {m['arl0_target']:,}, achieved {_run_length(m['arl0'], m['arl0_se'])}"
@@ -68,24 +67,22 @@ def _monitor(m: dict[str, Any]) -> dict[str, Any]:
 
 def _alarm(a: dict[str, Any]) -> dict[str, Any]:
     hours = a["hours_to_acknowledge"]
+    if a["acknowledged_at"]:
+        triage = (
+            f"acknowledged {printing.when(a['acknowledged_at'])} by {a['acknowledged_by']}, after {hours:,.1f} h: "
+            f"{(a['disposition'] or '').replace('_', ' ')}" + (f". {a['note']}" if a["note"] else "")
+        )
+    else:
+        triage = "open: not acknowledged by the period's end"
+    who_ = str(a["user_id"]) if a.get("user_id") else "organisation"
     return {
         "raised": printing.when(a["raised_at"]),
         "alarm_id": a["alarm_id"],
-        "chart": CHART_NAMES.get(a["chart"], a["chart"]),
-        "who": str(a["user_id"]) if a.get("user_id") else "organisation",
-        "point": printing.count(a["point_index"]),
-        "statistic": f"{a['statistic']:.3f} ≥ {a['threshold']:g}",
-        "excess": f"{a['excess']:.2f}",
-        "severity": a["severity"],
+        "watches": f"{CHART_NAMES.get(a['chart'], a['chart'])} of {who_}",
+        "statistic": f"{a['statistic']:.3f} ≥ {a['threshold']:g} at point {printing.count(a['point_index'])}",
+        "excess": f"{a['excess']:.2f} ({a['severity']})",
         "signals": printing.count(a["signals"]),
-        "status": a["status"] + ("" if a["in_period"] else " (raised before the period)"),
-        "acknowledged": (
-            f"{printing.when(a['acknowledged_at'])} by {a['acknowledged_by']}, after {hours:,.1f} h"
-            if a["acknowledged_at"]
-            else "not acknowledged by the period's end"
-        ),
-        "disposition": (a["disposition"] or "").replace("_", " "),
-        "note": a["note"] or "",
+        "triage": triage + ("" if a["in_period"] else " (raised before the period)"),
     }
 
 

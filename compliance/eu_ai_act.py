@@ -5,7 +5,7 @@ executive summary says what the service measured for each."""
 from typing import Any
 
 from calibration import rules
-from compliance import printing, recommendations
+from compliance import drift_report, printing, recommendations
 from compliance.citations import cite
 from compliance.evidence import SERIOUS, UNRESOLVED
 
@@ -26,12 +26,18 @@ def _pct(value: float) -> str:
 
 
 def compliance_status(
-    *, org: dict[str, Any], users: list[dict[str, Any]], open_serious: list[str], rubber_stampers: int
+    *,
+    org: dict[str, Any],
+    users: list[dict[str, Any]],
+    open_serious: list[str],
+    rubber_stampers: int,
+    drift_alarms: list[str] | None = None,
 ) -> tuple[str, str]:
     """The compliance status and its reason (docs/reference/reports.md, "Compliance status (this report only)"): NON_COMPLIANT
     with an open critical alert or the organisation's over-trust flagged; else NEEDS_REVIEW with an
-    open high alert, an over-trusting or non-discriminating reviewer or a flagged rubber-stamper;
-    else INSUFFICIENT_EVIDENCE when the evidence cannot show calibrated reliance; else COMPLIANT."""
+    open high alert, an over-trusting or non-discriminating reviewer, a flagged rubber-stamper or
+    a drift alarm not acknowledged by the period's end (`drift_alarms`, their ids); else
+    INSUFFICIENT_EVIDENCE when the evidence cannot show calibrated reliance; else COMPLIANT."""
     th = rules.thresholds()
     over_ci = org["overtrust_rate_ci"]
     if "critical" in open_serious:
@@ -53,6 +59,11 @@ def compliance_status(
         return (
             NEEDS_REVIEW,
             f"{rubber_stampers} reviewer(s) flagged for quick agreement with the AI (rubber-stamping).",
+        )
+    if drift_alarms:
+        return NEEDS_REVIEW, (
+            f"{len(drift_alarms)} drift alarm(s) raised before the period's end not acknowledged by it: "
+            f"{', '.join(drift_alarms[:10])}{' and others' if len(drift_alarms) > 10 else ''}."
         )
     if org["scored_decisions"] < MIN_SCORED:
         return INSUFFICIENT_EVIDENCE, (
@@ -92,13 +103,34 @@ def _open_serious(evidence: dict[str, Any]) -> list[str]:
 
 
 def status_of(
-    *, org: dict[str, Any], users: list[dict[str, Any]], alerts: dict[str, Any], rubber_stampers: int
+    *,
+    org: dict[str, Any],
+    users: list[dict[str, Any]],
+    alerts: dict[str, Any],
+    rubber_stampers: int,
+    drift: dict[str, Any],
 ) -> str:
     """The compliance status alone (the CSV format, which holds only the decision log, is judged by
     the same rule)."""
     return compliance_status(
-        org=org, users=users, open_serious=_open_serious(alerts), rubber_stampers=rubber_stampers
+        org=org,
+        users=users,
+        open_serious=_open_serious(alerts),
+        rubber_stampers=rubber_stampers,
+        drift_alarms=drift_report.unacknowledged(drift["rows"], end=drift["end"]),
     )[0]
+
+
+def drift_monitoring(evidence: dict[str, Any], template: str) -> dict[str, Any]:
+    """The `drift_monitoring` member of either template (compliance/drift_report.py)."""
+    drift = evidence["drift"]
+    return drift_report.section(
+        drift["rows"],
+        start=drift["start"],
+        end=drift["end"],
+        template=template,
+        per_person=drift["per_person"],
+    )
 
 
 def _ratio(num: int, den: int) -> float | None:
@@ -115,6 +147,7 @@ def executive_summary(evidence: dict[str, Any]) -> dict[str, Any]:
         users=evidence["users"],
         open_serious=serious,
         rubber_stampers=evidence["review_effort"]["team"]["flagged_reviewers"],
+        drift_alarms=drift_report.unacknowledged(evidence["drift"]["rows"], end=evidence["drift"]["end"]),
     )
     return {
         "total_decisions": total,
@@ -225,6 +258,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "risk_users": [u for u in evidence["users"] if u["at_risk"]],
             "review_effort": evidence["review_effort"],
             "vigilance": evidence["vigilance"],
+            "drift_monitoring": drift_monitoring(evidence, "eu_ai_act"),
         },
         "bias_detection_summary": {
             "subgroups": evidence["subgroups"],

@@ -17,6 +17,7 @@ from bias.domain import DETECTION_WINDOW_DAYS
 from calibration import reporting
 from compliance import citations, profiles
 from config.timeutils import iso8601, isoformat
+from drift import reporting as drift_reporting
 from fairness import selectors as fairness_selectors
 from keys.models import Customer
 from oversight import selectors as oversight_selectors
@@ -230,6 +231,19 @@ def rubber_stampers(scope: Scope) -> int:
     ).flagged
 
 
+def drift(scope: Scope) -> dict[str, Any]:
+    """The drift monitors' rows of the period and filters (compliance/drift_report.py builds each
+    template's member from them), with the period and whether rows per reviewer may be shown."""
+    rows = drift_reporting.report_rows(
+        scope.customer,
+        start=scope.start,
+        end=scope.end,
+        model_ids=scope.filters.get("model_ids"),
+        user_ids=scope.filters.get("user_ids"),
+    )
+    return {"rows": rows, "start": scope.start, "end": scope.end, "per_person": scope.per_person}
+
+
 def alerts(scope: Scope) -> dict[str, Any]:
     """The period's bias alerts and the amplification alerts raised before its end."""
     return {"bias_alerts": _bias_alerts(scope), "amplification": _amplification(scope)}
@@ -281,6 +295,7 @@ def gather(scope: Scope) -> dict[str, Any]:
         "subgroups": _subgroups(scope),
         **alerts(scope),
         **_oversight(scope),
+        "drift": drift(scope),
         "chain": {**chain, "verified_at": isoformat(now)},
         "checkpoint": audit_checkpoints.checkpoint_evidence(checkpoint=checkpoint),
         # the whole organisation's, whatever the filters: an erasure names no reviewer or model

@@ -23,7 +23,7 @@ from weasyprint import HTML, Attachment
 from weasyprint.urls import URLFetcher, URLFetchingError
 
 from audit import pdf_files
-from compliance import charts, printing
+from compliance import charts, drift_print, printing
 from compliance.catalogue import template_info
 from compliance.glossary import GLOSSARY
 from compliance.pdf_appendix import (
@@ -38,6 +38,8 @@ from compliance.pdf_blocks import FEATURE_SECTIONS, blocks, feature_block, recom
 from compliance.pdf_summary import summary
 from compliance.pdf_tables import LOG_CHARS, widths
 from compliance.report import LOG_SECTION, HashingWriter, Report, write_decision_log_csv
+from drift import reporting as drift_reporting
+from drift.charts import Sprt
 
 PDF_VARIANT = "pdf/a-3b"
 CHART_SECTIONS = {
@@ -94,6 +96,8 @@ def _sections(report: Report, info: dict[str, Any]) -> list[dict[str, Any]]:
         subsections = []
         for key in features.get(section["id"], ()):
             feature = list(feature_block(key, body.get(key), report.template))
+            if key == "drift_monitoring" and body.get(key) is not None:
+                _add_drift_charts(report, body[key], feature)
             feature[0]["anchor"] = f"{section['id']}-{key}"
             subsections.append({"anchor": feature[0]["anchor"], "title": feature[0]["text"]})
             parts.extend(feature)
@@ -103,6 +107,36 @@ def _sections(report: Report, info: dict[str, Any]) -> list[dict[str, Any]]:
             {"id": section["id"], "title": section["title"], "blocks": parts, "subsections": subsections}
         )
     return out
+
+
+def _add_drift_charts(report: Report, drift: dict[str, Any], feature: list[dict[str, Any]]) -> None:
+    """A chart per monitor with an alarm in the period (the first CHARTS_MAX), drawn from its
+    points of the period (docs/reference/reports.md, Drift monitoring)."""
+    partial = next((block for block in feature if block["kind"] == "partial"), None)
+    if partial is None:
+        return
+    scope = report.scope
+    for monitor in [m for m in drift["monitors"] if m["alarms_in_period"]][: drift_print.CHARTS_MAX]:
+        points = drift_reporting.chart_points(
+            scope.customer, monitor["monitor_id"], start=scope.start, end=scope.end
+        )
+        if not points:
+            continue
+        sprt = monitor.get("sprt")
+        bounds = sprt_bounds(sprt) if sprt else None
+        h = bounds[0] if bounds else monitor["h"]
+        title = f"{drift_print.CHART_NAMES.get(monitor['chart'], monitor['chart'])}, {drift_print.who(monitor)}: {monitor['name']}"
+        svg = charts.drift_chart(points, h=h, title=title[:90], lower=bounds[1] if bounds else None)
+        caption = (
+            f"{monitor['name']}: the chart's statistic against its point index over the period, the alarm "
+            "limit (dashed), signals (triangles) and restarts (ticks)."
+        )
+        partial["figures"]["charts"].append({"uri": _svg_uri(svg), "caption": caption})
+
+
+def sprt_bounds(sprt: dict[str, Any]) -> tuple[float, float]:
+    test = Sprt(sprt["p0"], sprt["p1"], sprt["alpha"], sprt["beta"])
+    return test.upper_bound, test.lower_bound
 
 
 # A figure's unit stays on the line of its number ("-14.4 pp"); a percentage has none ("5.0%").

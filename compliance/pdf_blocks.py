@@ -7,7 +7,7 @@ from typing import Any
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 
-from compliance import citations, erasure_print, oversight_print, printing, profile_print
+from compliance import citations, drift_print, erasure_print, oversight_print, printing, profile_print
 from compliance.pdf_alerts import amplification_blocks, bias_blocks, incident_blocks
 from compliance.pdf_tables import is_counts, is_scalar_list, label, table
 
@@ -22,13 +22,13 @@ MOVED = {"decision_log", "compliance_status_reason", "status_history"}
 FEATURE_SECTIONS = {
     "eu_ai_act": {
         "executive_summary": ("system_description",),
-        "trust_calibration_analysis": ("review_effort", "vigilance"),
+        "trust_calibration_analysis": ("review_effort", "vigilance", "drift_monitoring"),
         "audit_trail": ("checkpoint", "erasures"),
     },
     "texas_traiga": {
         "system_and_purpose": ("system_description",),
         "disclosure_and_human_review": ("review_effort", "vigilance"),
-        "monitoring_and_safeguards": ("checkpoint", "erasures"),
+        "monitoring_and_safeguards": ("checkpoint", "erasures", "drift_monitoring"),
     },
 }
 FEATURES = {
@@ -45,6 +45,10 @@ FEATURES = {
         "no signed checkpoint of the audit chain exists at the report's generation",
     ),
     "erasures": ("Erasures of personal data", "the erasures of the period could not be read"),
+    "drift_monitoring": (
+        "Drift monitoring: sequential alarms on reliance, calibration and vigilance",
+        "the drift monitors could not be read",
+    ),
     "system_description": ("System description", "the system profiles could not be read"),
 }
 # Partials that take their figures already printed (compliance/oversight_print.py).
@@ -52,6 +56,7 @@ PRINTERS: dict[str, Callable[[Any], Any]] = {
     "review_effort": oversight_print.review_effort,
     "vigilance": oversight_print.vigilance,
     "erasures": erasure_print.erasures,
+    "drift_monitoring": drift_print.drift_monitoring,
     "system_description": profile_print.system_description,
 }
 

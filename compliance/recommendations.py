@@ -4,7 +4,7 @@ value and the threshold it crossed, so an auditor can check it against the table
 from typing import Any
 
 from calibration import rules
-from compliance import citations, printing
+from compliance import citations, drift_report, printing
 
 # Thresholds of the report (docs/reference/calibration.md and reports.md use the same numbers where they name one).
 CONFIDENCE_SHOWN_MIN = 0.9
@@ -65,6 +65,15 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
     if summary["compliance_status"] == "INSUFFICIENT_EVIDENCE":
         recs.extend(insufficient_evidence(org))
     recs.extend(oversight_findings(evidence))
+    drift = evidence["drift"]
+    section = drift_report.section(
+        drift["rows"],
+        start=drift["start"],
+        end=drift["end"],
+        template=template,
+        per_person=drift["per_person"],
+    )
+    recs.extend(drift_report.recommendations(section))
     recs.extend(serious_bias_alerts(evidence["bias_alerts"]))
     recs.extend(_unresolved_amplification(evidence["amplification"]))
     recs.extend(_reviewers(evidence["users"]))

@@ -14,6 +14,7 @@ from calibration import reporting
 from compliance import eu_ai_act, texas_traiga
 from compliance.evidence import Scope, gather
 from compliance.evidence import alerts as evidence_alerts
+from compliance.evidence import drift as evidence_drift
 from compliance.evidence import rubber_stampers as evidence_rubber_stampers
 from config import csvcells
 from config.timeutils import isoformat
@@ -64,6 +65,7 @@ def log_report_build(*, scope: Scope, template: str) -> Report:
             users=users,
             alerts=evidence_alerts(scope),
             rubber_stampers=evidence_rubber_stampers(scope),
+            drift=evidence_drift(scope),
         )
     data = {
         "template": template,

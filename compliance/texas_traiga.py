@@ -113,6 +113,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "chain_verification": evidence["chain"],
             "checkpoint": evidence["checkpoint"],
             "erasures": evidence["erasures"],
+            "drift_monitoring": eu_ai_act.drift_monitoring(evidence, "texas_traiga"),
             "alerts_by_status": amp["by_status"],
             "users": evidence["users"],
             "decision_log": log_preview,

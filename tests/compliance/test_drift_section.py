@@ -158,8 +158,14 @@ def test_the_printed_figures():
     assert first["arl0"] == "target 10,000, achieved 10,000.0 ± 69.8" and first["arl1"] == "136.7 / 70.5"
     assert first["limit"] == "h 5.603 (calibrated), R 2" and first["baseline"] == "200 (mle)"
     acked = next(a for a in figures["alarms"] if a["alarm_id"] == "alm_in_acked")
-    assert acked["acknowledged"] == "2026-10-04 12:00:00 UTC by staff:ana, after 12.0 h"
-    assert acked["who"] == "organisation" and acked["statistic"] == "5.710 ≥ 5.603"
+    assert (
+        acked["triage"]
+        == "acknowledged 2026-10-04 12:00:00 UTC by staff:ana, after 12.0 h: reviewer coached. talked it through"
+    )
+    assert (
+        acked["watches"] == "over-reliance of organisation"
+        and acked["statistic"] == "5.710 ≥ 5.603 at point 40"
+    )
     assert figures["sprt"][0]["last"] == "h1 at 2026-10-20 10:00:00 UTC"
 
 

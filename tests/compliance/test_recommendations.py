@@ -3,9 +3,12 @@ rubber-stampers, missed probes, open high and critical alerts and each reason fo
 INSUFFICIENT_EVIDENCE get one, and the Texas report borrows the EU over-trust threshold only as a
 figure, never as its own limit. Built cases: the evidence as compliance/evidence.py gathers it."""
 
+import datetime as dt
 from typing import Any
 
 from compliance.recommendations import derive
+
+START, END = dt.datetime(2026, 10, 1, tzinfo=dt.UTC), dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
 
 
 def _evidence(**changes: Any) -> dict[str, Any]:
@@ -28,6 +31,12 @@ def _evidence(**changes: Any) -> dict[str, Any]:
         "subgroups": {"attributes": {}},
         "review_effort": {"team": {"flagged_reviewers": 0}, "reviewers": []},
         "vigilance": {"totals": {"known_wrong": 0, "caught": 0}, "reviewers": []},
+        "drift": {
+            "rows": {"monitors": [], "alarms": [], "sprt_conclusions": []},
+            "start": START,
+            "end": END,
+            "per_person": True,
+        },
     }
     for key, value in changes.items():
         if key in org:
