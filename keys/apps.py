@@ -25,3 +25,4 @@ class KeysConfig(AppConfig):
         from keys.keycache import keys_cache_renew
 
         on_redis_back(keys_cache_renew)
+        import keys.schema  # noqa: F401  (registers the API key scheme with drf-spectacular)
