@@ -29,6 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 from django.db.models import F
 
 from audit import registry, tree
@@ -277,8 +278,8 @@ APPEND_EACH_UP_TO = 16
 class _PendingAppend:
     entries: list[AuditEntry]
     params: list[list[Any]]
-    appends: list[prepared.BoundCursor]
-    nodes: list[prepared.BoundCursor]
+    appends: list[CursorWrapper]
+    nodes: list[CursorWrapper]
 
 
 def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> bool:
@@ -298,7 +299,7 @@ def _append_sent(entries: list[AuditEntry], *, decisions: int) -> _PendingAppend
     pending = _PendingAppend(entries, [], [], [])
     for at, (entry, template) in enumerate(zip(entries, templates, strict=True)):
         params = _append_params(entry, template, decisions=decisions if at == 0 else 0)
-        append, nodes = prepared.BoundCursor(), prepared.BoundCursor()
+        append, nodes = prepared.cursor(), prepared.cursor()
         append.execute(_append_sql(), params)
         nodes.execute(tree.APPEND_ONE_SQL, [entry.customer_id])
         pending.params.append(params)

@@ -297,7 +297,7 @@ def attachments_locked_sent(
     """attachments_locked in two steps on PostgreSQL: the lock and the read are sent now (in the
     caller's pipeline, if any: the write of a plan that guessed them empty, audit.pipeline), and
     the function returned reads the rows, once the pipeline is left."""
-    lock, read = prepared.BoundCursor(), prepared.BoundCursor()
+    lock, read = prepared.cursor(), prepared.cursor()
     lock.execute(_LOCK_MANY_SQL, _lock_many_params(customer_id, decision_ids))
     read.execute(_ATTACHMENTS_SQL, [customer_id, list(decision_ids)])
 

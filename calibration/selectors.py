@@ -149,13 +149,13 @@ def fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     format would have the server print and psycopg parse again (docs/architecture.md, Calibration
     aggregates)."""
     if connection.vendor == "postgresql":
-        with prepared.cursor() as bound:
-            bound.execute(sql, params, binary=True)
-            return bound.fetchall()
+        with prepared.cursor(binary=True) as bound:
+            bound.execute(sql, params)
+            rows: list[tuple[Any, ...]] = bound.fetchall()
+            return rows
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        rows: list[tuple[Any, ...]] = cursor.fetchall()
-    return rows
+        return list(cursor.fetchall())
 
 
 # The window's rows are sorted by reviewer and day before they are summed (see _SUMS): about

@@ -32,7 +32,7 @@ def hooks_for_fan_out_sent(customer_id: str) -> Callable[[], list[Webhook]]:
     if connection.vendor != "postgresql":
         hooks = list(Webhook.objects.filter(customer_id=customer_id).only(*_HOOK_FIELDS))
         return lambda: hooks
-    bound = prepared.BoundCursor()
+    bound = prepared.cursor()
     bound.execute(_HOOKS_SQL, [customer_id])
 
     def read() -> list[Webhook]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import psycopg
 from django.db import connection, models
+from django.db.backends.utils import CursorWrapper
 from django.db.models import ForeignObjectRel
 
 from config.db import prepared
@@ -62,7 +63,7 @@ class SentInsert:
     result is not waited for); keys_read() reads the keys it returned into the objects, then
     closes its cursor. Call it before reading the objects' keys."""
 
-    def __init__(self, objs: Sequence[models.Model], cursor: prepared.BoundCursor, with_ids: bool) -> None:
+    def __init__(self, objs: Sequence[models.Model], cursor: CursorWrapper, with_ids: bool) -> None:
         self.objs = objs
         self.cursor = cursor
         self.with_ids = with_ids
@@ -83,7 +84,7 @@ def small_insert_sent(
     model: for a few rows one statement beats drawing ids and then streaming a COPY (two)."""
     meta = model._meta
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
-    bound = prepared.BoundCursor()
+    bound = prepared.cursor()
     row = row_of(fields, preparers(model))
     rows = [row(obj) for obj in objs]
     floats = _float_fields(model, with_ids)

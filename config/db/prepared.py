@@ -14,62 +14,43 @@ PgBouncer does in transaction mode from 1.21 with `max_prepared_statements`).
 
 Only statements written for it use it: a server-bound parameter has a type, so every array is
 cast (`%s::text[]`) and no placeholder stands where PostgreSQL cannot take a parameter.
-Statements run through it are logged like Django's own when queries are logged (tests'
-CaptureQueriesContext, DEBUG), and its errors are Django's (an IntegrityError stays one)."""
+The cursor is Django's own wrapper (`CursorWrapper`, or `CursorDebugWrapper` when queries are
+logged) around that psycopg cursor: Django's execute wrappers (an APM's hooks) see every
+statement, the tests' CaptureQueriesContext and DEBUG log it, and its errors are Django's (an
+IntegrityError stays one)."""
 
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
+from psycopg import abc
 
 
-class BoundCursor:
-    """A server-binding psycopg cursor whose execute() is logged and whose errors are Django's.
+class PreparingCursor(psycopg.Cursor[Any]):  # Any: rows of the statement's columns
+    """psycopg's server-binding cursor that prepares every statement it runs; with `binary`
+    the values come back in PostgreSQL's binary format (no number printed as text by the
+    server and parsed again by psycopg)."""
 
-    It holds this thread's connection wrapper itself: every `connection.x` goes through
-    Django's proxy and a thread-local lookup, several times per statement otherwise."""
+    binary = False
 
-    def __init__(self) -> None:
-        db = connections[DEFAULT_DB_ALIAS]  # this thread's, as `connection` would give
-        db.ensure_connection()
-        self._db = db
-        self._errors = db.wrap_database_errors
-        self._cursor: psycopg.Cursor[Any] = psycopg.Cursor(db.connection)
-
-    # Any: SQL parameters of mixed types
-    def execute(self, sql: str, params: Sequence[Any], *, binary: bool = False) -> None:
-        """Run `sql`; with `binary`, the values come back in PostgreSQL's binary format (no
-        number is printed as text by the server and parsed again by psycopg)."""
-        started = time.monotonic()
-        try:
-            with self._errors:
-                self._cursor.execute(sql, params, prepare=True, binary=binary)
-        finally:
-            if self._db.queries_logged:
-                self._db.queries_log.append({"sql": sql, "time": f"{time.monotonic() - started:.3f}"})
-
-    # Any: a row's values, of the columns' types
-    def fetchone(self) -> tuple[Any, ...] | None:
-        with self._errors:
-            return self._cursor.fetchone()
-
-    # Any: rows' values, of the columns' types
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        with self._errors:
-            return self._cursor.fetchall()
-
-    def close(self) -> None:
-        self._cursor.close()
+    def execute(
+        self,
+        query: abc.Query,
+        params: abc.Params | None = None,
+        *,
+        prepare: bool | None = None,
+        binary: bool | None = None,
+    ) -> "PreparingCursor":
+        # the statements here are plain text with parameters, never psycopg's Template overload
+        return super().execute(query, params, prepare=True, binary=self.binary if binary is None else binary)  # type: ignore[arg-type]
 
 
-@contextmanager
-def cursor() -> Iterator[BoundCursor]:
-    """A BoundCursor on this thread's connection (PostgreSQL only), closed when the block ends."""
-    bound = BoundCursor()
-    try:
-        yield bound
-    finally:
-        bound.close()
+def cursor(*, binary: bool = False) -> CursorWrapper:
+    """Django's cursor wrapper around a PreparingCursor on this thread's connection
+    (PostgreSQL only); close it, or use it as a context manager."""
+    db = connections[DEFAULT_DB_ALIAS]  # this thread's, as `connection` would give
+    db.ensure_connection()
+    raw = PreparingCursor(db.connection)
+    raw.binary = binary
+    return CursorDebugWrapper(raw, db) if db.queries_logged else CursorWrapper(raw, db)
