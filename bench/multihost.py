@@ -257,7 +257,7 @@ class Cluster:
 def web_argv(address: str, workers: int = 2) -> list[str]:
     return [
         str(VENV_BIN / "gunicorn"), "config.wsgi:application", "-k", "gthread", "-w", str(workers),
-        "--threads", "8", "-b", f"{address}:{WEB_PORT}", "--graceful-timeout", "30", "--timeout", "60",
+        "--threads", "4", "-b", f"{address}:{WEB_PORT}", "--graceful-timeout", "30", "--timeout", "60",
         "--log-level", "warning",
     ]  # fmt: skip
 
@@ -573,6 +573,10 @@ def env_for(work: Path, shared: Path, args: argparse.Namespace) -> dict[str, str
             "WEBHOOK_LEASE_SECONDS": "10",
             "TRUSTCAL_EXPORT_LEASE_SECONDS": "15",
             "TRUSTCAL_EXPORT_RECOVER_SECONDS": "5",
+            # docs/deploy.md's environment file: a worker process's connections are 1 + these.
+            "WEBHOOK_DISPATCH_THREADS": "4",
+            "WEBHOOK_OUTCOME_WRITERS": "1",
+            "WEBHOOK_TEST_THREADS": "1",
             "PYTHONUNBUFFERED": "1",
         }
     )
@@ -703,8 +707,11 @@ def run(args: argparse.Namespace, checks: Checks) -> None:
         if args.latency:
             latency(keys["mh-acme"], checks, args, delay_line)
             return
+        refused_hosts(cluster, work, args, checks)
         load = Load()
         seconds = args.seconds
+        connections = ConnectionSampler()
+        connections.start()
 
         def kill_web_master() -> None:
             print("  ... killing web1's gunicorn master (SIGKILL)", flush=True)
@@ -723,7 +730,28 @@ def run(args: argparse.Namespace, checks: Checks) -> None:
             print("  ... killing worker wk2 (SIGKILL, whole group)", flush=True)
             cluster.procs["wk2"].stop(signal.SIGKILL)
 
-        actions = {seconds * 0.3: kill_web_master, seconds * 0.3 + 5: restart_web, seconds * 0.5: kill_worker}
+        def redis_blocked(stop: bool) -> Callable[[], None]:
+            def act() -> None:
+                # Every host reaches Redis through the bridge's forwarder: stopped, each call to
+                # Redis hangs until its timeout, as a blocked port does (docs/deploy.md, "When
+                # Redis is down").
+                print(
+                    f"  ... Redis {'blocked' if stop else 'back'} (forwarder {'SIGSTOP' if stop else 'SIGCONT'})",
+                    flush=True,
+                )
+                popen = cluster.procs["fwd-6379"].popen
+                if popen is not None:
+                    os.killpg(popen.pid, signal.SIGSTOP if stop else signal.SIGCONT)
+
+            return act
+
+        actions = {
+            seconds * 0.3: kill_web_master,
+            seconds * 0.3 + 5: restart_web,
+            seconds * 0.5: kill_worker,
+            seconds * 0.65: redis_blocked(True),
+            seconds * 0.65 + REDIS_BLOCK_SECONDS: redis_blocked(False),
+        }
         print(f"load for {seconds:.0f} s through nginx", flush=True)
         started = time.time()
         drive(base, keys, seconds, load, actions)
@@ -731,6 +759,17 @@ def run(args: argparse.Namespace, checks: Checks) -> None:
         print(
             f"  acknowledged {acked} in {time.time() - started:.0f} s; retries {load.retries} ({dict(load.errors)})",
             flush=True,
+        )
+        connections.stop()
+        checks.add(
+            f"no request answered 500, Redis blocked for {REDIS_BLOCK_SECONDS} s among the events",
+            load.errors["500"] == 0,
+            str(dict(load.errors)),
+        )
+        checks.add(
+            f"PostgreSQL connections within the guide's budget ({CONNECTION_BUDGET}, docs/deploy.md)",
+            0 < connections.most <= CONNECTION_BUDGET,
+            f"at most {connections.most} seen",
         )
         wait_http(web_urls["web1"] + "/v1/health")
         settle(base, keys, load, receiver, checks, web_urls, args)
@@ -755,6 +794,54 @@ def run(args: argparse.Namespace, checks: Checks) -> None:
         )
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+REDIS_BLOCK_SECONDS = 10
+# docs/deploy.md, "Database connections": 2 web hosts of 2 x 4 threads, 2 worker hosts of
+# 2 x (1 + 4 + 1 + 1), beat none; and the harness's own psql sampler.
+CONNECTION_BUDGET = 2 * 2 * 4 + 2 * 2 * (1 + 4 + 1 + 1) + 1
+
+
+class ConnectionSampler(threading.Thread):
+    """The most connections to the deployment's database seen, sampled every half second."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.most = 0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.5):
+            count = psql("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()").strip()
+            if count.isdigit():
+                self.most = max(self.most, int(count))
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join(timeout=5)
+
+
+def refused_hosts(cluster: Cluster, work: Path, args: argparse.Namespace, checks: Checks) -> None:
+    """A host with another checkpoint key or secret key refuses to start with its reason
+    (docs/deploy.md, "One key and one secret everywhere"): the start checks, run in wk2's
+    namespace against the deployment's database."""
+    other_key = work / "other-checkpoint.key"
+    other_key.write_text(base64.b64encode(os.urandom(32)).decode())
+    other_key.chmod(0o600)
+    for code, change in (
+        ("trustcal.E008", {"TRUSTCAL_CHECKPOINT_KEY": str(other_key)}),
+        ("trustcal.E007", {"DJANGO_SECRET_KEY": "another-" + "t" * 40}),
+    ):
+        env = {k: v for k, v in {**cluster.env, **host_env("wk2", work, args), **change}.items() if v}
+        started = subprocess.run(
+            ["ip", "netns", "exec", ns("wk2"), str(VENV_BIN / "python"), "manage.py", "check", "--tag", "trustcal"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        checks.add(
+            f"a host with another {'checkpoint key' if code.endswith('8') else 'secret key'} refuses to start ({code})",
+            started.returncode != 0 and code in started.stderr,
+            (started.stderr or started.stdout)[-400:],
+        )
 
 
 def settle(
