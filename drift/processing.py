@@ -76,6 +76,13 @@ def points_process(*, customer: Customer, entries: Sequence[Any], first_outcomes
     run.finish()
 
 
+# What a write changes on a monitor it touched.
+_CARRIED = [
+    "state", "baseline", "status", "last_sequence", "open_alarm_id", "alarms_raised",
+    "conclusions_h0", "conclusions_h1", "updated_at",
+]  # fmt: skip
+
+
 class _Run:
     """One write's drift effects, accumulated in order, written at the end."""
 
@@ -269,11 +276,11 @@ class _Run:
                 )
         DriftAlarm.objects.bulk_create(self.new_alarms)
         DriftPoint.objects.bulk_create(self.points, batch_size=500)
-        for touched in self.touched.values():
-            monitor = touched.monitor
-            monitor.state = state_dump(touched.state)
-            monitor.updated_at = self.now
-            monitor.save()
+        touched = [t.monitor for t in self.touched.values()]
+        for t in self.touched.values():
+            t.monitor.state = state_dump(t.state)
+            t.monitor.updated_at = self.now
+        DriftMonitor.objects.bulk_update(touched, _CARRIED)  # one statement for every monitor
         for monitor in self.completed:
             from drift.services import monitor_calibrate_automatic
 

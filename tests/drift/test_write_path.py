@@ -1,0 +1,91 @@
+"""The charts in the write (docs/reference/drift.md, Processing in the write): a batch has the
+effects of the same calls one by one, replays and later outcomes are no points, the events reach
+a real webhook receiver, and an erased reviewer's monitors are re-keyed and paused."""
+
+import pytest
+from standardwebhooks import Webhook as Verifier
+
+from tests.audit.erasure_helpers import erase
+from tests.drift.test_api import log
+from tests.webhooks.helpers import webhook
+from webhooks import dispatch
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+MONITOR = {"chart": "ai_calibration_up", "scope": "organization", "h": 2}
+
+
+def _series(api, mid):
+    return [
+        {k: v for k, v in p.items() if k not in ("sequence", "alarm_id", "timestamp")}
+        for p in api.get(f"/v1/drift-monitors/{mid}/series").json()["data"]
+    ]
+
+
+def _items():
+    # the AI wrong at confidence 0.9 again and again: the chart climbs ln 2 - ln 1.1 per point
+    return [log(None, f"w-{i}", c=0.9, followed=True, outcome="deny") for i in range(12)]
+
+
+def test_a_batch_has_the_effects_of_the_same_calls_one_by_one(api, other_api):
+    one = api.post("/v1/drift-monitors", MONITOR, format="json").json()["monitor_id"]
+    for item in _items():
+        assert api.post("/v1/log", item, format="json").status_code == 201
+    many = other_api.post("/v1/drift-monitors", MONITOR, format="json").json()["monitor_id"]
+    assert other_api.post("/v1/log/batch", {"decisions": _items()}, format="json").status_code in (
+        200,
+        201,
+        207,
+    )
+    assert _series(api, one) == _series(other_api, many)
+    singles = [(a["point_index"], a["signals"]) for a in api.get("/v1/drift-alarms").json()["data"]]
+    batched = [(a["point_index"], a["signals"]) for a in other_api.get("/v1/drift-alarms").json()["data"]]
+    assert singles == batched and singles
+    # a replayed batch appends nothing and changes no chart
+    before = api.get("/v1/audit-trail").json()["pagination"]["total"]
+    assert api.post("/v1/log/batch", {"decisions": _items()}, format="json").status_code in (200, 207)
+    assert api.get("/v1/audit-trail").json()["pagination"]["total"] == before
+    assert len(_series(api, one)) == 12
+
+
+def test_a_late_outcome_is_a_point_once_and_never_on_a_reliance_chart(api):
+    mid = api.post("/v1/drift-monitors", MONITOR, format="json").json()["monitor_id"]
+    assert api.post("/v1/log", log(None, "late-1", c=0.8, followed=True), format="json").status_code == 201
+    assert _series(api, mid) == []
+    assert api.post("/v1/log", {"decision_id": "late-1", "outcome": "deny"}, format="json").status_code == 201
+    assert (
+        api.post("/v1/log", {"decision_id": "late-1", "outcome": "approve"}, format="json").status_code == 201
+    )
+    points = _series(api, mid)
+    assert len(points) == 1 and points[0]["event"] == 1  # the first outcome's value kept
+
+
+def test_drift_events_reach_a_webhook(api, insecure, receiver):
+    _, secret = webhook(receiver.url, ["drift_alarm.raised", "drift_monitor.configured"])
+    api.post("/v1/drift-monitors", MONITOR, format="json")
+    for item in _items():
+        api.post("/v1/log", item, format="json")
+    dispatch.deliveries_dispatch_due()
+    bodies = [Verifier(secret).verify(r.body, r.headers) for r in receiver.requests]
+    types = [b["type"] for b in bodies]
+    assert types[0] == "drift_monitor.configured" and "drift_alarm.raised" in types
+    raised = next(b for b in bodies if b["type"] == "drift_alarm.raised")["data"]
+    assert raised["regulation"] == "EU AI Act Art. 14(4)(b), 26(5)" and raised["entry_sequence"] > 0
+    r = api.post(
+        "/v1/webhooks", {"url": f"{receiver.url}/x", "events": ["probe_sprt.concluded"]}, format="json"
+    )
+    assert r.status_code == 201
+
+
+def test_erasing_a_reviewer_pauses_and_rekeys_their_monitors(api):
+    mid = api.post(
+        "/v1/drift-monitors", {"chart": "probe_sprt", "scope": "user", "user_id": "rev-9"}, format="json"
+    ).json()["monitor_id"]
+    probe = {"kind": "known_wrong", "correct_decision": "deny"}
+    api.post("/v1/log", log(None, "pr-1", c=0.8, followed=True, user="rev-9", probe=probe), format="json")
+    r = erase(api, user_id="rev-9")
+    assert r.status_code in (200, 201, 202), r.content
+    monitor = api.get(f"/v1/drift-monitors/{mid}").json()
+    assert monitor["enabled"] is False and monitor["status"] == "paused"
+    assert monitor["user_id"] != "rev-9"
+    assert api.get("/v1/audit-trail/verify").json()["valid"] is True
