@@ -19,7 +19,6 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import ForeignObjectRel
 
 from config.db import prepared
-from config.db.jsonrows import rows_json, rows_select
 from config.db.rows import AnyField, copy_row_of, preparers, row_of
 
 COPY_FROM = 50  # rows from which COPY is cheaper than one multi-row INSERT
@@ -79,7 +78,7 @@ def small_insert_sent(
     model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool
 ) -> SentInsert:
     """PostgreSQL, up to COPY_FROM rows: send one INSERT ... SELECT of the rows (one array per
-    column, or the rows as one JSON parameter, config.db.jsonrows), a prepared statement
+    column), a prepared statement
     (config.db.prepared), RETURNING the keys with `with_ids`. Its text is compiled once per
     model: for a few rows one statement beats drawing ids and then streaming a COPY (two)."""
     meta = model._meta
@@ -88,16 +87,13 @@ def small_insert_sent(
     row = row_of(fields, preparers(model))
     rows = [row(obj) for obj in objs]
     floats = _float_fields(model, with_ids)
-    if (as_json := rows_json(rows, floats)) is not None:
-        bound.execute(_insert_sql(model, with_ids, json=True), [as_json])
-    else:
-        arrays = [
-            array_param([None if value is None else float(value) for value in column])
-            if is_float
-            else array_param(list(column))
-            for is_float, column in zip(floats, zip(*rows, strict=True), strict=True)
-        ]
-        bound.execute(_insert_sql(model, with_ids), arrays)
+    arrays = [
+        array_param([None if value is None else float(value) for value in column])
+        if is_float
+        else array_param(list(column))
+        for is_float, column in zip(floats, zip(*rows, strict=True), strict=True)
+    ]
+    bound.execute(_insert_sql(model, with_ids), arrays)
     _saved(objs)
     return SentInsert(objs, bound, with_ids)
 
@@ -167,19 +163,15 @@ def _float_fields(model: type[models.Model], with_ids: bool) -> tuple[bool, ...]
 
 
 @functools.cache
-def _insert_sql(model: type[models.Model], with_ids: bool, *, json: bool = False) -> str:
+def _insert_sql(model: type[models.Model], with_ids: bool) -> str:
     """bulk_insert's statement for up to COPY_FROM rows: one array per column, unnested in
-    order, or (`json`) the rows as one JSON parameter (config.db.jsonrows); the keys come back in
-    the rows' order, as Django's bulk_create assumes too."""
+    order; the keys come back in the rows' order, as Django's bulk_create assumes too."""
     meta = model._meta
     qn = connection.ops.quote_name
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     columns = ", ".join(qn(str(field.column)) for field in fields)
-    if json:
-        source = rows_select([column_type(field) for field in fields])
-    else:
-        arrays = ", ".join(f"%s::{column_type(field)}[]" for field in fields)
-        source = f"SELECT * FROM unnest({arrays})"  # noqa: S608 (column types from the model)
+    arrays = ", ".join(f"%s::{column_type(field)}[]" for field in fields)
+    source = f"SELECT * FROM unnest({arrays})"  # noqa: S608 (column types from the model)
     returning = f" RETURNING {qn(str(meta.pk.column))}" if with_ids and meta.pk is not None else ""
     return f"INSERT INTO {qn(meta.db_table)} ({columns}) {source}{returning}"
 
@@ -219,10 +211,6 @@ def additive_upsert(
     added = tuple(values if add is None else add)
     if connection.vendor == "postgresql":
         floats = _float_columns(model, columns)  # an array holds one type: 0 and 0.5 as floats
-        if (as_json := rows_json(ordered, floats)) is not None:
-            with prepared.cursor() as bound:
-                bound.execute(_upsert_sql(model, tuple(key), columns, added, rows=-1), [as_json])
-            return
         sql = _upsert_sql(model, tuple(key), columns, added, rows=0)
         arrays = [
             array_param(
@@ -254,14 +242,11 @@ def _upsert_sql(
     *,
     rows: int,
 ) -> str:
-    """additive_upsert's statement: `rows` rows of VALUES, (0) one array per column or (-1)
-    the rows as one JSON parameter (config.db.jsonrows)."""
+    """additive_upsert's statement: `rows` rows of VALUES, or (0) one array per column."""
     qn = connection.ops.quote_name
     table = qn(model._meta.db_table)
     names = ", ".join(qn(name) for name in columns)
-    if rows < 0:
-        source = rows_select([column_type(model._meta.get_field(name)) for name in columns])
-    elif rows:
+    if rows:
         row_sql = "(" + ", ".join(["%s"] * len(columns)) + ")"
         source = f"VALUES {', '.join([row_sql] * rows)}"
     else:

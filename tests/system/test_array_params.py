@@ -1,9 +1,8 @@
 """The parameters the hot statements send their rows in: config.db.bulk.array_param's array
-literal and config.db.jsonrows's JSON rows read back on the server as exactly the values psycopg's
-own array dumper would have sent (doubles to the last bit, strings with quotes, backslashes,
-braces, commas, spaces and non-ASCII, NULL beside the string "NULL", dates before year 1000,
-aware times), and anything else is left to psycopg (config/jsonrows.py's own cases:
-tests/system/test_json_rows.py)."""
+literal reads back on the server as exactly the values psycopg's own array dumper would have
+sent (doubles to the last bit, strings with quotes, backslashes, braces, commas, spaces and
+non-ASCII, NULL beside the string "NULL", dates before year 1000, aware times), and anything
+else is left to psycopg."""
 
 import datetime as dt
 import random
@@ -12,24 +11,17 @@ import pytest
 from django.db import connection
 
 from config.db.bulk import array_param
-from config.db.jsonrows import rows_json, rows_select
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
 
-@pytest.fixture(params=["array literal", "json rows"])
-def read_back(request):
+@pytest.fixture
+def read_back():
     def read(sql_type: str, values: list) -> list:
         with connection.cursor() as cursor:
-            if request.param == "array literal":
-                literal = array_param(values)
-                assert isinstance(literal, str)
-                cursor.execute(f"SELECT %s::{sql_type}[]", [literal])
-            else:
-                text = rows_json([[value] for value in values], [sql_type == "double precision"])
-                assert text is not None
-                select = rows_select([sql_type])
-                cursor.execute(f"SELECT array_agg(c0) FROM ({select}) AS t(c0)", [text])  # noqa: S608
+            literal = array_param(values)
+            assert isinstance(literal, str)
+            cursor.execute(f"SELECT %s::{sql_type}[]", [literal])
             (ours,) = cursor.fetchone()
             cursor.execute(f"SELECT %s::{sql_type}[]", [values])
             (psycopgs,) = cursor.fetchone()
