@@ -1,5 +1,5 @@
-"""The charts processed in the write that brings their points (docs/reference/drift.md, What
-enters a chart): after a write's decision and outcome entries are on the chain, one read of the
+"""The charts processed in the write that brings their points (docs/reference/drift.md,
+Processing in the write): after a write's decision and outcome entries are on the chain, one read of the
 customer's enabled monitors, each point through each monitor it is eligible for (O(1): the
 monitor's carried state), the points appended in bulk, one update per touched monitor, and the
 drift entries (baseline completed, conclusion, alarm raised) after all of the write's entries:

@@ -208,3 +208,43 @@ def test_patch_delete_and_tenancy(api, other_api):
     assert api.delete(f"/v1/drift-monitors/{mid}").status_code == 204
     assert_problem(api.get(f"/v1/drift-monitors/{mid}"), 404, "NOT_FOUND")
     assert api.get("/v1/audit-trail/verify").json()["valid"] is True
+
+
+def test_lists_refuse_unknown_filter_values_and_series_limits(api):
+    assert_problem(api.get("/v1/drift-alarms", {"status": "closed"}), 400, "VALIDATION_ERROR")
+    assert_problem(api.get("/v1/drift-alarms", {"severity": "huge"}), 400, "VALIDATION_ERROR")
+    assert_problem(api.get("/v1/drift-monitors", {"chart": "team"}), 400, "VALIDATION_ERROR")
+    mid = api.post(
+        "/v1/drift-monitors", {"chart": "probe_sprt", "scope": "organization"}, format="json"
+    ).json()
+    url = f"/v1/drift-monitors/{mid['monitor_id']}/series"
+    assert_problem(api.get(url, {"limit": 5001}), 400, "VALIDATION_ERROR")
+    assert api.get(url, {"limit": 5000}).status_code == 200
+    assert_problem(api.get("/v1/drift-alarms/alm_01jd0000000000000000000000"), 404, "NOT_FOUND")
+
+
+def test_the_fifty_first_monitor_is_refused_and_appends_nothing(api):
+    for i in range(50):
+        body = {"chart": "probe_sprt", "scope": "organization", "name": f"m{i}"}
+        assert api.post("/v1/drift-monitors", body, format="json").status_code == 201
+    entries = api.get("/v1/audit-trail").json()["pagination"]["total"]
+    refused = api.post("/v1/drift-monitors", {"chart": "probe_sprt", "scope": "organization"}, format="json")
+    assert_problem(refused, 409, "DRIFT_MONITOR_LIMIT_REACHED")
+    assert api.get("/v1/audit-trail").json()["pagination"]["total"] == entries
+
+
+def test_a_patch_that_changes_nothing_appends_nothing_and_a_pause_stops_the_chart(api):
+    mid = api.post("/v1/drift-monitors", {"chart": "ai_calibration_up", "scope": "organization", "h": 3},
+                   format="json").json()["monitor_id"]  # fmt: skip
+    entries = api.get("/v1/audit-trail").json()["pagination"]["total"]
+    assert api.patch(f"/v1/drift-monitors/{mid}", {"h": 3}, format="json").status_code == 200
+    assert api.get("/v1/audit-trail").json()["pagination"]["total"] == entries
+    paused = api.patch(f"/v1/drift-monitors/{mid}", {"enabled": False}, format="json").json()
+    assert paused["status"] == "paused"
+    api.post("/v1/log", log(api, "x-1", c=0.9, followed=True, outcome="deny"), format="json")
+    assert api.get(f"/v1/drift-monitors/{mid}/series").json()["data"] == []
+    resumed = api.patch(f"/v1/drift-monitors/{mid}", {"enabled": True}, format="json").json()
+    assert resumed["status"] == "live"
+    api.post("/v1/log", log(api, "x-2", c=0.9, followed=True, outcome="deny"), format="json")
+    (point,) = api.get(f"/v1/drift-monitors/{mid}/series").json()["data"]
+    assert point["decision_id"] == "x-2" and point["restart"] is True
