@@ -57,9 +57,9 @@ TASK_GROUPS: tuple[TaskGroup, ...] = (
     TaskGroup(
         "oversight",
         "Oversight",
-        ("page:review-effort", "page:vigilance"),
-        "Is human oversight meaningful: do reviewers look before agreeing with the AI, and do they "
-        "catch known wrong answers?",
+        ("page:review-effort", "page:vigilance", "drift.driftalarm", "drift.driftmonitor"),
+        "Is human oversight meaningful: do reviewers look before agreeing with the AI, do they catch "
+        "known wrong answers, and has anyone's reliance on the AI drifted from their baseline?",
     ),
     TaskGroup("reports", "Reports", ("compliance.*",), "Regulatory reports and their exports."),
     TaskGroup(

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.contrib.admin.models import LogEntry
 
 from config.admin import ReadOnlyAdmin
-from console import oversight_pages, overview, pages  # noqa: F401 (imported for their registrations)
+from console import drift_admin, oversight_pages, overview, pages  # noqa: F401 (imported for their registrations)
 
 
 @admin.register(LogEntry)

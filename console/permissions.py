@@ -33,6 +33,11 @@ COMPLIANCE_STAFF_PERMISSIONS = (
     # Oversight: the team's review-effort and vigilance figures. Not the per-reviewer rows
     # (oversight.view_reviewer_figures): those belong to the "oversight per-person figures" group.
     "oversight.view_team_figures",
+    # Drift monitors and alarms (docs/reference/drift.md): see them (a reviewer's monitors also need
+    # oversight.view_reviewer_figures) and acknowledge an alarm with its disposition.
+    "drift.view_driftmonitor",
+    "drift.view_driftalarm",
+    "drift.acknowledge_alarm",
     # Reports: whatever the compliance app registers, to read, request and download.
     "compliance.view_*",
     "compliance.add_*",

@@ -135,6 +135,8 @@ class DriftAlarm(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["customer", "raised_at", "id"], name="drift_alarm_cust_raised")]
+        # the console's Acknowledge form (docs/reference/drift.md, When an alarm fires)
+        permissions = [("acknowledge_alarm", "Can acknowledge drift alarms")]
 
     def __str__(self) -> str:
         return f"{self.id} ({self.chart})"

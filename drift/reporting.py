@@ -194,3 +194,25 @@ def chart_points(
             point["llr_sum"] = row["llr_sum"]
         out.append(point)
     return out
+
+
+def last_points(monitor: DriftMonitor, count: int = 200) -> list[DriftPoint]:
+    """The monitor's last `count` chart points, ascending (the console's monitor page)."""
+    rows = DriftPoint.objects.filter(monitor=monitor, baseline=False, index__isnull=False).order_by("-index")
+    return list(reversed(list(rows[:count])))
+
+
+def run_points(alarm: DriftAlarm) -> list[DriftPoint]:
+    """The points of an alarm's run, from its start to its signal (the console's alarm page)."""
+    start = int((alarm.run or {}).get("start_index") or alarm.point_index)
+    return list(
+        DriftPoint.objects.filter(
+            monitor_id=alarm.monitor_id, baseline=False, index__gte=start, index__lte=alarm.point_index
+        ).order_by("index")
+    )
+
+
+def reviewer_alarm_count(customer_ids: list[str] | None = None) -> int:
+    """Alarms of `user` monitors (what staff without the per-person permission see of them)."""
+    rows = DriftAlarm.objects.filter(monitor__scope="user")
+    return (rows.filter(customer_id__in=customer_ids) if customer_ids is not None else rows).count()
