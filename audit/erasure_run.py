@@ -33,7 +33,6 @@ from keys.models import Customer
 from webhooks.services import event_emit, events_rekey_user
 
 # The entries that snapshot a decision, and so hold its personal fields.
-PERSONAL_TYPES = (AuditEntry.Type.DECISION, AuditEntry.Type.OUTCOME, AuditEntry.Type.SUBGROUPS_ATTACHED)
 _LOCK_CLASS = 0x65726173  # "eras": the first key of the two-key advisory lock
 _LOCK_SQL = "SELECT pg_advisory_xact_lock(%s, hashtext(%s || chr(31) || %s))"
 
@@ -48,9 +47,11 @@ def target_lock(customer_id: str, digest: str) -> None:
 def matching(
     customer: Customer, target: str, value: str | None, older_than: dt.datetime | None = None
 ) -> QuerySet[AuditEntry]:
-    """The unerased format-2 entries an erasure reaches: a subject's, a reviewer's, or (a
-    retention run) those logged before `older_than`."""
-    rows = AuditEntry.objects.filter(customer=customer, type__in=PERSONAL_TYPES, erased=False, format=2)
+    """The unerased format-2 entries with a personal part (a salt) an erasure reaches: a
+    subject's, a reviewer's, or (a retention run) those logged before `older_than`. Besides a
+    decision's entries, another app's entries that name a reviewer (docs/reference/drift.md,
+    Erasure); never an entry without a personal part (an erasure entry)."""
+    rows = AuditEntry.objects.filter(customer=customer, erased=False, format=2, salt__isnull=False)
     if target == Erasure.Target.RETENTION:
         return rows.filter(logged_at__lt=older_than)
     column = "subject_id" if target == Erasure.Target.SUBJECT_ID else "user_id"
