@@ -88,6 +88,8 @@ def test_erasing_a_reviewer_pauses_and_rekeys_their_monitors(api):
     monitor = api.get(f"/v1/drift-monitors/{mid}").json()
     assert monitor["enabled"] is False and monitor["status"] == "paused"
     assert monitor["user_id"] != "rev-9"
-    drift = [e for e in api.get("/v1/audit-trail").json()["data"] if e["type"].startswith(("drift", "probe_sprt"))]
+    drift = [
+        e for e in api.get("/v1/audit-trail").json()["data"] if e["type"].startswith(("drift", "probe_sprt"))
+    ]
     assert drift and all(e["erased"] and e["user_id"] is None for e in drift)
     assert api.get("/v1/audit-trail/verify").json()["valid"] is True
