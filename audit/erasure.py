@@ -199,7 +199,11 @@ def erasure_continue(*, erasure_id: str) -> bool:
             if found is None:
                 return True
             erasure_run.target_lock(found.customer_id, found.target_digest)
-            erasure = Erasure.objects.select_for_update().select_related("customer").get(pk=erasure_id)
+            # Only the erasure row: a join locked FOR UPDATE would lock the customer row too, which
+            # every write's deferred foreign-key checks share-lock at commit (a deadlock).
+            erasure = (
+                Erasure.objects.select_for_update(of=("self",)).select_related("customer").get(pk=erasure_id)
+            )
             if erasure.status != Erasure.Status.RUNNING:
                 return True
             limit = settings.ERASURE_PART_ENTRIES

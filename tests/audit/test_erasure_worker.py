@@ -10,6 +10,7 @@ from django.db import connection
 
 from audit.models import AuditEntry, ChainHead
 from tests.audit.erasure_helpers import checkpoint, erase, export, log
+from tests.audit.factories import decision_body
 from tests.audit.test_checkpoint_tamper import offline
 from tests.processes import celery_worker
 from webhooks.models import Event
@@ -75,3 +76,46 @@ def test_a_large_erasure_answers_running_and_a_worker_completes_it_in_parts(
             while _last_vacuum(table) is None and time.monotonic() < deadline:
                 time.sleep(0.5)
         assert _last_vacuum(table) is not None
+
+
+def test_batches_of_a_reviewer_being_erased_on_a_worker_all_answer(transactional_db, settings):
+    """The worker's parts lock the erasure row alone: a lock on the customer's row (which every
+    write's deferred foreign-key checks share-lock at commit) ended batches as deadlocks."""
+    import threading
+
+    from django.db import connections
+
+    from tests.conftest import client_for, make_key
+
+    settings.RATE_LIMITS_ENABLED = False
+    settings.ERASURE_INLINE_ENTRIES = 20
+    key = make_key("acme", "enterprise").value
+    log(client_for(key), 600, user_id="rev-busy")
+    started = erase(client_for(key), user_id="rev-busy").json()
+    assert started["status"] == "running"
+    statuses: list[int] = []
+
+    def write(_: int) -> None:
+        client = client_for(key)
+        try:
+            for _round in range(4):
+                items = [decision_body(user_id="rev-busy" if n % 2 else "other") for n in range(150)]
+                statuses.append(client.post("/v1/log/batch", {"decisions": items}, format="json").status_code)
+        finally:
+            connections.close_all()
+
+    with celery_worker("busy", concurrency=1, TRUSTCAL_ERASURE_PART_ENTRIES="20"):
+        writers = [threading.Thread(target=write, args=(w,)) for w in range(4)]
+        for thread in writers:
+            thread.start()
+        for thread in writers:
+            thread.join()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            shown = client_for(key).get(f"/v1/erasures/{started['erasure_id']}").json()
+            if shown["status"] == "completed":
+                break
+            time.sleep(0.2)
+    assert statuses == [200] * 16, statuses
+    assert shown["status"] == "completed" and shown["entries"] >= 600
+    assert client_for(key).get("/v1/audit-trail/verify").json()["valid"] is True
