@@ -93,3 +93,29 @@ def test_erasing_a_reviewer_pauses_and_rekeys_their_monitors(api):
     ]
     assert drift and all(e["erased"] and e["user_id"] is None for e in drift)
     assert api.get("/v1/audit-trail/verify").json()["valid"] is True
+
+
+def test_a_writes_drift_entries_follow_all_its_entries_by_point_then_monitor(api):
+    first = api.post("/v1/drift-monitors", {**MONITOR, "h": 0.5}, format="json").json()["monitor_id"]
+    second = api.post("/v1/drift-monitors", {**MONITOR, "h": 0.5}, format="json").json()["monitor_id"]
+    sprt = api.post("/v1/drift-monitors", {"chart": "probe_sprt", "scope": "organization"}, format="json")
+    probe = {"kind": "known_wrong", "correct_decision": "deny"}
+    items = [
+        log(None, "o-1", c=0.9, followed=True, outcome="deny"),  # both CUSUM monitors signal here
+        log(None, "p-1", c=0.9, followed=True, probe=probe),
+        log(None, "p-2", c=0.9, followed=True, probe=probe),
+        log(None, "p-3", c=0.9, followed=True, probe=probe),  # the SPRT concludes h1 here
+    ]
+    assert api.post("/v1/log/batch", {"decisions": items}, format="json").status_code in (200, 201)
+    entries = sorted(api.get("/v1/audit-trail", {"limit": 100}).json()["data"], key=lambda e: e["sequence"])
+    written = [(e["type"], e.get("monitor_id")) for e in entries if e["sequence"] > 3]
+    assert written == [
+        ("decision", None),
+        ("decision", None),
+        ("decision", None),
+        ("decision", None),
+        ("drift_alarm.raised", first),
+        ("drift_alarm.raised", second),
+        ("probe_sprt.concluded", sprt.json()["monitor_id"]),
+        ("drift_alarm.raised", sprt.json()["monitor_id"]),
+    ]
