@@ -15,7 +15,8 @@ Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127
 POST /log's write answers the last stored decision, so that only the request around it counts.
 `--rate-limits`: the tier rate limit on, as in production; with Redis a web process then keeps
 the keys it verified, keys/keycache.py.)
-(the database must be migrated; the script makes its own customer and key.)"""
+(the database must be migrated; the script makes its own customer and key. Without DATABASE_URL it
+measures the embedded default, SQLite in TRUSTCAL_DATA_DIR, with no backend figure.)"""
 
 import argparse
 import cProfile
@@ -99,9 +100,11 @@ def main() -> None:
         bodies = [body(i) for i in range(args.requests)]
     from django.db import connection
 
-    with connection.cursor() as cursor:  # this thread's PostgreSQL backend, on this host
-        cursor.execute("SELECT pg_backend_pid()")
-        backend = Path(f"/proc/{cursor.fetchone()[0]}/schedstat")
+    backend = Path("/nonexistent")  # SQLite (the embedded default): no backend process
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:  # this thread's PostgreSQL backend, on this host
+            cursor.execute("SELECT pg_backend_pid()")
+            backend = Path(f"/proc/{cursor.fetchone()[0]}/schedstat")
 
     def backend_ms() -> float:  # the backend's CPU time (ns in schedstat's first field)
         return int(backend.read_text().split()[0]) / 1e6 if backend.exists() else float("nan")

@@ -239,7 +239,6 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.ContentNegotiation",
     "DEFAULT_PAGINATION_CLASS": "config.pagination.PagePagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["config.filters.FilterBackend"],
