@@ -17,6 +17,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from config.exceptions import HealthProblem
+from config.metrics import task_counts
 from config.redis import get_redis, redis_client
 from config.timeutils import isoformat
 
@@ -96,7 +97,9 @@ def _check_workers() -> dict[str, Any]:
     online, latest = figures["online"], figures["latest"]
     if not online:
         raise RuntimeError("no worker heartbeat in the last 60 s")
-    return {"online": online, "last_heartbeat_at": isoformat(latest)}
+    # Tasks sent again after a database error, and tasks that failed (docs/deploy.md,
+    # "Database connections"): a worker starved of connections shows here before its work is late.
+    return {"online": online, "last_heartbeat_at": isoformat(latest), "tasks": task_counts()}
 
 
 def _app_checks() -> dict[str, dict[str, Any]]:

@@ -205,6 +205,12 @@ def histograms() -> dict[str, dict[str, Any]]:
     return out
 
 
+def task_counts() -> dict[str, int]:
+    """Celery tasks `retried` and `failed` (with Redis every worker's; else this process's)."""
+    raw, _ = _raw()
+    return {outcome: raw.get(f"task{_SEP}{outcome}", 0) for outcome in ("retried", "failed")}
+
+
 def snapshot() -> dict[str, Any]:
     """requests.total, requests.by_status, requests.latency_ms.<route>.{count,p50,p95,p99} (docs/reference/system.md)."""
     raw, _ = _raw()
@@ -218,7 +224,9 @@ def snapshot() -> dict[str, Any]:
         }
         for group, figures in histograms().items()
     }
-    tasks = {outcome: raw.get(f"task{_SEP}{outcome}", 0) for outcome in ("retried", "failed")}
+    tasks = {
+        outcome: raw.get(f"task{_SEP}{outcome}", 0) for outcome in ("retried", "failed")
+    }  # task_counts()
     return {"total": raw.get("total", 0), "by_status": by_status, "latency_ms": latency, "tasks": tasks}
 
 

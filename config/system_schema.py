@@ -13,6 +13,11 @@ class HealthCheckOutput(serializers.Serializer):
     queued = serializers.IntegerField(required=False, help_text="broker: messages waiting")
     online = serializers.IntegerField(required=False, help_text="workers: workers with a recent heartbeat")
     last_heartbeat_at = serializers.CharField(required=False, allow_null=True, help_text="workers")
+    tasks = serializers.DictField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="workers: Celery tasks `retried` after a database error, and `failed`",
+    )
     error = serializers.CharField(
         required=False, help_text="a failed check: the kind of error, never its text"
     )

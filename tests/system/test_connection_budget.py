@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import Client
 
 from config import metrics
 from config.celery import app
@@ -70,3 +71,5 @@ def test_a_task_whose_database_is_unreachable_is_retried_and_counted(tmp_path: P
     assert [line for line in _lines(receipts) if message in line] == [f"fail {message}"] * 2 + [message]
     if settings.REDIS_URL:  # every worker's counts are in Redis (without it, in the worker's own process)
         assert metrics.snapshot()["tasks"]["retried"] >= 2
+        health = Client().get("/v1/health").json()
+        assert health["checks"]["workers"]["tasks"]["retried"] >= 2, health
