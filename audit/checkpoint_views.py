@@ -24,6 +24,7 @@ from audit.models import SignedCheckpoint
 from config.api import PagePagination, TenantAPIView
 from config.exceptions import NotFound, ValidationFailed
 from config.inputs import bound, parse_day_only, positive_int
+from config.scopes import Scope
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -78,6 +79,7 @@ def _tree_size(customer: Customer) -> int:
 
 
 class CheckpointListView(TenantAPIView):
+    scopes = {"get": Scope.READ, "post": Scope.MANAGE}
     pagination_class = PagePagination
 
     @extend_schema(
@@ -130,6 +132,7 @@ class NoteRenderer(BaseRenderer):
 
 
 class CheckpointLatestView(TenantAPIView):
+    scopes = {"get": Scope.READ}
     renderer_classes = [JSONRenderer, NoteRenderer]
 
     @extend_schema(
@@ -174,6 +177,8 @@ class CheckpointKeyView(APIView):
 
 
 class InclusionProofView(TenantAPIView):
+    scopes = {"get": Scope.READ}
+
     @extend_schema(
         parameters=[
             OpenApiParameter("sequence", int, required=True),
@@ -210,6 +215,8 @@ class InclusionProofView(TenantAPIView):
 
 
 class ConsistencyProofView(TenantAPIView):
+    scopes = {"get": Scope.READ}
+
     @extend_schema(
         parameters=[
             OpenApiParameter("first", int, required=True),
@@ -236,6 +243,8 @@ class ConsistencyProofView(TenantAPIView):
 
 
 class ExportView(TenantAPIView):
+    scopes = {"get": Scope.READ}
+
     @extend_schema(
         parameters=[OpenApiParameter("from_sequence", int), OpenApiParameter("to_sequence", int)],
         responses={(200, "application/x-ndjson"): OpenApiTypes.STR},

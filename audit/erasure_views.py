@@ -13,6 +13,7 @@ from audit.exceptions import ErasureLegalHold
 from audit.models_erasure import Erasure, RetentionPolicy
 from config.api import PagePagination, TenantAPIView
 from config.bodymodels import body_parse
+from config.scopes import Scope
 from config.timeutils import isoformat
 
 
@@ -61,6 +62,7 @@ def erasure_payload(erasure: Erasure, *, repeated: bool = False) -> dict[str, An
 
 
 class ErasureListView(TenantAPIView):
+    scopes = {"get": Scope.READ, "post": Scope.MANAGE}
     pagination_class = PagePagination
 
     @extend_schema(responses=ErasureOutput(many=True))
@@ -97,6 +99,8 @@ class ErasureListView(TenantAPIView):
 
 
 class ErasureDetailView(TenantAPIView):
+    scopes = {"get": Scope.READ}
+
     @extend_schema(responses=ErasureOutput)
     def get(self, request: Request, erasure_id: str) -> Response:
         return Response(erasure_payload(erasures.erasure_get(customer=self.customer, erasure_id=erasure_id)))
@@ -113,6 +117,8 @@ def _policy(policy: RetentionPolicy) -> dict[str, int | bool | None]:
 
 
 class RetentionPolicyView(TenantAPIView):
+    scopes = {"get": Scope.READ, "put": Scope.MANAGE}
+
     @extend_schema(responses=RetentionPolicyOutput)
     def get(self, request: Request) -> Response:
         return Response(_policy(erasures.retention_policy_get(customer=self.customer)))

@@ -27,6 +27,7 @@ from config.bodymodels import body_parse
 from config.gcpause import collector_paused
 from config.inputs import check_document
 from config.parsers import LargeJSONParser, NDJSONParser
+from config.scopes import Scope
 from config.timeutils import isoformat
 
 _FROM_ENTRY = {"entry_id": "id", "sequence": "sequence", "hash": "hash", "previous_hash": "previous_hash"}
@@ -67,6 +68,8 @@ _VERIFY_RESPONSE = PolymorphicProxySerializer(
 
 
 class LogView(TenantAPIView):
+    scopes = {"post": Scope.INGEST}
+
     @extend_schema(
         operation_id="log_decision",
         description=(
@@ -144,6 +147,7 @@ def batch_payload(result: services.BatchResult) -> dict[str, Any]:
 
 
 class LogBatchView(TenantAPIView):
+    scopes = {"post": Scope.INGEST}
     parser_classes = [LargeJSONParser, NDJSONParser]
 
     @extend_schema(
@@ -165,6 +169,7 @@ class LogBatchView(TenantAPIView):
 
 
 class AuditTrailViewSet(TenantViewSet):
+    scopes = {"list": Scope.READ, "retrieve": Scope.READ, "verify": Scope.READ}
     queryset = AuditEntry.objects.all()
     pagination_class = PagePagination
     serializer_class = AuditEntryOutput

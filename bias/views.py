@@ -15,10 +15,13 @@ from config.api import PagePagination, TenantViewSet
 from config.bodymodels import body_parse
 from config.inputs import query_day_window, query_text
 from config.schema import TrustcalAutoSchema
+from config.scopes import Scope
 
 
 class DetectBiasViewSet(TenantViewSet):
     """POST /detect-bias: attach subgroups to a decision and analyse its model's subgroups."""
+
+    scopes = {"create": Scope.INGEST}
 
     queryset = BiasAlert.objects.all()
     serializer_class = DetectBiasOutput
@@ -35,6 +38,8 @@ class DetectBiasViewSet(TenantViewSet):
 
 class BiasFeedViewSet(TenantViewSet):
     """GET /bias/feed: the customer's bias alerts, newest first; GET /bias/feed/:id: one."""
+
+    scopes = {"list": Scope.READ, "retrieve": Scope.READ}
 
     queryset = BiasAlert.objects.all()
     pagination_class = PagePagination
@@ -61,6 +66,8 @@ class _ReportSchema(TrustcalAutoSchema):
 
 class BiasSubgroupsViewSet(TenantViewSet):
     """GET /bias/subgroups: subgroup performance per attribute and group."""
+
+    scopes = {"list": Scope.READ}
 
     schema = _ReportSchema()
     queryset = BiasAlert.objects.all()

@@ -20,6 +20,7 @@ from calibration.serializers import FIGURE_KEYS, CalibrateOutput, TrendOutput, T
 from config.api import TenantAPIView, choice_param, text_param
 from config.bodymodels import body_parse
 from config.inputs import query_day_window
+from config.scopes import Scope
 from config.timeutils import iso8601, isoformat
 from keys.models import Customer
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 
 class CalibrateView(TenantAPIView):
+    scopes = {"post": Scope.INGEST}
+
     @extend_schema(
         operation_id="calibrate",
         description="Records the decision exactly as POST /log would and answers its calibration and the user's profile.",
@@ -53,6 +56,8 @@ class CalibrateView(TenantAPIView):
 
 
 class TrustScoreView(TenantAPIView):
+    scopes = {"post": Scope.READ}
+
     @extend_schema(operation_id="trust_score", request=TrustScoreInput, responses={200: TrustScoreOutput})
     def post(self, request: Request) -> Response:
         customer = self.customer
@@ -95,6 +100,8 @@ class TrustScoreView(TenantAPIView):
 
 
 class TrustScoreTrendView(TenantAPIView):
+    scopes = {"get": Scope.READ}
+
     @extend_schema(
         operation_id="trust_score_trend",
         parameters=[

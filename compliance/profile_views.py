@@ -10,6 +10,7 @@ from compliance.profile_inputs import SystemProfileInput, SystemProfilePatchInpu
 from config.api import PagePagination, TenantAPIView
 from config.bodymodels import body_parse
 from config.exceptions import ValidationFailed
+from config.scopes import Scope
 
 MODEL_ID_MAX = 256
 
@@ -44,6 +45,7 @@ def _model_id(model_id: str) -> str:
 
 
 class SystemProfileListView(TenantAPIView):
+    scopes = {"get": Scope.READ}
     pagination_class = PagePagination  # the schema shows the paged envelope the answer has
 
     @extend_schema(responses=SystemProfileOutput(many=True), operation_id="system_profiles_list")
@@ -56,6 +58,8 @@ class SystemProfileListView(TenantAPIView):
 
 
 class SystemProfileView(TenantAPIView):
+    scopes = {"get": Scope.READ, "put": Scope.MANAGE, "patch": Scope.MANAGE}
+
     @extend_schema(responses=SystemProfileOutput, operation_id="system_profile_retrieve")
     def get(self, request, model_id: str):
         profile = profiles.profile_get(customer=self.customer, model_id=_model_id(model_id))

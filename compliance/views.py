@@ -15,6 +15,7 @@ from compliance.models import ExportJob
 from compliance.report import CONTENT_TYPES
 from compliance.serializers import ExportOutput, TemplatesOutput
 from config.api import PagePagination, TenantAPIView, TenantViewSet
+from config.scopes import Scope
 
 logger = logging.getLogger(__name__)
 
@@ -22,6 +23,8 @@ logger = logging.getLogger(__name__)
 class ExportTemplatesView(TenantAPIView):
     """GET /export/templates: the report templates with their sections and formats
     (docs/reference/reports.md)."""
+
+    scopes = {"get": Scope.READ}
 
     @extend_schema(operation_id="export_templates", responses=TemplatesOutput)
     def get(self, request):
@@ -63,6 +66,8 @@ class AnyMediaJSONRenderer(JSONRenderer):
 
 class ExportViewSet(TenantViewSet):
     """Compliance exports of the caller's customer; another customer's id is a 404."""
+
+    scopes = {"create": Scope.READ, "retrieve": Scope.READ, "list": Scope.READ, "download": Scope.READ}
 
     queryset = ExportJob.objects.all()
     pagination_class = PagePagination

@@ -17,6 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path, register_converter
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import serializers, viewsets
+from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
 from rest_framework.views import APIView
@@ -27,6 +28,8 @@ from config.inputs import query_text as text_param
 from config.pagination import CamelPagePagination, PagePagination
 from config.parsers import StrictJSONParser
 from config.redis import RedisError, redis_failed
+from config.scope_check import HasScope, require_declared_scopes
+from config.scopes import Scope
 from config.timeutils import isoformat, parse_timestamp
 
 if TYPE_CHECKING:  # config imports no app at run time (docs/architecture.md, Boundaries)
@@ -274,6 +277,7 @@ class UTCDateTimeField(serializers.DateTimeField):
 # resource's queryset is filtered to it in one place. What could drop that filter or the
 # authentication in front of it cannot be replaced by a subclass, nor by a mixin listed before
 # the base: the check follows the whole method resolution order when the class is defined.
+# Each handler declares the key scope it needs (config/scopes.py), also checked at definition.
 # tests/system/test_tenancy.py walks the URL resolver and fails for any /v1 route that is
 # neither public, nor admin-only, nor served by one of these bases, and for any route whose
 # answer to one customer holds another customer's rows.
@@ -306,6 +310,10 @@ _FILTERED = ("get_queryset", "filter_queryset", "get_object", "customer_field")
 
 
 class _CallerCustomer(APIView):
+    # A key, holding the scope the handler declares in `scopes` (config/scopes.py).
+    permission_classes: list[type[BasePermission]] = [IsAuthenticated, HasScope]
+    scopes: dict[str, Scope] = {}
+
     @property
     def customer(self) -> "Customer":
         """The authenticated key's customer (the authentication sets `request.user` to its key)."""
@@ -321,6 +329,7 @@ class TenantAPIView(_CallerCustomer):
         _refuse_tenant_overrides(
             cls, TenantAPIView, _AUTHENTICATED, "read the caller's data through self.customer."
         )
+        require_declared_scopes(cls)
 
 
 class TenantViewSet(_CallerCustomer, viewsets.GenericViewSet[Any]):  # Any: each subclass's own model
@@ -337,6 +346,7 @@ class TenantViewSet(_CallerCustomer, viewsets.GenericViewSet[Any]):  # Any: each
         _refuse_tenant_overrides(
             cls, TenantViewSet, _AUTHENTICATED + _FILTERED, "override get_base_queryset() instead."
         )
+        require_declared_scopes(cls)
 
     def get_base_queryset(self) -> QuerySet[Any]:  # Any: each subclass's own model
         queryset = getattr(self, "queryset", None)

@@ -5,6 +5,7 @@ from drf_spectacular.openapi import AutoSchema
 from rest_framework import serializers
 
 from config.api import PROBLEM_CONTENT_TYPE
+from config.scope_check import scope_needed
 
 
 class ProblemFieldError(serializers.Serializer):
@@ -25,7 +26,7 @@ class Problem(serializers.Serializer):
 ERROR_STATUSES = {
     "400": "Invalid request (VALIDATION_ERROR, INVALID_JSON, or a named domain code)",
     "401": "AUTHENTICATION_REQUIRED or INVALID_API_KEY",
-    "403": "ADMIN_REQUIRED",
+    "403": "ADMIN_REQUIRED or INSUFFICIENT_SCOPE (the key lacks the operation's x-required-scope)",
     "404": "NOT_FOUND (unknown id, or another customer's)",
     "405": "METHOD_NOT_ALLOWED",
     "406": "NOT_ACCEPTABLE",
@@ -39,6 +40,14 @@ ERROR_STATUSES = {
 
 
 class TrustcalAutoSchema(AutoSchema):
+    def get_operation(self, *args, **kwargs):
+        """The operation, with the key scope it needs as `x-required-scope` (config/scope_check.py)."""
+        operation = super().get_operation(*args, **kwargs)
+        scope = scope_needed(self.view, self.method)
+        if operation is not None and scope is not None:
+            operation["x-required-scope"] = str(scope)
+        return operation
+
     def get_filter_backends(self):
         """Lists, and single-GET views whose answer is not a bare list but that declare a
         filterset (the oversight figures: their rows are paged inside the answer)."""

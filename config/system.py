@@ -14,6 +14,7 @@ from config.api import TenantAPIView
 from config.engines import engines_snapshot, metrics_snapshot
 from config.health import health_snapshot
 from config.prometheus import prometheus_text
+from config.scopes import Scope
 from config.system_schema import EnginesStatusOutput, HealthOutput, MetricsOutput
 from config.timeutils import isoformat
 
@@ -37,6 +38,8 @@ class HealthView(APIView):
 
 
 class EnginesStatusView(TenantAPIView):
+    scopes = {"get": Scope.READ}
+
     @extend_schema(responses=EnginesStatusOutput)
     def get(self, request):
         customer = None if request.user.is_admin else self.customer
@@ -55,6 +58,7 @@ class PlainTextRenderer(JSONRenderer):
 
 
 class MetricsView(TenantAPIView):
+    scopes = {"get": Scope.READ}
     renderer_classes = [JSONRenderer, PlainTextRenderer]
 
     @extend_schema(

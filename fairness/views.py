@@ -13,6 +13,7 @@ from config.api import (
     TenantViewSet,
 )
 from config.bodymodels import body_parse
+from config.scopes import Scope
 from fairness import selectors, services
 from fairness.filters import AlertFilters, SignalFilters
 from fairness.inputs import AlertPatchInput, SignalInput
@@ -26,6 +27,7 @@ from fairness.serializers import (
 
 
 class FairnessSignalViewSet(TenantViewSet):
+    scopes = {"create": Scope.INGEST, "list": Scope.READ, "retrieve": Scope.READ}
     queryset = FairnessSignal.objects.all()
     pagination_class = CamelPagePagination
     serializer_class = SignalOutput
@@ -59,6 +61,12 @@ class FairnessSignalViewSet(TenantViewSet):
 
 
 class AmplificationAlertViewSet(TenantViewSet):
+    scopes = {
+        "list": Scope.READ,
+        "retrieve": Scope.READ,
+        "partial_update": Scope.MANAGE,
+        "analyze": Scope.INGEST,
+    }
     queryset = AmplificationAlert.objects.all()
     pagination_class = CamelPagePagination
     serializer_class = AlertOutput

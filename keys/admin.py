@@ -13,6 +13,7 @@ from django.urls import path
 from django.utils import timezone
 
 from config.models import WorkerHeartbeat
+from config.scopes import ALL_SCOPES
 from keys import services
 from keys.exceptions import ApiKeyNotActive
 from keys.models import CUSTOMER_ID_HELP, CUSTOMER_ID_PATTERN, AdminAuditLog, ApiKey, Customer, Tier
@@ -32,6 +33,14 @@ class CreateKeyForm(forms.Form):
     description = forms.CharField(required=False, max_length=255, help_text="Who uses it, for what.")
     is_admin = forms.BooleanField(
         required=False, label="Admin key", help_text="May create, rotate and revoke keys through the API."
+    )
+    scopes = forms.MultipleChoiceField(
+        choices=[(scope, scope) for scope in ALL_SCOPES],
+        initial=list(ALL_SCOPES),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="What the key may do: ingest (log decisions, calibrate, detect bias, fairness "
+        "signals), read (every GET, trust scores, exports), manage (webhooks, erasures, the "
+        "retention policy and legal hold, system profiles, alert status, checkpoints).",
     )
 
 
@@ -66,6 +75,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "customer",
         "tier",
         "is_admin",
+        "scopes",
         "effective_status",
         "created_at",
         "last_used",
@@ -79,6 +89,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "customer",
         "tier",
         "is_admin",
+        "scopes",
         "status",
         "created_at",
         "expires_at",
@@ -87,7 +98,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         "replaced_by",
         "last_used",
     ]
-    fields = [*readonly_fields[:5], "description", *readonly_fields[5:]]
+    fields = [*readonly_fields[:6], "description", *readonly_fields[6:]]
     exclude = ["digest"]
     actions = ["revoke_keys", "rotate_keys"]
     ordering = ["-created_at"]

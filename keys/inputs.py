@@ -6,7 +6,8 @@ from typing import Annotated
 from pydantic import Field
 
 from config.bodymodels import BodyModel
-from config.bodyrules import Choice, Text
+from config.bodyrules import Choice, Items, Text
+from config.scopes import ALL_SCOPES
 from keys.models import CUSTOMER_ID_HELP, CUSTOMER_ID_PATTERN, Tier
 
 DESCRIPTION_MAX = 500
@@ -25,6 +26,11 @@ class ApiKeyCreateInput(BodyModel):
     tier: Annotated[str, Choice(tuple(Tier.values))]
     description: Annotated[str, Text(DESCRIPTION_MAX, allow_blank=True)] = ""
     is_admin: bool = False
+    scopes: Annotated[
+        list[Annotated[str, Choice(ALL_SCOPES)]],
+        Items(1, len(ALL_SCOPES)),
+        Field(description="What the key may do (docs/reference/access.md, Key scopes); default all three"),
+    ] = list(ALL_SCOPES)
 
 
 class ApiKeyRevokeInput(BodyModel):

@@ -4,6 +4,7 @@ from django.db import models
 from django.utils import timezone
 
 from config.ids import new_id
+from config.scopes import ALL_SCOPES
 
 # A customer id: 1-64 characters of letters, digits and `. _ : -`, but not `.` or `..` (a
 # customer id names folders and files of its exports). docs/reference/limits.md, "Customer ids".
@@ -58,6 +59,9 @@ class ApiKey(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaces"
     )
     last_used = models.DateTimeField(null=True, blank=True)
+    # What the key may do, space-separated in the order of config.scopes.ALL_SCOPES
+    # (docs/reference/access.md, Key scopes); keys created before scopes existed hold all three.
+    scopes = models.CharField(max_length=64, default=" ".join(ALL_SCOPES))
 
     class Meta:
         indexes = [models.Index(fields=["customer", "-created_at"]), models.Index(fields=["status", "tier"])]
@@ -70,6 +74,16 @@ class ApiKey(models.Model):
         if self.status == self.Status.ROTATED and self.expires_at is not None and self.expires_at <= now:
             return "expired"
         return self.status
+
+    @property
+    def scope_list(self) -> list[str]:
+        """The key's scopes in the order of config.scopes.ALL_SCOPES."""
+        held = set(self.scopes.split())
+        return [scope for scope in ALL_SCOPES if scope in held]
+
+    @property
+    def scope_set(self) -> frozenset[str]:
+        return frozenset(self.scopes.split())
 
     def is_usable(self, now=None) -> bool:
         return self.effective_status(now) in (self.Status.ACTIVE, self.Status.ROTATED)

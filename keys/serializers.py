@@ -19,6 +19,7 @@ class ApiKeyCreatedOutput(serializers.Serializer):
     tier = serializers.CharField(source="key.tier")
     description = serializers.CharField(source="key.description")
     is_admin = serializers.BooleanField(source="key.is_admin")
+    scopes = serializers.ListField(source="key.scope_list", child=serializers.CharField())
     rate_limit = serializers.SerializerMethodField()
     burst = serializers.SerializerMethodField()
     created_at = UTCDateTimeField(source="key.created_at")
@@ -48,6 +49,7 @@ class ApiKeyOutput(serializers.ModelSerializer):
     expires_at = UTCDateTimeField(allow_null=True)
     revoked_at = UTCDateTimeField(allow_null=True)
     replaced_by = serializers.CharField(source="replaced_by_id", allow_null=True)
+    scopes = serializers.ListField(source="scope_list", child=serializers.CharField())
 
     class Meta:
         model = ApiKey
@@ -58,6 +60,7 @@ class ApiKeyOutput(serializers.ModelSerializer):
             "tier",
             "description",
             "is_admin",
+            "scopes",
             "rate_limit",
             "burst",
             "status",

@@ -10,6 +10,7 @@ import string
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from django.utils import timezone
 from config.db.bulk import additive_upsert
 from config.inputs import invalid
 from config.ratelimit import stamp_renew
+from config.scopes import ALL_SCOPES
 from keys.exceptions import ApiKeyNotActive
 from keys.models import CUSTOMER_ID_HELP, AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer, customer_id_valid
 from keys.throttle import known_digests
@@ -62,8 +64,23 @@ class AdminActor:
     user: str | None
 
 
+def scopes_text(scopes: Iterable[str]) -> str:
+    """A key's `scopes` column: the known scopes it holds, space-separated in their order."""
+    held = set(scopes)
+    unknown = held - set(ALL_SCOPES)
+    if unknown or not held:
+        raise invalid("scopes", f"must be a non-empty subset of: {', '.join(ALL_SCOPES)}")
+    return " ".join(scope for scope in ALL_SCOPES if scope in held)
+
+
 def _store_key(
-    *, customer: Customer, tier: str, description: str, is_admin: bool, value: str | None = None
+    *,
+    customer: Customer,
+    tier: str,
+    description: str,
+    is_admin: bool,
+    scopes: Iterable[str] = ALL_SCOPES,
+    value: str | None = None,
 ) -> IssuedKey:
     value = value or key_value_generate()
     key = ApiKey.objects.create(
@@ -73,6 +90,7 @@ def _store_key(
         tier=tier,
         description=description,
         is_admin=is_admin,
+        scopes=scopes_text(scopes),
     )
     known_digests.add(key.digest)
     _keys_changed()
@@ -86,12 +104,18 @@ def api_key_create(
     tier: str,
     description: str = "",
     is_admin: bool = False,
+    scopes: Iterable[str] = ALL_SCOPES,
     actor: AdminActor | None = None,
 ) -> IssuedKey:
+    """A new key; `scopes`: a non-empty subset of ingest, read and manage (docs/reference/
+    access.md, Key scopes)."""
     if not customer_id_valid(customer_id):
         raise invalid("customer_id", f"must be {CUSTOMER_ID_HELP}")
+    text = scopes_text(scopes)
     customer, _ = Customer.objects.get_or_create(id=customer_id)
-    issued = _store_key(customer=customer, tier=tier, description=description, is_admin=is_admin)
+    issued = _store_key(
+        customer=customer, tier=tier, description=description, is_admin=is_admin, scopes=text.split()
+    )
     AdminAuditLog.objects.create(
         action=AdminAuditLog.Action.CREATED,
         key_id=issued.key.id,
@@ -105,13 +129,17 @@ def api_key_create(
 
 @transaction.atomic
 def api_key_rotate(*, key: ApiKey, actor: AdminActor | None = None) -> IssuedKey:
-    """A new key with the same customer, tier and description; the old one keeps working
+    """A new key with the same customer, tier, description and scopes; the old one keeps working
     for the grace period (24 h), then answers 401 (docs/reference/access.md, Rotation grace)."""
     key = ApiKey.objects.select_for_update().get(pk=key.pk)
     if key.effective_status() != ApiKey.Status.ACTIVE:
         raise ApiKeyNotActive(f"Key {key.id} is {key.effective_status()}; only an active key can be rotated.")
     issued = _store_key(
-        customer=key.customer, tier=key.tier, description=key.description, is_admin=key.is_admin
+        customer=key.customer,
+        tier=key.tier,
+        description=key.description,
+        is_admin=key.is_admin,
+        scopes=key.scope_list,
     )
     key.status = ApiKey.Status.ROTATED
     key.expires_at = timezone.now() + dt.timedelta(hours=settings.KEY_ROTATION_GRACE_HOURS)

@@ -53,6 +53,7 @@ class ApiKeyAdminViewSet(viewsets.GenericViewSet):
             tier=body.tier,
             description=body.description,
             is_admin=body.is_admin,
+            scopes=body.scopes,
             actor=_actor(request),
         )
         return Response(ApiKeyCreatedOutput(issued).data, status=status.HTTP_201_CREATED)

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from audit.selectors import Narrow
 from config.api import PagePagination, TenantAPIView
 from config.filters import FilterBackend, filter_values
+from config.scopes import Scope
 from config.timeutils import iso8601
 from oversight import rules, selectors
 from oversight.filters import OversightFilters
@@ -40,6 +41,8 @@ def _page[Row](request: Request, view: APIView, rows: list[Row]) -> tuple[list[R
 class _OversightView(TenantAPIView):
     """Both oversight reports: a window (`from`, `to`, model and reviewer filters), the
     report's own figures over it, and its reviewers one page at a time."""
+
+    scopes = {"get": Scope.READ}
 
     filter_backends = [FilterBackend]
     filterset_class = OversightFilters

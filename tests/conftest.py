@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 from config import metrics
 from config.ratelimit import reset_all_limiters
 from config.redis import get_redis, redis_reset
+from config.scopes import ALL_SCOPES
 from keys.services import IssuedKey, api_key_create, key_usage_discard
 
 REQUIRE_SERVICES = os.environ.get("TRUSTCAL_REQUIRE_SERVICES") == "1"
@@ -51,9 +52,15 @@ def _clean_limiters_and_metrics():
 
 
 def make_key(
-    customer_id: str = "acme", tier: str = "enterprise", is_admin: bool = False, description: str = ""
+    customer_id: str = "acme",
+    tier: str = "enterprise",
+    is_admin: bool = False,
+    description: str = "",
+    scopes: tuple[str, ...] = ALL_SCOPES,
 ) -> IssuedKey:
-    return api_key_create(customer_id=customer_id, tier=tier, is_admin=is_admin, description=description)
+    return api_key_create(
+        customer_id=customer_id, tier=tier, is_admin=is_admin, description=description, scopes=scopes
+    )
 
 
 def assert_problem(response, status: int, code: str) -> dict:

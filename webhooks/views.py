@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from config.api import PagePagination, TenantViewSet
 from config.bodymodels import body_parse
 from config.filters import filtered
+from config.scopes import Scope
 from webhooks import selectors, services
 from webhooks.filters import DeliveryFilters
 from webhooks.inputs import WebhookCreateInput, WebhookUpdateInput
@@ -21,6 +22,18 @@ from webhooks.serializers import (
 
 class WebhookViewSet(TenantViewSet):
     """Webhook subscriptions of the caller's customer; another customer's id is a 404."""
+
+    scopes = {
+        "list": Scope.READ,
+        "create": Scope.MANAGE,
+        "retrieve": Scope.READ,
+        "partial_update": Scope.MANAGE,
+        "destroy": Scope.MANAGE,
+        "test": Scope.MANAGE,
+        "rotate_secret": Scope.MANAGE,
+        "enable": Scope.MANAGE,
+        "deliveries": Scope.READ,
+    }
 
     queryset = Webhook.objects.all()
     pagination_class = PagePagination

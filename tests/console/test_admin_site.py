@@ -171,14 +171,37 @@ def test_verify_chain_action_reports_an_intact_chain(officer, api):
 
 def test_superuser_creates_a_key_shown_once_and_logged_with_the_staff_user(root):
     page = root.post(
-        "/admin/keys/apikey/new/", {"customer_id": "initech", "tier": "growth", "description": "desk"}
+        "/admin/keys/apikey/new/",
+        {"customer_id": "initech", "tier": "growth", "description": "desk", "scopes": ["ingest", "read"]},
     )
     assert page.status_code == 200
     value = re.search(r"tcal_[A-Za-z0-9]{40}", page.content.decode()).group(0)
     assert client_for(value).get("/v1/trust-score/x").status_code != 401
     assert "tcal_" not in str(dict(root.session.items()))
+    assert 'scopes: <span class="tc-scopes">ingest read</span>' in page.content.decode()
     log = client_for(make_key("admin", is_admin=True).value).get("/v1/admin/audit-log").json()["data"]
     assert any(e["action"] == "api_key.created" and e["admin_user"] == "staff:root" for e in log)
+
+
+def test_console_keys_show_and_set_scopes_and_rotation_keeps_them(root):
+    from keys.models import ApiKey
+
+    form = root.get("/admin/keys/apikey/new/").content.decode()
+    for scope in ("ingest", "read", "manage"):  # offered, all checked by default
+        assert re.search(rf'<input type="checkbox" name="scopes" value="{scope}"[^>]*checked', form), scope
+    refused = root.post("/admin/keys/apikey/new/", {"customer_id": "initech", "tier": "growth"})
+    assert b"tcal_" not in refused.content and not ApiKey.objects.filter(customer_id="initech").exists()
+    root.post("/admin/keys/apikey/new/", {"customer_id": "initech", "tier": "growth", "scopes": ["read"]})
+    key = ApiKey.objects.get(customer_id="initech")
+    assert key.scope_list == ["read"]
+    listed = root.get("/admin/keys/apikey/").content.decode()
+    assert re.search(rf'{key.pk}.*?<td class="field-scopes">read</td>', listed, re.S)
+    assert "read" in root.get(f"/admin/keys/apikey/{key.pk}/change/").content.decode()
+    rotated = root.post("/admin/keys/apikey/", {"action": "rotate_keys", "_selected_action": [key.pk]})
+    value = re.search(r"tcal_[A-Za-z0-9]{40}", rotated.content.decode()).group(0)
+    assert 'scopes: <span class="tc-scopes">read</span>' in rotated.content.decode()
+    assert ApiKey.objects.get(pk=key.pk).replaced_by.scope_list == ["read"]
+    assert client_for(value).post("/v1/log", {}, format="json").json()["code"] == "INSUFFICIENT_SCOPE"
 
 
 def test_revoke_asks_for_a_reason_and_records_it(root):

@@ -58,6 +58,7 @@ def test_created_key_has_the_documented_shape_and_works_at_once(admin_api):
         "tier",
         "description",
         "is_admin",
+        "scopes",
         "rate_limit",
         "burst",
         "created_at",
