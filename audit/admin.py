@@ -10,7 +10,10 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.utils.timesince import timesince
 
-from audit import admin_erasure  # noqa: F401 (registers Access -> Erasures)
+from audit import (
+    admin_erasure,  # noqa: F401 (registers Access -> Erasures)
+    admin_retention,  # noqa: F401 (registers Access -> Retention policies)
+)
 from audit.checkpoints import checkpoint_make
 from audit.exceptions import TreeNotExtension
 from audit.models import AuditEntry, ChainHead, Decision, SignedCheckpoint

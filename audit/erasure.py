@@ -19,6 +19,7 @@ from audit.erasure_secret import erasure_secret
 from audit.erasure_storage import erasure_storage_clean
 from audit.exceptions import ErasureLegalHold, ErasureNotFound
 from audit.models_erasure import LEGAL_BASIS_NAMES, Erasure, RetentionPolicy
+from audit.retention import retention_policy_get
 from keys.models import Customer
 
 LEGAL_BASES = tuple(LEGAL_BASIS_NAMES)
@@ -35,26 +36,6 @@ def _digest(customer_id: str, target: str, value: str) -> str:
     low-entropy id cannot be reversed by trying every value."""
     message = f"{customer_id}\x00{target}\x00{value}".encode()
     return hmac.new(erasure_secret(), message, hashlib.sha256).hexdigest()
-
-
-def retention_policy_get(*, customer: Customer) -> RetentionPolicy:
-    policy = RetentionPolicy.objects.filter(customer=customer).first()
-    return policy if policy is not None else RetentionPolicy(customer=customer)
-
-
-def retention_policy_set(
-    *, customer: Customer, min_days: int, max_days: int | None, legal_hold: bool
-) -> RetentionPolicy:
-    policy, _ = RetentionPolicy.objects.update_or_create(
-        customer=customer,
-        defaults={
-            "min_days": min_days,
-            "max_days": max_days,
-            "legal_hold": legal_hold,
-            "updated_at": timezone.now(),
-        },
-    )
-    return policy
 
 
 def erasure_request(

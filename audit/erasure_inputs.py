@@ -1,7 +1,7 @@
 """The bodies of POST /erasures and PUT /retention-policy (docs/reference/erasure.md), as
 request body models (config.bodymodels)."""
 
-from typing import Annotated, Self
+from typing import Annotated, Any, Self
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -9,7 +9,7 @@ from audit.erasure import LEGAL_BASES
 from audit.inputs import SUBJECT_ID_MAX, USER_ID_MAX
 from audit.models_erasure import MIN_RETENTION_DAYS
 from config.bodymodels import BodyModel
-from config.bodyrules import Choice, Integer, Text, problem
+from config.bodyrules import Choice, Integer, Text, problem, problems
 
 REASON_MAX = 500
 DAYS_MAX = 36_500
@@ -48,12 +48,23 @@ _DAYS = Integer(MIN_RETENTION_DAYS, DAYS_MAX)
 
 
 class RetentionPolicyInput(BodyModel):
-    """The retention of personal data in the audit trail (docs/reference/erasure.md)."""
+    """The retention of personal data in the audit trail (docs/reference/erasure.md): every
+    field is sent, each time (a field left out, or the body `{}`, would otherwise lift a legal
+    hold or a maximum without anyone saying so); `max_days` may be null (no maximum)."""
 
     model_config = ConfigDict(extra="forbid")
-    min_days: Annotated[int, _DAYS] = MIN_RETENTION_DAYS
-    max_days: Annotated[int | None, _DAYS] = None
-    legal_hold: bool = False
+    min_days: Annotated[int, _DAYS]
+    max_days: Annotated[int | None, _DAYS, Field(description="Required; null: no maximum")] = None
+    legal_hold: bool
+
+    @model_validator(mode="before")
+    @classmethod
+    def _every_field_sent(cls, data: Any) -> Any:  # Any: the JSON body, not yet judged
+        if isinstance(data, dict):
+            missing = [name for name in cls.model_fields if name not in data]
+            if missing:
+                raise problems([(name, "is required (send every field)") for name in missing])
+        return data
 
     @model_validator(mode="after")
     def _max_after_min(self) -> Self:

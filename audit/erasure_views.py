@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit import erasure as erasures
+from audit import retention
 from audit.erasure_inputs import ErasureInput, RetentionPolicyInput
 from audit.exceptions import ErasureLegalHold
 from audit.models_erasure import Erasure, RetentionPolicy
@@ -110,10 +111,14 @@ class RetentionPolicyOutput(serializers.Serializer[dict[str, object]]):
     min_days = serializers.IntegerField()
     max_days = serializers.IntegerField(allow_null=True)
     legal_hold = serializers.BooleanField()
+    changed_at = serializers.CharField(
+        allow_null=True, help_text="When the policy last changed (null: never, the defaults)"
+    )
 
 
-def _policy(policy: RetentionPolicy) -> dict[str, int | bool | None]:
-    return {"min_days": policy.min_days, "max_days": policy.max_days, "legal_hold": policy.legal_hold}
+def _policy(policy: RetentionPolicy) -> dict[str, int | bool | str | None]:
+    changed = None if policy.updated_at is None else isoformat(policy.updated_at)
+    return {**retention.policy_values(policy), "changed_at": changed}
 
 
 class RetentionPolicyView(TenantAPIView):
@@ -121,13 +126,17 @@ class RetentionPolicyView(TenantAPIView):
 
     @extend_schema(responses=RetentionPolicyOutput)
     def get(self, request: Request) -> Response:
-        return Response(_policy(erasures.retention_policy_get(customer=self.customer)))
+        return Response(_policy(retention.retention_policy_get(customer=self.customer)))
 
     @extend_schema(request=RetentionPolicyInput, responses=RetentionPolicyOutput)
     def put(self, request: Request) -> Response:
         data = body_parse(RetentionPolicyInput, request.data)
-        policy = erasures.retention_policy_set(
-            customer=self.customer, min_days=data.min_days, max_days=data.max_days, legal_hold=data.legal_hold
+        policy = retention.retention_policy_set(
+            customer=self.customer,
+            min_days=data.min_days,
+            max_days=data.max_days,
+            legal_hold=data.legal_hold,
+            key_id=str(getattr(request.auth, "pk", "")),
         )
         return Response(_policy(policy))
 

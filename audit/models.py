@@ -173,6 +173,8 @@ class AuditEntry(models.Model):
         # The decision with the subgroups POST /detect-bias attached to it (docs/reference/bias.md, Subgroups).
         SUBGROUPS_ATTACHED = "subgroups_attached"
         ERASURE = "erasure"
+        # A change of the retention policy or legal hold (docs/reference/erasure.md).
+        RETENTION_POLICY_CHANGED = "retention_policy_changed"
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
     # No index of its own: (customer_id, sequence) is unique and leads several others.

@@ -92,7 +92,8 @@ class RetentionPolicy(models.Model):
     min_days = models.PositiveIntegerField(default=MIN_RETENTION_DAYS)
     max_days = models.PositiveIntegerField(null=True, blank=True)
     legal_hold = models.BooleanField(default=False)
-    updated_at = models.DateTimeField(default=timezone.now)
+    # When it last changed (GET /retention-policy's changed_at); null: never changed.
+    updated_at = models.DateTimeField(default=timezone.now, null=True)
 
     def __str__(self) -> str:
         return f"{self.customer_id} {self.min_days}..{self.max_days} hold={self.legal_hold}"

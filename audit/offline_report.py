@@ -103,6 +103,11 @@ def _instant(value: str, *, end: bool) -> dt.datetime:
     return dt.datetime.fromisoformat(text).astimezone(dt.UTC)
 
 
+# The entries that record a decision (its snapshot); the others (erasures, retention policy
+# changes) record no decision.
+DECISION_ENTRY_TYPES = frozenset({"decision", "outcome", "subgroups_attached"})
+
+
 def decisions_of(lines: Iterable[str]) -> Iterator[State]:
     """Each decision of the export as its last entry leaves it (a later entry of the same decision
     carries its late outcome)."""
@@ -112,8 +117,8 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
             continue
         try:
             doc = strict_loads(line)
-            if doc.get("type") == "erasure":
-                continue  # an erasure's own entry: no decision (docs/reference/erasure.md)
+            if doc.get("type") not in DECISION_ENTRY_TYPES:
+                continue  # an erasure's, a policy change's or a monitor's own entry: no decision
             decision_id = doc["decision_id"]
             state = State(
                 timestamp=_instant(doc["timestamp"], end=False),

@@ -74,6 +74,7 @@ TASK_GROUPS: tuple[TaskGroup, ...] = (
         (
             "keys.apikey",
             "audit.erasure",
+            "audit.retentionpolicy",
             "keys.adminauditlog",
             "keys.customer",
             "auth.user",

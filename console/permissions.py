@@ -27,6 +27,10 @@ COMPLIANCE_STAFF_PERMISSIONS = (
     # Erasures of personal data (docs/reference/erasure.md): see them and request one.
     "audit.view_erasure",
     "audit.add_erasure",
+    # The retention policy and legal hold: see and change them (each change is an entry).
+    "audit.view_retentionpolicy",
+    "audit.add_retentionpolicy",
+    "audit.change_retentionpolicy",
     "calibration.view_userdailyaggregate",
     "calibration.view_riskuserstate",
     "calibration.view_threshold",

@@ -138,19 +138,26 @@ def test_an_erased_commitment_cannot_be_found_by_trying_every_low_entropy_value(
 
 
 def test_legal_hold_refuses_and_records_minimum_schedules_and_maximum_erases(api, other_api):
-    assert api.get("/v1/retention-policy").json() == {"min_days": 183, "max_days": None, "legal_hold": False}
-    bad = api.put("/v1/retention-policy", {"min_days": 30}, format="json")
+    assert api.get("/v1/retention-policy").json() == {
+        "min_days": 183,
+        "max_days": None,
+        "legal_hold": False,
+        "changed_at": None,
+    }
+    bad = api.put(
+        "/v1/retention-policy", {"min_days": 30, "max_days": None, "legal_hold": False}, format="json"
+    )
     assert_problem(bad, 400, "VALIDATION_ERROR")
     assert_problem(erase(api, subject_id="a", user_id="b"), 400, "VALIDATION_ERROR")
     assert_problem(erase(api, subject_id="a", legal_basis="because"), 400, "VALIDATION_ERROR")
     log(api, 2, subject_id="held")
-    api.put("/v1/retention-policy", {"legal_hold": True}, format="json")
+    api.put("/v1/retention-policy", {"min_days": 183, "max_days": None, "legal_hold": True}, format="json")
     assert_problem(erase(api, subject_id="held"), 409, "ERASURE_LEGAL_HOLD")
     refused = Erasure.objects.get(customer_id="acme")
     assert refused.status == "refused" and refused.pending_value is None
     assert not AuditEntry.objects.filter(erased=True).exists()
     # the minimum: scheduled until the entries are old enough, then run by the due job
-    api.put("/v1/retention-policy", {"min_days": 200, "max_days": 400}, format="json")
+    api.put("/v1/retention-policy", {"min_days": 200, "max_days": 400, "legal_hold": False}, format="json")
     scheduled = erase(api, subject_id="held", override_minimum=False).json()
     assert scheduled["status"] == "scheduled" and scheduled["entries"] == 2
     assert not AuditEntry.objects.filter(erased=True).exists()

@@ -77,7 +77,7 @@ def test_a_reviewer_erased_in_the_console_leaves_no_trace_on_any_console_page(ap
 
 def test_under_legal_hold_the_console_refuses_and_records_the_refusal(api, root):  # noqa: F811
     log(api, 1, subject_id=SUBJECT)
-    api.put("/v1/retention-policy", {"legal_hold": True}, format="json")
+    api.put("/v1/retention-policy", {"min_days": 183, "max_days": None, "legal_hold": True}, format="json")
     page = root.post(ADD, _form(), follow=True).content.decode()
     refused = Erasure.objects.get()
     assert refused.status == "refused" and "legal hold" in page and "tc-medium" in page
