@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from config.api import PagePagination, TenantViewSet
 from config.bodymodels import body_parse
 from config.inputs import positive_int
+from config.scopes import Scope
 from drift import selectors, services
 from drift.filters import AlarmFilters, MonitorFilters
 from drift.inputs import AcknowledgeInput, CalibrateInput, MonitorCreateInput, MonitorUpdateInput
@@ -135,6 +136,15 @@ SERIES_PARAMETERS = [
 
 
 class DriftMonitorViewSet(TenantViewSet):
+    scopes = {
+        "list": Scope.READ,
+        "retrieve": Scope.READ,
+        "series": Scope.READ,
+        "create": Scope.MANAGE,
+        "partial_update": Scope.MANAGE,
+        "destroy": Scope.MANAGE,
+        "calibrate": Scope.MANAGE,
+    }
     """POST/GET/PATCH/DELETE /drift-monitors, calibrate and series."""
 
     pagination_class = PagePagination
@@ -216,6 +226,7 @@ class DriftMonitorViewSet(TenantViewSet):
 
 
 class DriftAlarmViewSet(TenantViewSet):
+    scopes = {"list": Scope.READ, "retrieve": Scope.READ, "acknowledge": Scope.MANAGE}
     """GET /drift-alarms, GET /drift-alarms/{id}, POST /drift-alarms/{id}/acknowledge."""
 
     pagination_class = PagePagination

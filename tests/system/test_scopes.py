@@ -73,6 +73,16 @@ TABLE: dict[tuple[str, str], Scope] = {
     ("post", "/v1/webhooks/x_1/enable"): MANAGE,
     ("post", "/v1/webhooks/x_1/rotate-secret"): MANAGE,
     ("post", "/v1/webhooks/x_1/test"): MANAGE,
+    ("get", "/v1/drift-monitors"): READ,
+    ("post", "/v1/drift-monitors"): MANAGE,
+    ("get", "/v1/drift-monitors/x_1"): READ,
+    ("patch", "/v1/drift-monitors/x_1"): MANAGE,
+    ("delete", "/v1/drift-monitors/x_1"): MANAGE,
+    ("post", "/v1/drift-monitors/x_1/calibrate"): MANAGE,
+    ("get", "/v1/drift-monitors/x_1/series"): READ,
+    ("get", "/v1/drift-alarms"): READ,
+    ("get", "/v1/drift-alarms/x_1"): READ,
+    ("post", "/v1/drift-alarms/x_1/acknowledge"): MANAGE,
 }
 
 
