@@ -10,13 +10,22 @@ organisation's clustered effective n (`Clusters`, sums over reviewers) and the c
 Django).
 """
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import Any, NamedTuple
 
-Z95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054, the two-sided 95 % normal quantile
+from audit.measures_stats import (
+    N_TOLERANCE,
+    Z95,
+    Clusters,
+    Rate,
+    Recalibrate,
+    newcombe,
+    weighted_rate,
+    wilson,
+)
+
+__all__ = ["Z95", "Clusters", "Rate", "weighted_rate", "wilson"]  # re-exported: the calibration app's names
 
 CALIBRATED = "CALIBRATED"
 OVERTRUSTING = "OVERTRUSTING"
@@ -60,6 +69,7 @@ SUM_FIELDS = [
     "rair_num",
     "rsr_den",
     "rsr_num",
+    "oo_followed_wrong",
 ]
 FLOAT_FIELDS = {
     "conf_sum",
@@ -130,20 +140,27 @@ class Record(NamedTuple):
     category: str
 
 
-def contribution(record: Record) -> dict[str, float]:
-    """What one decision adds to its day's aggregate row (only the non-zero columns)."""
+def contribution(record: Record, recalibrate: Recalibrate | None = None) -> dict[str, float]:
+    """What one decision adds to its day's aggregate row (only the non-zero columns). Only a
+    decision with a confidence carries stake weight and can be an automation-bias incident; one
+    with an outcome alone still scores (q, a) and, followed where the AI was wrong, counts in
+    `oo_followed_wrong`. `recalibrate`: the query's p' (the stored aggregates never use one):
+    every confidence-based column then uses p' for c, and the incidents are judged with it."""
     f = int(same(record.ai_recommendation, record.user_decision))
-    c = record.confidence
+    stated = record.confidence
+    c = stated if stated is None or recalibrate is None else recalibrate(stated)
     out: dict[str, float] = {"n": 1}
     if f:
         out["followed"] = 1
-    if record.category == OVERTRUSTING:
-        out["overtrust"] = 1
-    elif record.category == UNDERTRUSTING:
-        out["undertrust"] = 1
     if c is not None:
+        if recalibrate is not None:
+            over, under = f and c < 0.5, not f and c > 0.5
+        else:
+            over, under = record.category == OVERTRUSTING, record.category == UNDERTRUSTING
+        out["overtrust"], out["undertrust"] = int(over), int(under)
+    if stated is not None and c is not None:
         out["conf_n"] = 1
-        out["conf_sum"] = c
+        out["conf_sum"] = stated
         out["a_conf_sum"] = max(c, 1 - c)
     y: int | None = None
     if record.outcome is not None:
@@ -152,17 +169,18 @@ def contribution(record: Record) -> dict[str, float]:
         out["ai_right_n"] = y
         out["followed_wrong"] = f * (1 - y)
         out["overrode_right"] = (1 - f) * y
-        if c is None:
+        if stated is None:
             out["oo_n"] = 1
+            out["oo_followed_wrong"] = f * (1 - y)
         else:
             out["cy_n"] = 1
-            out["brier_sum"] = (c - y) ** 2
+            out["brier_sum"] = (stated - y) ** 2
         out.update(_reliance(record, f=f, y=y))
     if c is None and y is None:
         return _nonzero(out)
     p = c if c is not None else float(y or 0)
-    wo, wu = max(0.0, 1 - 2 * p), max(0.0, 2 * p - 1)
-    out["gap_sum"] = f - (y if y is not None else p)
+    wo, wu = (max(0.0, 1 - 2 * c), max(0.0, 2 * c - 1)) if c is not None else (0.0, 0.0)
+    out["gap_sum"] = f - (y if y is not None else (stated if stated is not None else p))
     out["scored_n"] = 1
     out["scored_followed"] = f
     out["p_sum"] = p
@@ -216,74 +234,49 @@ class Thresholds:
 
     overtrust: float = 0.50
     undertrust: float = 0.25
+    discrimination: float = 0.25
     min_scored: int = 10
+    reviewer_flag_n: float = 5
+    organisation_flag_n: float = 10
+    discrimination_n: float = 10
     risk_min_scored: int = 30
     risk_high_gap: float = 0.10
     risk_medium_gap: float = 0.05
     skill_min_span: float = 0.02
 
 
-@dataclass(frozen=True)
-class Clusters:
-    """Over the reviewers j of a window, for one rate: k = reviewers with weight (D_j > 0),
-    nn = sum N_j^2, nd = sum N_j D_j, dd = sum D_j^2, with N_j the reviewer's weighted
-    numerator and D_j their weight sum."""
-
-    k: int
-    nn: float
-    nd: float
-    dd: float
-
-    @classmethod
-    def of(cls, pairs: Iterable[tuple[float, float]]) -> "Clusters":
-        k, nn, nd, dd = 0, 0.0, 0.0, 0.0
-        for num, den in pairs:
-            if den > 0:
-                k += 1
-                nn, nd, dd = nn + num * num, nd + num * den, dd + den * den
-        return cls(k, nn, nd, dd)
+def discrimination(over: Rate, under: Rate, th: Thresholds) -> tuple[float | None, list[float] | None]:
+    """Delta = (1 - undertrust_rate) - overtrust_rate (Youden's J of following as a test of the
+    advice) and Newcombe's hybrid score interval from the two rates' intervals; the interval is
+    null with either effective n under `discrimination_n`, Delta with either rate null."""
+    if over.rate is None or under.rate is None:
+        return None, None
+    follow = 1 - under.rate
+    delta, ci = newcombe(follow, [1 - under.ci[1], 1 - under.ci[0]], over.rate, over.ci)
+    floor = th.discrimination_n - N_TOLERANCE
+    if over.effective_n < floor or under.effective_n < floor:
+        return delta, None
+    return delta, ci
 
 
-def wilson(rate: float, n: float, z: float = Z95) -> list[float]:
-    """The Wilson (1927) score interval of a rate at (effective) sample size n; [0, 1] at n = 0."""
-    if n <= 0:
-        return [0.0, 1.0]
-    z2 = z * z
-    centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(max(0.0, rate * (1 - rate)) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return [max(0.0, centre - half), min(1.0, centre + half)]
-
-
-def weighted_rate(
-    num: float, den: float, sq: float, clusters: Clusters | None = None
-) -> tuple[float | None, float, list[float]]:
-    """(rate, effective n, 95 % interval) of a stake-weighted rate: Kish's effective n
-    (sum w)^2 / sum w^2, for several reviewers the smaller of it and r(1 - r) / v with v the
-    ratio estimator's variance, reviewers as clusters."""
-    if den <= 0:
-        return None, 0.0, [0.0, 1.0]
-    r = min(1.0, max(0.0, num / den))
-    n_eff = den * den / sq if sq > 0 else 0.0
-    if clusters is not None and clusters.k >= 2:
-        spread = clusters.nn - 2 * r * clusters.nd + r * r * clusters.dd
-        v = clusters.k / (clusters.k - 1) * max(0.0, spread) / (den * den)
-        if v > 0:
-            n_eff = min(n_eff, r * (1 - r) / v)
-    return r, n_eff, wilson(r, n_eff)
-
-
-def category(scored: int, over_ci: list[float], under_ci: list[float], th: Thresholds) -> str:
-    """Category of a user or an organisation (docs/reference/calibration.md, "Category of a user or an organisation")."""
+def category(scored: int, over: Rate, under: Rate, th: Thresholds, *, organisation: bool = False) -> str:
+    """Category of a user or an organisation (docs/reference/calibration.md, "Category of a user or
+    an organisation"): a flag needs its effective n at the floor (a reviewer's 5, an
+    organisation's 10) and its interval's lower bound above its threshold; NON_DISCRIMINATING
+    when Delta's upper bound is under theta_Delta or both flags hold."""
     if scored < th.min_scored:
         return INSUFFICIENT_DATA
-    over, under = over_ci[0] > th.overtrust, under_ci[0] > th.undertrust
-    if over and under:
+    floor = (th.organisation_flag_n if organisation else th.reviewer_flag_n) - N_TOLERANCE
+    over_flag = over.effective_n >= floor and over.ci[0] > th.overtrust
+    under_flag = under.effective_n >= floor and under.ci[0] > th.undertrust
+    _, delta_ci = discrimination(over, under, th)
+    if (over_flag and under_flag) or (delta_ci is not None and delta_ci[1] < th.discrimination):
         return NON_DISCRIMINATING
-    if over:
+    if over_flag:
         return OVERTRUSTING
-    if under:
+    if under_flag:
         return UNDERTRUSTING
-    if over_ci[1] < th.overtrust and under_ci[1] < th.undertrust:
+    if over.ci[1] < th.overtrust and under.ci[1] < th.undertrust:
         return CALIBRATED
     return INSUFFICIENT_DATA
 
@@ -352,15 +345,19 @@ def figures(
     over_clusters: Clusters | None = None,
     under_clusters: Clusters | None = None,
     skill: bool = True,
+    recalibrated: bool = False,
 ) -> dict[str, Any]:
     """Every figure of a user or an organisation from its summed columns. `pi` defaults to the
-    accuracy of these sums (pass the window's for a part of it, such as a trend point)."""
+    accuracy of these sums (pass the window's for a part of it, such as a trend point). With
+    clusters the figures are an organisation's (its intervals and flag floor). `recalibrated`:
+    the sums were taken with the query's p' (`contribution(record, recalibrate)`)."""
     n, scored = int(sums["n"]), int(sums["scored_n"])
     window_pi = accuracy(sums) if isinstance(pi, OwnAccuracy) else pi
     out: dict[str, Any] = {
         "decisions": n,
         "scored_decisions": scored,
         "unscored_decisions": n - scored,
+        "confidence_decisions": int(sums["conf_n"]),
         "coverage": ratio(scored, n),
         "agreement_rate": ratio(sums["followed"], n),
         "override_rate": ratio(n - sums["followed"], n),
@@ -370,15 +367,15 @@ def figures(
     }
     if skill:
         out["reliance_skill"] = reliance_skill(sums, out["trust_score"], out["attainable_score"], th)
-    for name, num, den, sq, clusters in (
-        ("overtrust", sums["fwo_sum"], sums["wo_sum"], sums["wo_sq"], over_clusters),
-        ("undertrust", sums["uwu_sum"], sums["wu_sum"], sums["wu_sq"], under_clusters),
-    ):
-        rate, n_eff, ci = weighted_rate(num, den, sq, clusters)
-        out[f"{name}_rate"] = rate
-        out[f"{name}_effective_n"] = n_eff
-        out[f"{name}_rate_ci"] = ci
-    out["category"] = category(scored, out["overtrust_rate_ci"], out["undertrust_rate_ci"], th)
+    over = Rate(*weighted_rate(sums["fwo_sum"], sums["wo_sum"], sums["wo_sq"], over_clusters))
+    under = Rate(*weighted_rate(sums["uwu_sum"], sums["wu_sum"], sums["wu_sq"], under_clusters))
+    for name, rate in (("overtrust", over), ("undertrust", under)):
+        out[f"{name}_rate"] = rate.rate
+        out[f"{name}_effective_n"] = rate.effective_n
+        out[f"{name}_rate_ci"] = rate.ci
+    out["discrimination"], out["discrimination_ci"] = discrimination(over, under, th)
+    organisation = over_clusters is not None or under_clusters is not None
+    out["category"] = category(scored, over, under, th, organisation=organisation)
     out["risk_level"] = risk_level(scored, out["reliance_gap"], out["category"], th)
     wrong = sums["outcome_n"] - sums["ai_right_n"]
     out.update(
@@ -392,6 +389,8 @@ def figures(
             "rsr": ratio(sums["rsr_num"], sums["rsr_den"]),
             "automation_bias_incidents": int(sums["overtrust"]),
             "automation_bias_rate": ratio(sums["overtrust"], scored),
+            "followed_ai_errors": int(sums["oo_followed_wrong"]),
+            "confidence_recalibrated": recalibrated,
         }
     )
     return out

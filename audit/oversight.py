@@ -16,6 +16,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
+from audit.measures import same
 from audit.models import Decision, ProbeKind
 
 _TABLE = Decision._meta.db_table
@@ -141,15 +142,23 @@ def _threshold_case(thresholds: dict[str | None, float], params: list[Any]) -> s
     return f"CASE {' '.join(parts)} ELSE NULL END" if parts else "NULL"
 
 
-# Among decisions with a known outcome: the AI was wrong, from the stored followed flag and
-# category (with an outcome, followed and wrong is OVERTRUSTING, overrode and right
-# UNDERTRUSTING; docs/reference/calibration.md): no string comparison in SQL, whose lower()
-# folds ASCII only on SQLite.
-_AI_WRONG = (
-    "((followed_ai AND calibration_category = 'OVERTRUSTING') "
-    "OR (NOT followed_ai AND calibration_category <> 'UNDERTRUSTING'))"
-)
-_FOLLOWED_AI_WRONG = "followed_ai AND calibration_category = 'OVERTRUSTING'"
+# Any: grouped rows (user, quick, followed, recommendation, outcome, count)
+def _ai_wrong_counts(rows: list[tuple[Any, ...]]) -> dict[str, tuple[Any, int, int, int, int]]:
+    """Per reviewer: (user, quick decisions where the AI was wrong, of them followed, considered
+    ones where it was wrong, of them followed)."""
+    out: dict[str, list[int]] = {}
+    wrong: dict[tuple[str, str], bool] = {}
+    for user, quick, followed, recommendation, outcome, n in rows:
+        is_wrong = wrong.get((recommendation, outcome))
+        if is_wrong is None:
+            is_wrong = wrong[(recommendation, outcome)] = not same(outcome, recommendation)
+        if not is_wrong:
+            continue
+        counts = out.setdefault(user, [0, 0, 0, 0])
+        at = 0 if int(quick) == 1 else 2
+        counts[at] += int(n)
+        counts[at + 1] += int(n) if followed else 0
+    return {user: (user, counts[0], counts[1], counts[2], counts[3]) for user, counts in out.items()}
 
 
 def review_counts_by_user(
@@ -195,11 +204,14 @@ def review_counts_by_user(
         f"SELECT user_id, COUNT(*), {median}, {count('quick = 1')}, {count('quick = 1 AND followed_ai')} "  # noqa: S608
         f"FROM {marked('review_seconds, followed_ai', timed_where)} GROUP BY user_id"
     )
+    # Whether the AI was wrong is read from the known outcome, compared with the recommendation
+    # as `followed_ai` is (trimmed and case-folded, in Python: SQLite's lower() folds ASCII only),
+    # whatever the record's category (docs/reference/oversight.md): the decisions are grouped by
+    # reviewer, quickness, followed flag, recommendation and outcome, and the groups compared.
     reliance_sql = (
-        f"SELECT user_id, {count(f'quick = 1 AND {_AI_WRONG}')}, {count(f'quick = 1 AND {_FOLLOWED_AI_WRONG}')}, "  # noqa: S608
-        f"{count(f'quick = 0 AND {_AI_WRONG}')}, {count(f'quick = 0 AND {_FOLLOWED_AI_WRONG}')} "
-        f"FROM {marked('followed_ai, calibration_category', f'{timed_where} AND outcome IS NOT NULL')} "
-        "GROUP BY user_id"
+        "SELECT user_id, quick, followed_ai, ai_recommendation, outcome, COUNT(*) "  # noqa: S608
+        f"FROM {marked('followed_ai, ai_recommendation, outcome', f'{timed_where} AND outcome IS NOT NULL')} "
+        "GROUP BY user_id, quick, followed_ai, ai_recommendation, outcome"
     )
     decisions_sql = (
         f"SELECT user_id, SUM(n) FROM (SELECT user_id, COUNT(*) AS n FROM {_TABLE} WHERE {where} "  # noqa: S608
@@ -210,7 +222,7 @@ def review_counts_by_user(
         cursor.execute(timed_sql, threshold_params + window_params)
         timed = {row[0]: row for row in cursor.fetchall()}
         cursor.execute(reliance_sql, threshold_params + window_params)
-        reliance = {row[0]: row for row in cursor.fetchall()}
+        reliance = _ai_wrong_counts(cursor.fetchall())
         cursor.execute(decisions_sql, window_params * 2)
         decisions = {row[0]: int(row[1]) for row in cursor.fetchall() if row[1]}
         if postgresql:

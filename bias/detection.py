@@ -43,6 +43,7 @@ class Finding(TypedDict):
     q_value: float | None
     severity: str
     regulation: str
+    finding: bool
 
 
 def _round(value: Fraction | float) -> float:
@@ -110,19 +111,30 @@ def capped(severity: str, candidate: _Candidate) -> str:
     return severity if established else "low"
 
 
-def _findings_of(candidate: _Candidate) -> list[Finding]:
-    if candidate.gap <= 0:
-        return []
-    cases = [(candidate.bias_type, candidate.gap, difference_severity(candidate.gap))]
+def is_finding(size_severity: str, candidate: _Candidate) -> bool:
+    """A comparison is a finding when its gap reaches the severity table's `low` and it is
+    tested with q < 0.05 (docs/reference/bias.md, Findings): a gap the data do not establish is
+    listed among the comparisons, not reported as bias."""
+    return (
+        SEVERITY_RANK[size_severity] >= SEVERITY_RANK["low"]
+        and candidate.q_value is not None
+        and candidate.q_value < SIGNIFICANCE
+    )
+
+
+def _compared(candidate: _Candidate) -> list[Finding]:
+    """The comparisons of one candidate: its rate difference and, for the favourable rate, the
+    four-fifths ratio, each marked a finding or not."""
+    gap = candidate.gap
+    size = difference_severity(gap) if gap > 0 else "none"
+    cases = [(candidate.bias_type, gap, size)]
     if candidate.bias_type == "outcome_disparity" and candidate.reference.x > 0:
         # The four-fifths rule: the same two favourable rates, as a ratio; the same test.
         ratio = candidate.group.value / candidate.reference.value
-        cases.append(("disparate_impact", ratio, ratio_severity(ratio)))
+        cases.append(("disparate_impact", ratio, ratio_severity(ratio) if gap > 0 else "none"))
     out: list[Finding] = []
     for bias_type, value, size_severity in cases:
-        severity = capped(size_severity, candidate)
-        if severity == "none":
-            continue
+        finding = is_finding(size_severity, candidate)
         out.append(
             {
                 "bias_type": bias_type,
@@ -137,18 +149,24 @@ def _findings_of(candidate: _Candidate) -> list[Finding]:
                 "test": candidate.comparison.test,
                 "p_value": candidate.comparison.p_value,
                 "q_value": candidate.q_value,
-                "severity": severity,
+                "severity": capped(size_severity, candidate),
                 "regulation": REGULATION,
+                "finding": finding,
             }
         )
     return out
 
 
 def analysis_findings(groups_by_attribute: Mapping[str, list[GroupCounts]]) -> list[Finding]:
-    """The findings of one analysis (docs/reference/bias.md, Findings): the comparisons of every
-    attribute, their p-values adjusted together by Benjamini-Hochberg over the family of every
-    pair of testable groups, severities capped, the findings of severity none left out, ordered
-    worst first."""
+    """The findings of one analysis (see `analysis`)."""
+    return analysis(groups_by_attribute)[0]
+
+
+def analysis(groups_by_attribute: Mapping[str, list[GroupCounts]]) -> tuple[list[Finding], list[Finding]]:
+    """(the findings, the other comparisons) of one analysis (docs/reference/bias.md, Findings):
+    the comparisons of every attribute, their p-values adjusted together by Benjamini-Hochberg
+    over the family of every pair of testable groups, severities capped; a comparison is a
+    finding only with a gap of at least `low` and q < 0.05. Both lists ordered worst first."""
     candidates: list[_Candidate] = []
     family = 0
     for attribute in sorted(groups_by_attribute):
@@ -159,7 +177,8 @@ def analysis_findings(groups_by_attribute: Mapping[str, list[GroupCounts]]) -> l
     q_values = benjamini_hochberg([c.comparison.p_value or 0.0 for c in tested], family_size=family)
     for candidate, q_value in zip(tested, q_values, strict=True):
         candidate.q_value = q_value
-    findings = [f for c in candidates for f in _findings_of(c)]
-    return sorted(
-        findings, key=lambda f: (-SEVERITY_RANK[f["severity"]], f["attribute"], f["bias_type"], f["group"])
+    compared = sorted(
+        (f for c in candidates for f in _compared(c)),
+        key=lambda f: (-SEVERITY_RANK[f["severity"]], f["attribute"], f["bias_type"], f["group"]),
     )
+    return [f for f in compared if f["finding"]], [f for f in compared if not f["finding"]]

@@ -30,6 +30,8 @@ class FindingOutput(serializers.Serializer[dict[str, object]]):
     q_value = serializers.FloatField(allow_null=True, default=None)
     severity = serializers.ChoiceField(choices=Severity.choices)
     regulation = serializers.CharField()
+    # A finding: a gap of at least `low`, tested with q < 0.05 (docs/reference/bias.md, Findings).
+    finding = serializers.BooleanField(default=True)
 
 
 class DetectBiasOutput(serializers.Serializer[dict[str, object]]):
@@ -37,6 +39,7 @@ class DetectBiasOutput(serializers.Serializer[dict[str, object]]):
     bias_detected = serializers.BooleanField()
     severity = serializers.ChoiceField(choices=Severity.choices)
     findings = FindingOutput(many=True)
+    comparisons = FindingOutput(many=True, help_text="every other comparison made (finding: false)")
     alert_id = serializers.CharField(allow_null=True)
     analyzed_at = UTCDateTimeField()
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from audit import selectors as audit_selectors
 from audit import services as audit_services
-from bias.detection import analysis_findings
+from bias.detection import analysis
 from bias.domain import DETECTION_WINDOW_DAYS, subgroups_object, worst
 from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, SubgroupAttachment
 from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
@@ -77,7 +77,7 @@ def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, s
     """POST /detect-bias (docs/reference/bias.md): attach the subgroups, then analyse each attribute present
     over the customer's decisions of the same model (all models when the decision has none
     or is not logged yet) in the last 30 days (whole UTC days: from the day containing now
-    minus 30 days). Stores a bias alert for severity low and above and fires bias.detected
+    minus 30 days). Stores a bias alert when the analysis has a finding and fires bias.detected
     for medium and above, in the same transaction."""
     from webhooks.services import event_emit
 
@@ -93,10 +93,10 @@ def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, s
             from_day=since,
             to_day=now.date(),
         )
-        findings = analysis_findings({a: by_attribute.get(a, []) for a in attributes})
+        findings, comparisons = analysis({a: by_attribute.get(a, []) for a in attributes})
         severity = worst([f["severity"] for f in findings])
         alert = None
-        if SEVERITY_RANK[severity] >= SEVERITY_RANK["low"]:
+        if findings:  # only a finding (a gap of at least low, q < 0.05) is bias: an alert
             bias_types = sorted({f["bias_type"] for f in findings})
             alert_attributes = sorted({f["attribute"] for f in findings})
             alert = BiasAlert.objects.create(
@@ -141,6 +141,7 @@ def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, s
             "bias_detected": alert is not None,
             "severity": severity,
             "findings": findings,
+            "comparisons": comparisons,
             "alert_id": alert.id if alert else None,
             "analyzed_at": now,
         }

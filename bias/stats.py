@@ -112,15 +112,13 @@ NO_WEIGHT = (0, 0, 0, 0)
 
 def stake_weights(confidence: float | None, ai_correct: int) -> tuple[int, int, int, int]:
     """(w_o, w_o^2, w_u, w_u^2) of one decision in PICO units, each rounded half to even
-    (docs/architecture.md, Subgroup statistics): p = the confidence where there is one, else
-    whether the AI was right; w_o = max(0, 1 - 2p), w_u = max(0, 2p - 1); an unscored
-    decision (neither) weighs nothing."""
-    if confidence is not None:
-        p = float(confidence)
-    elif ai_correct != Correctness.UNKNOWN:
-        p = 1.0 if ai_correct == Correctness.CORRECT else 0.0
-    else:
+    (docs/architecture.md, Subgroup statistics): p = the confidence, w_o = max(0, 1 - 2p),
+    w_u = max(0, 2p - 1); a decision without a confidence weighs nothing, whether or not its
+    outcome is known (docs/reference/calibration.md, Notation). `ai_correct` is kept for the
+    callers that pass it."""
+    if confidence is None:
         return NO_WEIGHT
+    p = float(confidence)
     wo, wu = max(0.0, 1 - 2 * p), max(0.0, 2 * p - 1)
     return round(wo * PICO), round(wo * wo * PICO), round(wu * PICO), round(wu * wu * PICO)
 

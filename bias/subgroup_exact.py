@@ -186,7 +186,7 @@ _CONFIDENCE_WEIGHTS = {
 def _edge_weights(r: Mapping[str, Any], ai_correct: int, *, followed: bool) -> list[int]:
     """The GroupCounts weight sums of one grouped row of decisions: scored, w_o, w_o^2, f*w_o,
     w_u, w_u^2, (1 - f)*w_u. Those with a confidence come summed from SQL; those without weigh
-    by the outcome alone (unscored when it is unknown), all alike within the row."""
+    nothing (an outcome alone scores them but gives no stake weight)."""
     without = int(r["n"]) - int(r["confidence_n"])
     wo, wo_sq, wu, wu_sq = (without * w for w in stake_weights(None, ai_correct))
     wo += int(r["wo_c"] or 0)

@@ -4,13 +4,15 @@ free of Django and the database like `audit.measures`, whose interval quantile a
 `calibration.reporting` feeds it the groups from SQL."""
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from audit.measures import Z95, ratio
+from audit.measures_stats import Recalibrate, recalibration
 
 CONFIDENCE_CHECK_MIN = 100
 LOGIT_CLIP = 1e-4  # confidences are clipped to [1e-4, 1 - 1e-4] before the logit
+LR_ALPHA = 0.05  # the likelihood-ratio test's level
 
 
 def logit(c: float) -> float:
@@ -24,8 +26,8 @@ def confidence_check(
 ) -> dict[str, Any]:
     """The Cox (1958) calibration check of the AI's confidence over (confidence, y, count) groups:
     logit P(y = 1) = a + b * logit(c), fitted by Newton-Raphson, with Wald 95 % intervals, and
-    the Brier score. `verdict` is `consistent` when a's interval holds 0 and b's holds 1,
-    `miscalibrated` otherwise, `not_checked` under CONFIDENCE_CHECK_MIN decisions or when the fit
+    the Brier score, and the likelihood-ratio test of (a, b) = (0, 1) on 2 degrees of freedom.
+    `verdict` is `miscalibrated` when that test rejects at 5 %, `consistent` otherwise, `not_checked` under CONFIDENCE_CHECK_MIN decisions or when the fit
     has no finite solution (all outcomes alike, or separated by the confidence)."""
     groups = [(c, y, k) for c, y, k in pairs if k > 0]
     total = sum(k for _, _, k in groups)
@@ -37,25 +39,45 @@ def confidence_check(
         "slope": None,
         "slope_ci": None,
         "brier_score": brier,
+        "lr_statistic": None,
+        "lr_p_value": None,
         "verdict": "not_checked",
     }
     if total < CONFIDENCE_CHECK_MIN:
         return out
-    fit = _logistic_fit(_by_confidence(groups))
+    by_c = _by_confidence(groups)
+    fit = _logistic_fit(by_c)
     if fit is None:
         return out
     (a, b), (var_a, var_b) = fit
     a_ci = [a - Z95 * math.sqrt(var_a), a + Z95 * math.sqrt(var_a)]
     b_ci = [b - Z95 * math.sqrt(var_b), b + Z95 * math.sqrt(var_b)]
-    consistent = a_ci[0] <= 0 <= a_ci[1] and b_ci[0] <= 1 <= b_ci[1]
+    # The likelihood-ratio test of (a, b) = (0, 1) jointly, chi-squared on 2 degrees of freedom
+    # (whose survival function is exp(-x / 2)).
+    statistic = max(0.0, 2 * (_log_likelihood(by_c, a, b) - _log_likelihood(by_c, 0.0, 1.0)))
+    p_value = math.exp(-statistic / 2)
     out.update(
         intercept=a,
         intercept_ci=a_ci,
         slope=b,
         slope_ci=b_ci,
-        verdict="consistent" if consistent else "miscalibrated",
+        lr_statistic=statistic,
+        lr_p_value=p_value,
+        verdict="miscalibrated" if p_value < LR_ALPHA else "consistent",
     )
     return out
+
+
+def _log_likelihood(groups: list[tuple[float, int, int]], a: float, b: float) -> float:
+    """The binomial log-likelihood of logit P(y = 1) = a + b x over (x, ones, decisions) groups."""
+    total = 0.0
+    for x, ones, k in groups:
+        eta = a + b * x
+        # log expit(eta) and log(1 - expit(eta)), stable at both ends
+        log_p = -math.log1p(math.exp(-eta)) if eta >= 0 else eta - math.log1p(math.exp(eta))
+        log_q = log_p - eta
+        total += ones * log_p + (k - ones) * log_q
+    return total
 
 
 def _by_confidence(groups: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
@@ -97,3 +119,13 @@ def _logistic_fit(
         if abs(da) < 1e-10 and abs(db) < 1e-10:
             return (a, b), (h11 / det, h00 / det)
     return None
+
+
+# Any: the check's figures by name, as `confidence_check` gives them
+def recalibration_of(check: Mapping[str, Any]) -> Recalibrate | None:
+    """p' = expit(a + b * logit c) with the check's fitted (a, b) when its verdict is
+    `miscalibrated` (docs/reference/calibration.md, A miscalibrated confidence), else None: every
+    confidence-based figure of the query then judges with p'."""
+    if check.get("verdict") != "miscalibrated":
+        return None
+    return recalibration(check["intercept"], check["slope"])

@@ -45,6 +45,7 @@ class AggregateSums(models.Model):
     rair_num = models.BigIntegerField(default=0)
     rsr_den = models.BigIntegerField(default=0)
     rsr_num = models.BigIntegerField(default=0)
+    oo_followed_wrong = models.BigIntegerField(default=0)
 
     class Meta:
         abstract = True

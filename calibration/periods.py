@@ -10,6 +10,7 @@ from django.db.models import F
 from django.db.models.functions import TruncMonth, TruncWeek
 from django.db.models.functions.datetime import TruncBase
 
+from audit.measures_stats import trend_direction, wls_slope
 from calibration import rules
 
 if TYPE_CHECKING:
@@ -55,11 +56,32 @@ def as_date(value: dt.date | dt.datetime) -> dt.date:
     return value.date() if isinstance(value, dt.datetime) else value
 
 
+def period_end(start: dt.date, interval: str) -> dt.date:
+    """The last day of the period that begins on `start` (the calendar's last day at its edge)."""
+    try:
+        if interval == "week":
+            return start + dt.timedelta(days=6)
+        if interval == "month":
+            return (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1) - dt.timedelta(days=1)
+    except OverflowError:
+        return dt.date.max
+    return start
+
+
+def complete(start: dt.date, interval: str, first: dt.date, last: dt.date) -> bool:
+    """Whether the period that begins on `start` lies wholly inside the days [first, last]."""
+    return start >= first and period_end(start, interval) <= last
+
+
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def trend_point(start: dt.date, sums: Mapping[str, float] | None, pi: float | None) -> dict[str, Any]:
+def trend_point(
+    start: dt.date, sums: Mapping[str, float] | None, pi: float | None, *, recalibrated: bool = False
+) -> dict[str, Any]:
     """A trend point: the period's figures with the window's AI accuracy `pi`, so that the points'
     scores are parts of the window's (docs/reference/calibration.md, GET /trust-score/trend)."""
-    figures = rules.figures(sums or dict.fromkeys(rules.SUM_FIELDS, 0), pi=pi, skill=False)
+    figures = rules.figures(
+        sums or dict.fromkeys(rules.SUM_FIELDS, 0), pi=pi, skill=False, recalibrated=recalibrated
+    )
     return {
         "period_start": start.isoformat(),
         "decisions": figures["decisions"],
@@ -70,11 +92,24 @@ def trend_point(start: dt.date, sums: Mapping[str, float] | None, pi: float | No
         "agreement_rate": figures["agreement_rate"],
         "overtrust_count": int(sums["overtrust"]) if sums else 0,
         "undertrust_count": int(sums["undertrust"]) if sums else 0,
+        "followed_ai_errors": int(sums["oo_followed_wrong"]) if sums else 0,
     }
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def trend_summary(points: list[dict[str, Any]]) -> dict[str, Any]:
-    series = [(i, p["trust_score"]) for i, p in enumerate(points) if p["trust_score"] is not None]
-    slope = rules.least_squares_slope(series)
-    return {"direction": rules.trend_direction(slope), "slope": slope}
+def trend_summary(points: list[dict[str, Any]], complete_periods: list[bool]) -> dict[str, Any]:
+    """The trend's direction from the reliance gap R of the complete periods with scored decisions,
+    by weighted least squares (each point weighs its scored decisions): docs/reference/calibration.md,
+    GET /trust-score/trend."""
+    series = [
+        (float(i), p["reliance_gap"], float(p["scored_decisions"]))
+        for i, (p, whole) in enumerate(zip(points, complete_periods, strict=True))
+        if whole and p["reliance_gap"] is not None and p["scored_decisions"] > 0
+    ]
+    fit = wls_slope(series)
+    return {
+        "direction": trend_direction(fit, len(series)),
+        "slope": fit[0] if fit else None,
+        "slope_se": fit[1] if fit else None,
+        "periods_fitted": len(series),
+    }

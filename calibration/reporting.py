@@ -17,9 +17,10 @@ from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate, TruncMonth, TruncWeek
 
 from audit.measures import accuracy
+from audit.measures_stats import Recalibrate
 from calibration import rules
-from calibration.confidence import confidence_check
-from calibration.periods import periods, trend_point, trend_summary
+from calibration.confidence import confidence_check, recalibration_of
+from calibration.periods import complete, periods, trend_point, trend_summary
 from calibration.selectors import RISK_USER_KEYS, DayRange, fetch_rows
 
 if TYPE_CHECKING:
@@ -65,35 +66,43 @@ def _complete(sums: Mapping[str, float]) -> dict[str, float]:
 
 
 # Any: the values of the grouping columns the caller names
-def sums_by(decisions: QuerySet["Decision"], *keys: str) -> dict[tuple[Any, ...], dict[str, float]]:
-    """The aggregate columns per value of `keys` over `decisions`."""
+def sums_by(
+    decisions: QuerySet["Decision"], *keys: str, recalibrate: Recalibrate | None = None
+) -> dict[tuple[Any, ...], dict[str, float]]:
+    """The aggregate columns per value of `keys` over `decisions` (with the query's p' when the
+    confidence check rejected the AI's confidence: `recalibrate`)."""
     out: dict[tuple[Any, ...], dict[str, float]] = defaultdict(dict)
     for key, record, n in _groups(decisions, *keys):
-        _add(out[key], rules.contribution(record), n)
+        _add(out[key], rules.contribution(record, recalibrate), n)
     return {key: _complete(sums) for key, sums in out.items()}
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def user_figures(decisions: QuerySet["Decision"]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def user_figures(
+    decisions: QuerySet["Decision"], *, recalibrate: Recalibrate | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the organisation's figures, one row per user, risk users first, then largest reliance gap) over
-    `decisions`, by docs/reference/calibration.md, Organisation figures."""
-    per_user = {key[0]: sums for key, sums in sums_by(decisions, "user_id").items()}
+    `decisions`, by docs/reference/calibration.md, Organisation figures; with the query's p' when
+    `recalibrate` is given (A miscalibrated confidence)."""
+    per_user = {key[0]: sums for key, sums in sums_by(decisions, "user_id", recalibrate=recalibrate).items()}
     sums = rules.add_sums(per_user.values())
     over = rules.Clusters.of((u["fwo_sum"], u["wo_sum"]) for u in per_user.values())
     under = rules.Clusters.of((u["uwu_sum"], u["wu_sum"]) for u in per_user.values())
-    organisation = rules.figures(sums, over=over, under=under)
+    recalibrated = recalibrate is not None
+    organisation = rules.figures(sums, over=over, under=under, recalibrated=recalibrated)
     organisation["counts"] = {
         "followed": int(sums["followed"]),
         "overridden": int(sums["n"] - sums["followed"]),
         "overtrust": int(sums["overtrust"]),
         "undertrust": int(sums["undertrust"]),
+        "followed_ai_errors": int(sums["oo_followed_wrong"]),
         "with_confidence": int(sums["conf_n"]),
         "with_outcome": int(sums["outcome_n"]),
         "with_initial_decision": decisions.order_by().filter(initial_decision__isnull=False).count(),
     }
     users = []
     for user_id, user_sums in per_user.items():
-        figures = rules.figures(user_sums)
+        figures = rules.figures(user_sums, recalibrated=recalibrated)
         users.append({"user_id": user_id, "at_risk": rules.is_risk_user(figures), **figures})
     users.sort(
         key=lambda u: (not u["at_risk"], u["reliance_gap"] is None, -(u["reliance_gap"] or 0.0), u["user_id"])
@@ -131,6 +140,15 @@ def decisions_confidence_check(decisions: QuerySet["Decision"]) -> dict[str, Any
             _checked.clear()
         _checked[rows] = check
     return {**check, "limit": CONFIDENCE_CHECK_LIMIT}
+
+
+# Any: the check's figures by name, rendered as JSON
+def recalibration_for(decisions: QuerySet["Decision"]) -> tuple[dict[str, Any], Recalibrate | None]:
+    """The confidence check over `decisions` (the organisation's of the query's window and model
+    filter) and, when it finds the confidence miscalibrated, the query's p' (docs/reference/calibration.md,
+    A miscalibrated confidence)."""
+    check = decisions_confidence_check(decisions)
+    return check, recalibration_of(check)
 
 
 # The check is a function of its grouped rows alone (in the statement's fixed order), and they
@@ -193,22 +211,31 @@ def trend_interval(start: dt.date, end: dt.date) -> str:
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def trust_trend(
-    decisions: QuerySet["Decision"], *, start: dt.date, end: dt.date, interval: str | None = None
+    decisions: QuerySet["Decision"],
+    *,
+    start: dt.date,
+    end: dt.date,
+    interval: str | None = None,
+    recalibrate: Recalibrate | None = None,
+    first: dt.date | None = None,
+    last: dt.date | None = None,
 ) -> dict[str, Any]:
     """The trust-score trend over the days [start, end] with the rule of docs/reference/calibration.md,
     GET /trust-score/trend (the window's AI accuracy for every point), zero-filled, in `interval` or
-    the one that suits the period's length."""
+    the one that suits the period's length. `first` and `last`: the whole days the window covers
+    (default start and end); a period reaching beyond them is shown but not fitted."""
     interval = interval or trend_interval(start, end)
     trunc = _TRUNC[interval]("timestamp", tzinfo=dt.UTC)
     by_period = {
         (key[0].date() if isinstance(key[0], dt.datetime) else key[0]): sums
-        for key, sums in sums_by(decisions.annotate(period=trunc), "period").items()
+        for key, sums in sums_by(decisions.annotate(period=trunc), "period", recalibrate=recalibrate).items()
     }
     pi = accuracy(rules.add_sums(by_period.values()))
-    points = [
-        trend_point(period, by_period.get(period), pi) for period in periods(DayRange(start, end), interval)
-    ]
-    return {"interval": interval, "points": points, "trend": trend_summary(points)}
+    recalibrated = recalibrate is not None
+    starts = periods(DayRange(start, end), interval)
+    points = [trend_point(period, by_period.get(period), pi, recalibrated=recalibrated) for period in starts]
+    whole = [complete(period, interval, first or start, last or end) for period in starts]
+    return {"interval": interval, "points": points, "trend": trend_summary(points, whole)}
 
 
 def category_counts(decisions: QuerySet["Decision"]) -> dict[str, int]:
@@ -242,14 +269,14 @@ def models_seen(decisions: QuerySet["Decision"]) -> list[dict[str, Any]]:
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
 def exact_figures(
-    decisions: QuerySet["Decision"], *, user_id: str | None
+    decisions: QuerySet["Decision"], *, user_id: str | None, recalibrate: Recalibrate | None = None
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """POST /trust-score over decisions selected by exact timestamps (a bound inside a day, which the daily
     aggregates cannot honour): (the user's or the organisation's figures, the risk users of
     docs/reference/calibration.md, Risk users). Grouped in SQL over the decisions in the window."""
-    organisation, users = user_figures(decisions)
+    organisation, users = user_figures(decisions, recalibrate=recalibrate)
     if user_id is not None:
-        empty = rules.figures(dict.fromkeys(rules.SUM_FIELDS, 0))
+        empty = rules.figures(dict.fromkeys(rules.SUM_FIELDS, 0), recalibrated=recalibrate is not None)
         return next((u for u in users if u["user_id"] == user_id), {"user_id": user_id, **empty}), []
     at_risk = [
         {"user_id": u["user_id"], **{key: u[key] for key in RISK_USER_KEYS}} for u in users if u["at_risk"]

@@ -72,6 +72,7 @@ def thresholds() -> measures.Thresholds:
     return measures.Thresholds(
         overtrust=setting("CALIBRATION_OVERTRUST_THRESHOLD", 0.50),
         undertrust=setting("CALIBRATION_UNDERTRUST_THRESHOLD", 0.25),
+        discrimination=setting("CALIBRATION_DISCRIMINATION_THRESHOLD", 0.25),
         min_scored=setting("CALIBRATION_MIN_DECISIONS", 10),
         risk_min_scored=setting("CALIBRATION_RISK_MIN_DECISIONS", 30),
         risk_high_gap=setting("CALIBRATION_RISK_HIGH_GAP", 0.10),
@@ -120,12 +121,19 @@ def figures(
     under: Clusters | None = None,
     skill: bool = True,
     th: measures.Thresholds | None = None,
+    recalibrated: bool = False,
 ) -> dict[str, Any]:
     """Every figure of a user, an organisation or a period (docs/reference/calibration.md) from its
     summed aggregate columns; `pi` is the window's AI accuracy when the sums are a part of it.
     `th`: the settings read once by a caller that computes many users' figures."""
     return measures.figures(
-        sums, th or thresholds(), pi=pi, over_clusters=over, under_clusters=under, skill=skill
+        sums,
+        th or thresholds(),
+        pi=pi,
+        over_clusters=over,
+        under_clusters=under,
+        skill=skill,
+        recalibrated=recalibrated,
     )
 
 
@@ -163,9 +171,9 @@ def risk_user_figures(sums: Mapping[str, float], th: measures.Thresholds) -> dic
     if scored < th.risk_min_scored:
         return None
     score = measures.scores(sums, measures.accuracy(sums))
-    over, _, over_ci = measures.weighted_rate(sums["fwo_sum"], sums["wo_sum"], sums["wo_sq"])
-    under, _, under_ci = measures.weighted_rate(sums["uwu_sum"], sums["wu_sum"], sums["wu_sq"])
-    category = measures.category(scored, over_ci, under_ci, th)
+    over = measures.Rate(*measures.weighted_rate(sums["fwo_sum"], sums["wo_sum"], sums["wo_sq"]))
+    under = measures.Rate(*measures.weighted_rate(sums["uwu_sum"], sums["wu_sum"], sums["wu_sq"]))
+    category = measures.category(scored, over, under, th)
     level = measures.risk_level(scored, score["reliance_gap"], category, th)
     if level != "high" and category not in FLAGGED_CATEGORIES:
         return None
@@ -176,29 +184,8 @@ def risk_user_figures(sums: Mapping[str, float], th: measures.Thresholds) -> dic
         "decisions": int(sums["n"]),
         "scored_decisions": scored,
         "category": category,
-        "overtrust_rate": over,
-        "overtrust_rate_ci": over_ci,
-        "undertrust_rate": under,
-        "undertrust_rate_ci": under_ci,
+        "overtrust_rate": over.rate,
+        "overtrust_rate_ci": over.ci,
+        "undertrust_rate": under.rate,
+        "undertrust_rate_ci": under.ci,
     }
-
-
-def least_squares_slope(values: list[tuple[int, float]]) -> float:
-    """Slope of y over x (x = period index); 0 with fewer than two points."""
-    if len(values) < 2:
-        return 0.0
-    mean_x = sum(x for x, _ in values) / len(values)
-    mean_y = sum(y for _, y in values) / len(values)
-    den = sum((x - mean_x) ** 2 for x, _ in values)
-    if not den:
-        return 0.0
-    return sum((x - mean_x) * (y - mean_y) for x, y in values) / den
-
-
-def trend_direction(slope: float) -> str:
-    stable = setting("CALIBRATION_TREND_STABLE_SLOPE", 0.005)
-    if slope > stable:
-        return "improving"
-    if slope < -stable:
-        return "declining"
-    return "stable"

@@ -17,7 +17,7 @@ from django.utils import timezone
 from audit.measures import Thresholds, accuracy
 from calibration import rules
 from calibration.models import ALL_MODELS, UserDailyAggregate, UserWeeklyAggregate
-from calibration.periods import as_date, period_expr, periods, trend_point, trend_summary
+from calibration.periods import as_date, complete, period_expr, periods, trend_point, trend_summary
 from config.db import prepared
 from keys.models import Customer
 
@@ -344,11 +344,14 @@ def trend(
     model_id: str | None = None,
 ) -> dict[str, Any]:
     """Zero-filled points per period (docs/reference/calibration.md, GET /trust-score/trend), with a
-    least-squares slope of the trust score. One GROUP BY period in SQL."""
+    weighted least-squares slope of the reliance gap over the complete periods. One GROUP BY period
+    in SQL."""
     by_period = _period_sums(customer, days=days, interval=interval, user_id=user_id, model_id=model_id)
     pi = accuracy(rules.add_sums(by_period.values()))
-    points = [trend_point(start, by_period.get(start), pi) for start in periods(days, interval)]
-    return {"points": points, "trend": trend_summary(points)}
+    starts = periods(days, interval)
+    points = [trend_point(start, by_period.get(start), pi) for start in starts]
+    whole = [complete(start, interval, days.start, days.end) for start in starts]
+    return {"points": points, "trend": trend_summary(points, whole)}
 
 
 # Any: figures by name (counts, rates, intervals, labels), rendered as JSON

@@ -26,6 +26,7 @@ def figure_fields() -> dict[str, serializers.Field[Any, Any, Any, Any]]:
     return {
         "scored_decisions": serializers.IntegerField(),
         "unscored_decisions": serializers.IntegerField(),
+        "confidence_decisions": serializers.IntegerField(help_text="scored decisions with a confidence"),
         "coverage": rate(),
         "agreement_rate": rate(),
         "override_rate": rate(),
@@ -41,6 +42,10 @@ def figure_fields() -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         "undertrust_rate": rate(),
         "undertrust_effective_n": serializers.FloatField(min_value=0),
         "undertrust_rate_ci": interval(),
+        "discrimination": serializers.FloatField(allow_null=True, min_value=-1, max_value=1),
+        "discrimination_ci": serializers.ListField(
+            child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True
+        ),
         "category": serializers.ChoiceField(choices=rules.USER_CATEGORIES),
         "risk_level": serializers.ChoiceField(choices=rules.RISK_LEVELS),
         "outcomes_known": serializers.IntegerField(),
@@ -52,6 +57,12 @@ def figure_fields() -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         "rsr": rate(),
         "automation_bias_incidents": serializers.IntegerField(),
         "automation_bias_rate": rate(),
+        "followed_ai_errors": serializers.IntegerField(
+            help_text="followed without a confidence where the outcome shows the AI wrong (not incidents)"
+        ),
+        "confidence_recalibrated": serializers.BooleanField(
+            help_text="the confidence check rejected the AI's confidence: figures judged with p'"
+        ),
     }
 
 
@@ -105,6 +116,8 @@ class ConfidenceCheckOutput(serializers.Serializer[dict[str, object]]):
     slope = serializers.FloatField(allow_null=True)
     slope_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
     brier_score = rate()
+    lr_statistic = serializers.FloatField(allow_null=True, help_text="likelihood ratio of (a, b) = (0, 1)")
+    lr_p_value = serializers.FloatField(allow_null=True, help_text="chi-squared on 2 degrees of freedom")
     verdict = serializers.ChoiceField(choices=["consistent", "miscalibrated", "not_checked"])
 
 
@@ -136,11 +149,14 @@ class TrendPointOutput(serializers.Serializer[dict[str, object]]):
     agreement_rate = rate()
     overtrust_count = serializers.IntegerField()
     undertrust_count = serializers.IntegerField()
+    followed_ai_errors = serializers.IntegerField()
 
 
 class TrendSummaryOutput(serializers.Serializer[dict[str, object]]):
-    direction = serializers.ChoiceField(choices=["improving", "declining", "stable"])
-    slope = serializers.FloatField()
+    direction = serializers.ChoiceField(choices=["improving", "declining", "stable", "undetermined"])
+    slope = serializers.FloatField(allow_null=True, help_text="of the reliance gap per period (WLS)")
+    slope_se = serializers.FloatField(allow_null=True)
+    periods_fitted = serializers.IntegerField(help_text="complete periods with scored decisions")
 
 
 class TrendOutput(serializers.Serializer[dict[str, object]]):

@@ -94,7 +94,7 @@ def _inputs(record: rules.Record) -> tuple[Any, ...]:
     if y is not None and record.initial_decision is not None:
         reliance = rules.contribution(record)  # the rare decision with an initial decision
         counts = tuple(int(reliance.get(name, 0)) for name in _RELIANCE)
-    category = record.category
+    category = record.category if record.confidence is not None else None  # incidents need a confidence
     return (
         f,
         record.confidence,
@@ -106,7 +106,8 @@ def _inputs(record: rules.Record) -> tuple[Any, ...]:
 
 
 # Each column of the aggregates as `rules.contribution` computes it for one record ({p} is the
-# confidence, else the outcome; NULL for an unscored decision, and an absent column adds 0).
+# confidence, else the outcome; NULL for an unscored decision; the stake weights {wo}, {wu} come
+# from the confidence alone, NULL without one; an absent column adds 0).
 # The arithmetic is the same double-precision operations in the same order (1 - 2 * p,
 # f * p + (1 - f) * (1 - p), (c - y) ^ 2 by pow() as Python's ** 2), so a record adds exactly
 # what it adds in Python.
@@ -138,6 +139,7 @@ _COLUMNS = {
     "cy_n": "({y} IS NOT NULL AND {c} IS NOT NULL)::int",
     "brier_sum": "coalesce(({c} - {y}) ^ 2, 0)",
     **{name: f"{{{name}}}" for name in _RELIANCE},
+    "oo_followed_wrong": "coalesce(({c} IS NULL)::int * {f} * (1 - {y}), 0)",
 }
 assert set(_COLUMNS) == set(rules.SUM_FIELDS), "every aggregate column is derived"
 
@@ -159,7 +161,7 @@ _DELTAS = ", ".join(
     for name, t in _COLUMNS.items()
 )
 _WEIGHTS = ", ".join(
-    f"greatest(0, 1 - 2 * {prefix}p) AS {prefix}wo, greatest(0, 2 * {prefix}p - 1) AS {prefix}wu"
+    f"greatest(0, 1 - 2 * {prefix}c) AS {prefix}wo, greatest(0, 2 * {prefix}c - 1) AS {prefix}wu"
     for prefix in ("", "was_")
 )
 _SELECT = f"""

@@ -67,19 +67,29 @@ class TrustScoreView(TenantAPIView):
         exact, days = window_of.exact, DayRange(*window_of.days)
         window: dict[str, str | None] = dict(days.as_dict())
         at_risk: list[dict[str, Any]] = []
-        if exact is not None:
-            # A bound inside a day: computed from the decisions in the exact window.
-            decisions = _decisions(customer, exact, user_id=user_id, model_id=model_id)
-            figures, at_risk = reporting.exact_figures(decisions, user_id=user_id or None)
-            window = {"from": iso8601(exact[0]), "to": iso8601(exact[1])}
+        span = exact or _day_bounds(days)
+        # The confidence check over the organisation's decisions of the window and model filter;
+        # when it rejects, every confidence-based figure is judged with the recalibrated p'.
+        check, recalibrate = reporting.recalibration_for(
+            _decisions(customer, span, user_id=None, model_id=model_id)
+        )
+        if exact is not None or recalibrate is not None:
+            # A bound inside a day or a recalibrated confidence: from the decisions of the window.
+            decisions = _decisions(customer, span, user_id=user_id, model_id=model_id)
+            figures, at_risk = reporting.exact_figures(
+                decisions, user_id=user_id or None, recalibrate=recalibrate
+            )
+            if exact is not None:
+                window = {"from": iso8601(exact[0]), "to": iso8601(exact[1])}
         elif user_id:
             figures = selectors.user_profile(customer, user_id=user_id, days=days, model_id=model_id)
-            if model_id is None:
-                services.risk_user_evaluate(customer=customer, user_id=user_id, figures=figures)
         else:
             organization = selectors.organization_window(customer, days=days, model_id=model_id)
             figures, at_risk = organization.figures, organization.risk_users
-            if model_id is None:
+        if model_id is None and exact is None:
+            if user_id:
+                services.risk_user_evaluate(customer=customer, user_id=user_id, figures=figures)
+            else:
                 services.risk_users_refresh(customer=customer, at_risk=at_risk)
         body = {
             "scope": "user" if user_id else "organization",
@@ -92,10 +102,7 @@ class TrustScoreView(TenantAPIView):
             "computed_at": isoformat(timezone.now()),
         }
         if not user_id:
-            span = exact or _day_bounds(days)
-            body["confidence_check"] = reporting.decisions_confidence_check(
-                _decisions(customer, span, user_id=None, model_id=model_id)
-            )
+            body["confidence_check"] = check
         return Response(body)
 
 
@@ -127,13 +134,33 @@ class TrustScoreTrendView(TenantAPIView):
         span = query_day_window(request, default_days=30, max_days=MAX_RANGE_DAYS)
         user_id = text_param(request, "user_id")
         model_id = text_param(request, "model_id")
-        if span.exact is not None:
-            # A bound inside a day: the edge periods hold only the decisions inside the window.
-            decisions = _decisions(self.customer, span.exact, user_id=user_id, model_id=model_id)
-            last = (span.exact[1] - dt.timedelta(microseconds=1)).date()
-            result = reporting.trust_trend(decisions, start=span.exact[0].date(), end=last, interval=interval)
+        bounds = span.exact or _day_bounds(DayRange(*span.days))
+        # A trend fits the confidence check once over its whole window, like the AI's accuracy.
+        _, recalibrate = reporting.recalibration_for(
+            _decisions(self.customer, bounds, user_id=None, model_id=model_id)
+        )
+        if span.exact is not None or recalibrate is not None:
+            # A bound inside a day (the edge periods hold only the decisions inside the window, and
+            # are not fitted) or a recalibrated confidence: from the decisions of the window.
+            decisions = _decisions(self.customer, bounds, user_id=user_id, model_id=model_id)
+            first = bounds[0].date() if span.exact is None else _next_day(bounds[0])
+            last = (bounds[1] - dt.timedelta(microseconds=1)).date()
+            result = reporting.trust_trend(
+                decisions,
+                start=bounds[0].date(),
+                end=last,
+                interval=interval,
+                recalibrate=recalibrate,
+                first=first,
+                last=last
+                if span.exact is None or bounds[1].time() == dt.time.min
+                else last - dt.timedelta(days=1),
+            )
             result.pop("interval")
-            window: dict[str, str | None] = {"from": iso8601(span.exact[0]), "to": iso8601(span.exact[1])}
+            if span.exact is not None:
+                window: dict[str, str | None] = {"from": iso8601(span.exact[0]), "to": iso8601(span.exact[1])}
+            else:
+                window = dict(DayRange(*span.days).as_dict())
         else:
             days = DayRange(*span.days)
             result = selectors.trend(
@@ -153,6 +180,12 @@ def _decisions(
         user_ids=[user_id] if user_id else None,
         model_ids=[model_id] if model_id else None,
     )
+
+
+def _next_day(instant: dt.datetime) -> dt.date:
+    """The first whole day at or after `instant` (UTC)."""
+    day = instant.astimezone(dt.UTC).date()
+    return day if instant.astimezone(dt.UTC).time() == dt.time.min else day + dt.timedelta(days=1)
 
 
 def _day_bounds(days: DayRange) -> tuple[dt.datetime, dt.datetime]:

@@ -4,6 +4,7 @@ executive summary says what the service measured for each."""
 
 from typing import Any
 
+from audit.measures_stats import N_TOLERANCE
 from calibration import rules
 from compliance import drift_report, printing, recommendations
 from compliance.citations import cite
@@ -37,59 +38,108 @@ def compliance_status(
     with an open critical alert or the organisation's over-trust flagged; else NEEDS_REVIEW with an
     open high alert, an over-trusting or non-discriminating reviewer, a flagged rubber-stamper or
     a drift alarm not acknowledged by the period's end (`drift_alarms`, their ids); else
-    INSUFFICIENT_EVIDENCE when the evidence cannot show calibrated reliance; else COMPLIANT."""
-    th = rules.thresholds()
+    INSUFFICIENT_EVIDENCE when the evidence cannot show calibrated reliance; else COMPLIANT.
+    The reason names every rule that holds at the winning level."""
+    for status, reasons in (
+        (NON_COMPLIANT, _non_compliant(org, open_serious)),
+        (NEEDS_REVIEW, _needs_review(users, open_serious, rubber_stampers, drift_alarms or [])),
+        (INSUFFICIENT_EVIDENCE, _insufficient(org, users)),
+    ):
+        if reasons:
+            return status, " ".join(reasons)
     over_ci = org["overtrust_rate_ci"]
+    undecided = [u for u in users if u["category"] == rules.INSUFFICIENT_DATA]
+    judged = (
+        "no reviewer flagged"
+        if not undecided
+        else f"no reviewer flagged among those judged ({len(undecided)} of {len(users)} could not be judged)"
+    )
+    return COMPLIANT, (
+        f"Over-trust {_pct(org['overtrust_rate'] or 0.0)} (95% interval up to {_pct(over_ci[1])}) over "
+        f"{org['scored_decisions']} scored decisions ({_pct(org['coverage'])} coverage), {judged} and "
+        "no open high or critical alert."
+    )
+
+
+def _non_compliant(org: dict[str, Any], open_serious: list[str]) -> list[str]:
+    th = rules.thresholds()
+    out = []
     if "critical" in open_serious:
-        return NON_COMPLIANT, "An open critical alert."
-    if org["scored_decisions"] >= th.min_scored and over_ci[0] > th.overtrust:
-        return NON_COMPLIANT, (
+        out.append(f"{open_serious.count('critical')} open critical alert(s).")
+    over_ci = org["overtrust_rate_ci"]
+    if (
+        org["scored_decisions"] >= th.min_scored
+        and org["overtrust_effective_n"] >= th.organisation_flag_n - N_TOLERANCE
+        and over_ci[0] > th.overtrust
+    ):
+        out.append(
             f"The organisation's over-trust rate is {_pct(org['overtrust_rate'])} (95% interval "
             f"{_pct(over_ci[0])} to {_pct(over_ci[1])}), above {_pct(th.overtrust)}."
         )
+    return out
+
+
+def _needs_review(
+    users: list[dict[str, Any]], open_serious: list[str], rubber_stampers: int, drift_alarms: list[str]
+) -> list[str]:
+    out = []
     if "high" in open_serious:
-        return NEEDS_REVIEW, "An open high-severity alert."
+        out.append(f"{open_serious.count('high')} open high-severity alert(s).")
     flagged = sorted(u["user_id"] for u in users if u["category"] in _OVER_FLAGGED)
     if flagged:
-        return NEEDS_REVIEW, (
-            f"{len(flagged)} reviewer(s) over-trust the AI or follow it regardless of its confidence "
+        out.append(
+            f"{len(flagged)} reviewer(s) over-trust the AI or do not tell good advice from bad "
             f"(OVERTRUSTING or NON_DISCRIMINATING): {', '.join(flagged[:10])}{' and others' if len(flagged) > 10 else ''}."
         )
     if rubber_stampers:
-        return (
-            NEEDS_REVIEW,
-            f"{rubber_stampers} reviewer(s) flagged for quick agreement with the AI (rubber-stamping).",
+        out.append(
+            f"{rubber_stampers} reviewer(s) flagged for quick agreement with the AI (rubber-stamping)."
         )
     if drift_alarms:
-        return NEEDS_REVIEW, (
+        out.append(
             f"{len(drift_alarms)} drift alarm(s) raised before the period's end not acknowledged by it: "
             f"{', '.join(drift_alarms[:10])}{' and others' if len(drift_alarms) > 10 else ''}."
         )
+    return out
+
+
+def _insufficient(org: dict[str, Any], users: list[dict[str, Any]]) -> list[str]:
+    th = rules.thresholds()
+    out = []
+    undecided = [u for u in users if u["category"] == rules.INSUFFICIENT_DATA]
+    held = sum(u["scored_decisions"] for u in undecided)
+    if undecided and 2 * held > org["scored_decisions"]:
+        out.append(
+            f"{len(undecided)} of {len(users)} reviewers have too little evidence for a category "
+            f"({held} of {org['scored_decisions']} scored decisions)."
+        )
     if org["scored_decisions"] < MIN_SCORED:
-        return INSUFFICIENT_EVIDENCE, (
+        out.append(
             f"Only {org['scored_decisions']} decision(s) carry a confidence or an outcome; at least {MIN_SCORED} "
             "are needed to show calibrated reliance."
         )
     if (org["coverage"] or 0.0) < MIN_COVERAGE:
-        return INSUFFICIENT_EVIDENCE, (
-            f"Only {_pct(org['coverage'])} of the decisions carry a confidence or an outcome; at least "
+        out.append(
+            f"Only {_pct(org['coverage'] or 0.0)} of the decisions carry a confidence or an outcome; at least "
             f"{_pct(MIN_COVERAGE)} are needed."
         )
-    if org["overtrust_effective_n"] < MIN_OVERTRUST_N:
-        return INSUFFICIENT_EVIDENCE, (
+    if org["overtrust_effective_n"] < MIN_OVERTRUST_N - N_TOLERANCE:
+        out.append(
             f"The over-trust rate rests on an effective {org['overtrust_effective_n']:.1f} decisions where the AI "
             f"was more likely wrong; at least {MIN_OVERTRUST_N} are needed."
+            + (
+                f" {org['confidence_decisions']} of {org['scored_decisions']} scored decisions carry the AI's "
+                "confidence: reliance cannot be judged without the AI's stated confidence."
+                if org["confidence_decisions"] < org["scored_decisions"]
+                else ""
+            )
         )
-    if over_ci[1] >= th.overtrust:
-        return INSUFFICIENT_EVIDENCE, (
-            f"The over-trust rate's 95% interval reaches {_pct(over_ci[1])}: the evidence cannot rule out a rate "
-            f"of {_pct(th.overtrust)} or more."
+    elif org["overtrust_rate_ci"][1] >= th.overtrust:
+        out.append(
+            f"The over-trust rate's 95% interval reaches {_pct(org['overtrust_rate_ci'][1])}: the evidence cannot "
+            f"rule out a rate of {_pct(th.overtrust)} or more."
         )
-    return COMPLIANT, (
-        f"Over-trust {_pct(org['overtrust_rate'] or 0.0)} (95% interval up to {_pct(over_ci[1])}) over "
-        f"{org['scored_decisions']} scored decisions ({_pct(org['coverage'])} coverage), no reviewer flagged and "
-        "no open high or critical alert."
-    )
+    return out
 
 
 def _open_serious(evidence: dict[str, Any]) -> list[str]:
@@ -156,6 +206,8 @@ def executive_summary(evidence: dict[str, Any]) -> dict[str, Any]:
         "coverage": org["coverage"],
         "automation_bias_incidents": counts["overtrust"],
         "automation_bias_rate": org["automation_bias_rate"],
+        "followed_ai_errors": counts["followed_ai_errors"],
+        "confidence_decisions": org["confidence_decisions"],
         "human_override_rate": org["override_rate"],
         "compliance_status": status,
         "compliance_status_reason": reason,
@@ -169,7 +221,10 @@ def executive_summary(evidence: dict[str, Any]) -> dict[str, Any]:
         "overtrust_rate_ci": org["overtrust_rate_ci"],
         "overtrust_effective_n": org["overtrust_effective_n"],
         "category": org["category"],
+        "discrimination": org["discrimination"],
+        "discrimination_ci": org["discrimination_ci"],
         "confidence_check_verdict": evidence["confidence_check"]["verdict"],
+        "confidence_recalibrated": org["confidence_recalibrated"],
         "open_high_or_critical_alerts": len(serious),
     }
 
@@ -252,6 +307,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
             "window": evidence["window"],  # the exact instants [from, to) the figures cover
             "organisation": org,
             "confidence_check": evidence["confidence_check"],
+            "thresholds": evidence["thresholds"],
             "confidence_bands": evidence["confidence_bands"],
             "trend": evidence["trend"],
             "users": evidence["users"],

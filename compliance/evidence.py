@@ -4,7 +4,7 @@ same evidence; every figure is computed in SQL (grouped), none per decision in P
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from django.db.models import Count, QuerySet
@@ -14,7 +14,7 @@ from audit import selectors as audit_selectors
 from audit import verify as audit_verify
 from bias import selectors as bias_selectors
 from bias.domain import DETECTION_WINDOW_DAYS
-from calibration import reporting
+from calibration import reporting, rules
 from compliance import citations, profiles
 from config.timeutils import iso8601, isoformat
 from drift import reporting as drift_reporting
@@ -181,7 +181,22 @@ def _subgroups(scope: Scope) -> dict[str, Any]:
             + "; reviewer and calibration filters do not apply to them."
         ),
         "attributes": report["attributes"],
+        # The favourable values every favourable rate above rests on (docs/reference/bias.md,
+        # Favourable values): the models' own, else the default list.
+        "favourable_values": {
+            "default": bias_selectors.favorable_values(customer=scope.customer, model_id=None),
+            **{
+                model_id: bias_selectors.favorable_values(customer=scope.customer, model_id=model_id)
+                for model_id in _model_ids(scope)
+            },
+        },
     }
+
+
+def _model_ids(scope: Scope) -> list[str]:
+    """The model ids the report's decisions name (sorted)."""
+    rows = scope.decisions().order_by().exclude(model_id=None).values_list("model_id", flat=True).distinct()
+    return sorted(rows)
 
 
 REVIEW_EFFORT_POINT = citations.point("review_effort", citations.EU_AI_ACT)
@@ -254,7 +269,8 @@ def previous_period(scope: Scope) -> dict[str, Any] | None:
     (what changed since), or None when it holds no decision."""
     length = scope.end - scope.start
     before = replace(scope, start=scope.start - length, end=scope.start)
-    organisation, _ = reporting.user_figures(before.decisions())
+    _, recalibrate = reporting.recalibration_for(before.decisions())
+    organisation, _ = reporting.user_figures(before.decisions(), recalibrate=recalibrate)
     if not organisation["decisions"]:
         return None
     return {
@@ -271,12 +287,27 @@ def previous_period(scope: Scope) -> dict[str, Any] | None:
     }
 
 
+def _whole_days(scope: Scope) -> tuple[dt.date, dt.date]:
+    """The first and last days the report's period covers whole (a trend period reaching beyond
+    them is shown but not fitted)."""
+    first, last = scope.first_day, scope.last_day
+    if scope.start.astimezone(dt.UTC).time() != dt.time.min:
+        first += dt.timedelta(days=1)
+    if scope.end.astimezone(dt.UTC).time() != dt.time.min and last > dt.date.min:
+        last -= dt.timedelta(days=1)
+    return first, last
+
+
 def gather(scope: Scope) -> dict[str, Any]:
     """Every figure both templates draw on. Features that add report figures put them here
     under their own key (`review_effort`, `vigilance`, `checkpoint`, `erasures`); the templates print
     "not measured" with the reason while a key is absent."""
     decisions = scope.decisions()
-    organisation, users = reporting.user_figures(decisions)
+    # The confidence check over the report's decisions; when it rejects the AI's confidence, every
+    # confidence-based figure of the report is judged with the recalibrated p' (one fit, like pi).
+    check, recalibrate = reporting.recalibration_for(decisions)
+    organisation, users = reporting.user_figures(decisions, recalibrate=recalibrate)
+    whole = _whole_days(scope)
     # A checkpoint of the chain's head, signed first so that the verification checks it as well.
     checkpoint = audit_checkpoints.checkpoint_for_report(customer=scope.customer)
     chain = audit_verify.chain_verify_covered(scope.customer)  # with the range it covers
@@ -287,9 +318,19 @@ def gather(scope: Scope) -> dict[str, Any]:
         "window": {"from": iso8601(scope.start), "to": iso8601(scope.end)},
         "organisation": organisation,
         "users": users,
+        # The settings the calibration figures and the status were judged with
+        # (docs/reference/calibration.md, Settings).
+        "thresholds": asdict(rules.thresholds()),
         "confidence_bands": reporting.confidence_bands(decisions),
-        "confidence_check": reporting.decisions_confidence_check(decisions),
-        "trend": reporting.trust_trend(decisions, start=scope.first_day, end=scope.last_day),
+        "confidence_check": check,
+        "trend": reporting.trust_trend(
+            decisions,
+            start=scope.first_day,
+            end=scope.last_day,
+            recalibrate=recalibrate,
+            first=whole[0],
+            last=whole[1],
+        ),
         "models": models,
         "system_description": profiles.profiles_of(customer=scope.customer, model_ids=model_ids),
         "subgroups": _subgroups(scope),

@@ -57,7 +57,8 @@ def log_report_build(*, scope: Scope, template: str) -> Report:
     """For the csv format, which is the decision log alone: no figures and no chain
     verification, only the compliance status (the calibration figures, the alerts and the
     rubber-stamp flags it rests on)."""
-    org, users = reporting.user_figures(scope.decisions())
+    _, recalibrate = reporting.recalibration_for(scope.decisions())
+    org, users = reporting.user_figures(scope.decisions(), recalibrate=recalibrate)
     summary: dict[str, Any] = {"total_decisions": org["decisions"]}
     if template == "eu_ai_act":
         summary["compliance_status"] = eu_ai_act.status_of(

@@ -100,12 +100,16 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
         },
         "performance_and_limitations": {
             "organisation": org,
+            "thresholds": evidence["thresholds"],
             "confidence_bands": evidence["confidence_bands"],
             "known_limitations": [
                 f"Outcomes are known for {printing.count(counts['with_outcome'])} of {printing.count(total)} decisions; "
                 "accuracy and over-reliance are measured on those only.",
                 "Subgroup figures come from daily statistics of whole days.",
                 "Categories of decisions without outcome rest on the AI's stated confidence.",
+                f"{printing.count(org['confidence_decisions'])} of {printing.count(org['scored_decisions'])} "
+                "scored decisions carry the AI's stated confidence: over- and under-trust (reliance) cannot "
+                "be judged without it, so decisions with an outcome alone enter neither rate.",
             ],
         },
         "monitoring_and_safeguards": {

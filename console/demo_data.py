@@ -4,9 +4,10 @@ three subgroup attributes, and reviewers who widen the model's gender gap (a hum
 disparity), more mildly on ethnicity and age.
 
 Two model versions tell a story over two months of 30 UTC days (`months`): 2.2 (the older month)
-was unsure and often wrong, and those loans' outcomes are known, so following it when it was wrong
-made that month's automation bias rate high (an EU AI Act report calls it NON_COMPLIANT); 2.3 (the
-recent month, ending today) is better and its loans have no outcome yet."""
+was unsure and often wrong, and those loans' outcomes are known: its over-trusting reviewers
+follow it where it rates itself more likely wrong (what the month's report names them for; its
+status is the README's); 2.3 (the recent month, ending today) is better and its loans have no
+outcome yet."""
 
 import datetime as dt
 import random

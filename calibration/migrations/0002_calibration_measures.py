@@ -59,8 +59,10 @@ def rebuild(apps, schema_editor):
                 row[name] += value
     _save(Decision, changed)
     batch = []
+    columns = {field.name for field in Aggregate._meta.get_fields()}
     for (customer_id, user_id, key, day), sums in sorted(rows.items()):
-        batch.append(Aggregate(customer_id=customer_id, user_id=user_id, model_key=key, day=day, **sums))
+        known = {name: value for name, value in sums.items() if name in columns}  # a later column waits
+        batch.append(Aggregate(customer_id=customer_id, user_id=user_id, model_key=key, day=day, **known))
         if len(batch) >= 2000:
             Aggregate.objects.bulk_create(batch)
             batch = []

@@ -85,9 +85,21 @@ def test_medium_needs_a_q_value_under_005(api):
     # 0.57 vs 0.40 over 35 decisions each: d = 0.17 (medium by size) but p = 0.15, q >= p -> low.
     decisions = seed("acme", rated_groups("gender", {"a": 20 / 35, "b": 14 / 35}, 35))
     body = detect(api, decisions[0].decision_id, {"gender": "a"})
-    od = finding(body, "outcome_disparity")
-    assert od["p_value"] > 0.05
-    assert od["severity"] == "low"
+    # Not established (q >= 0.05): a comparison, not a finding; no bias detected, no alert.
+    assert body["findings"] == [] and body["bias_detected"] is False and body["alert_id"] is None
+    od = next(f for f in body["comparisons"] if f["bias_type"] == "outcome_disparity" and f["group"] == "b")
+    assert od["p_value"] > 0.05 and od["q_value"] >= od["p_value"]
+    assert od["severity"] == "low" and od["finding"] is False
+
+
+def test_a_gap_of_noise_is_a_comparison_and_stores_no_alert(api):
+    # 0.60 against 0.55 over 100 decisions each: a gap of 0.05 (low by size), p = 0.47.
+    decisions = seed("acme", rated_groups("gender", {"m": 0.6, "f": 0.55}, 100))
+    body = detect(api, decisions[0].decision_id, {"gender": "m"})
+    assert body["bias_detected"] is False and body["severity"] == "none" and body["findings"] == []
+    gap = [f for f in body["comparisons"] if f["bias_type"] == "outcome_disparity"]
+    assert gap and gap[0]["value"] == 0.05 and gap[0]["finding"] is False
+    assert api.get("/v1/bias/feed").json()["data"] == []
 
 
 def test_every_group_is_compared_with_the_advantaged_group(api):
@@ -207,7 +219,8 @@ def test_validation_errors_are_problem_documents(api):
 
 def test_feed_filters_and_paging(api):
     decisions = seed("acme", rated_groups("gender", {"m": 0.8, "f": 0.4}, 100))
-    seed("acme", rated_groups("age_group", {"young": 0.9, "old": 0.85}, 100, model_id="m2"))
+    # A gap of 0.08 (low by size), established at 400 decisions a group (p = 0.001).
+    seed("acme", rated_groups("age_group", {"young": 0.9, "old": 0.82}, 400, model_id="m2"))
     first = detect(api, decisions[0].decision_id, {"gender": "m"})
     second = detect(api, "x-1", {"age_group": "old"})  # not logged: all models
     assert second["severity"] == "low"

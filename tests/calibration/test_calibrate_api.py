@@ -52,6 +52,11 @@ PROFILE_KEYS = {
     "rsr",
     "automation_bias_incidents",
     "automation_bias_rate",
+    "confidence_decisions",
+    "discrimination",
+    "discrimination_ci",
+    "followed_ai_errors",
+    "confidence_recalibrated",
 }
 
 
@@ -309,8 +314,14 @@ def test_outcomes_score_realised_reliance_and_the_attainable_score_uses_the_ai_a
     assert p["trust_score"] == pytest.approx(0.5)
     assert p["ai_accuracy"] == pytest.approx(0.75)
     assert p["attainable_score"] == pytest.approx(0.75)
-    assert p["overtrust_rate"] == pytest.approx(1.0)  # w_o = 1 where the AI was wrong: followed 1 of 1
-    assert p["undertrust_rate"] == pytest.approx(1 / 3)  # w_u = 1 where it was right: overrode 1 of 3
+    # Without a confidence a decision carries no stake weight: no over- or under-trust rate.
+    assert (
+        p["overtrust_rate"] is None and p["overtrust_effective_n"] == 0 and p["overtrust_rate_ci"] == [0, 1]
+    )
+    assert p["undertrust_rate"] is None and p["discrimination"] is None
+    assert p["confidence_decisions"] == 0 and p["category"] == "INSUFFICIENT_DATA"
+    # The followed error is counted apart, never as an automation-bias incident.
+    assert p["followed_ai_errors"] == 1 and p["automation_bias_incidents"] == 0
     assert p["overreliance_rate"] == pytest.approx(1.0) and p["underreliance_rate"] == pytest.approx(1 / 3)
 
 
@@ -352,7 +363,8 @@ def test_late_outcome_moves_the_users_figures(api):
     assert api.post("/v1/log", {"decision_id": "lo-1", "outcome": "deny"}, format="json").status_code == 201
     p = calibrate(api, user="approve", outcome="approve")["user_profile"]
     assert p["outcomes_known"] == 2 and p["scored_decisions"] == 2
-    assert p["automation_bias_incidents"] == 1  # lo-1 is now OVERTRUSTING
+    # lo-1 is now OVERTRUSTING, without a confidence: a followed AI error, not an incident
+    assert p["followed_ai_errors"] == 1 and p["automation_bias_incidents"] == 0
     assert p["trust_score"] == pytest.approx(0.5)  # 1 of 2 appropriate
 
 

@@ -32,7 +32,8 @@ def log_batch(api, items) -> None:
 def history(api) -> None:
     """40 reviewers with 32 to 71 decisions each over 30 days (no two with the same sums):
     followers of any AI, overriders of a strong one and reviewers who follow a confident AI, a
-    known outcome on some."""
+    known outcome on some (the AI right about as often as its confidence says, so the confidence
+    check does not reject it and the figures come from the aggregates)."""
     items = []
     for u in range(REVIEWERS):
         for i in range(32 + u):
@@ -46,7 +47,11 @@ def history(api) -> None:
                     "ai_recommendation": "approve",
                     "ai_confidence": confidence,
                     "user_decision": "approve" if follows else "deny",
-                    **({"outcome": "approve" if (u + i) % 4 else "deny"} if i % 3 == 0 else {}),
+                    **(
+                        {"outcome": "approve" if (7 * u + i) % 20 < 20 * confidence else "deny"}
+                        if i % 3 == 0
+                        else {}
+                    ),
                     "timestamp": at((u + i * 5) % 30, hour=(u + i) % 24),
                 }
             )

@@ -54,8 +54,8 @@ def test_a_users_rows_are_summed_by_day(customer):
 @pytest.mark.parametrize("interval", ["day", "week", "month"])
 def test_a_trend_periods_rows_are_summed_by_day(customer, interval, monkeypatch):
     seen = {}
-    monkeypatch.setattr(selectors, "trend_point", lambda start, sums, pi: seen.setdefault(start, sums))
-    monkeypatch.setattr(selectors, "trend_summary", lambda points: {})
+    monkeypatch.setattr(selectors, "trend_point", lambda start, sums, pi, **_: seen.setdefault(start, sums))
+    monkeypatch.setattr(selectors, "trend_summary", lambda points, whole: {})
     selectors.trend(customer, days=DayRange(DAYS[0], DAYS[-1]), interval=interval)
     expected: dict[dt.date, list[float]] = {}
     for day, gap in zip(DAYS, GAPS, strict=True):

@@ -41,6 +41,11 @@ FIGURE_KEYS = {
     "rsr",
     "automation_bias_incidents",
     "automation_bias_rate",
+    "confidence_decisions",
+    "discrimination",
+    "discrimination_ci",
+    "followed_ai_errors",
+    "confidence_recalibrated",
 }
 TRUST_KEYS = {
     "scope",
@@ -282,26 +287,53 @@ def test_trend_defaults_to_30_zero_filled_daily_points_ending_today(api):
         "agreement_rate": None,
         "overtrust_count": 0,
         "undertrust_count": 0,
+        "followed_ai_errors": 0,
     }
 
 
-def test_trend_slope_and_direction_improving(api):
-    # Trust 0.1, 0.5 (one followed, one overrode at c=0.9), 0.9 on three consecutive days -> slope 0.4 per day.
-    log_many(api, 2, user_id="alice", user="deny", confidence=0.9, timestamp=days_ago(3))
-    log_many(api, 1, user_id="alice", user="deny", confidence=0.9, timestamp=days_ago(2))
-    log_many(api, 1, user_id="alice", user="approve", confidence=0.9, timestamp=days_ago(2))
-    log_many(api, 2, user_id="alice", user="approve", confidence=0.9, timestamp=days_ago(1))
-    body = trend(api, user_id="alice", **{"from": days_ago(3)[:10], "to": days_ago(1)[:10]})
-    assert [p["trust_score"] for p in body["points"]] == pytest.approx([0.1, 0.5, 0.9])
-    assert [p["undertrust_count"] for p in body["points"]] == [2, 1, 0]
-    assert body["trend"] == {"direction": "improving", "slope": pytest.approx(0.4)}
+def days_of(api, user_id: str, overrides: list[int]) -> None:
+    """Four decisions a day at confidence 0.9 over the last len(overrides) days (the last one
+    yesterday), `overrides[k]` of day k overridden: T = 0.9 - 0.2 * overrides, R = 0.2 * overrides."""
+    for k, n in enumerate(overrides):
+        ago = len(overrides) - k
+        log_many(api, n, user_id=user_id, user="deny", confidence=0.9, timestamp=days_ago(ago))
+        log_many(api, 4 - n, user_id=user_id, user="approve", confidence=0.9, timestamp=days_ago(ago))
 
 
-def test_trend_declining_and_stable(api):
-    log_many(api, 2, user_id="d", user="approve", confidence=0.9, timestamp=days_ago(2))
-    log_many(api, 2, user_id="d", user="deny", confidence=0.9, timestamp=days_ago(1))
+def test_the_trend_grades_the_reliance_gap_by_weighted_least_squares(api):
+    days_of(api, "alice", [4, 3, 2, 1, 0])
+    body = trend(api, user_id="alice", **{"from": days_ago(5)[:10], "to": days_ago(1)[:10]})
+    assert [p["reliance_gap"] for p in body["points"]] == pytest.approx([0.8, 0.6, 0.4, 0.2, 0.0], abs=1e-12)
+    assert [p["attainable_score"] for p in body["points"]] == pytest.approx([0.9] * 5)
+    assert [p["undertrust_count"] for p in body["points"]] == [4, 3, 2, 1, 0]
+    summary = body["trend"]
+    assert summary["direction"] == "improving" and summary["periods_fitted"] == 5
+    assert summary["slope"] == pytest.approx(-0.2) and summary["slope_se"] == pytest.approx(0, abs=1e-9)
+
+
+def test_trend_declining_stable_and_undetermined(api):
+    days_of(api, "d", [0, 1, 2, 3, 4])
     assert trend(api, user_id="d")["trend"]["direction"] == "declining"
-    assert trend(api, user_id="nobody")["trend"] == {"direction": "stable", "slope": 0.0}
+    days_of(api, "s", [4, 0, 4, 0, 4])  # R 0.8, 0, 0.8, 0, 0.8: no slope
+    summary = trend(api, user_id="s")["trend"]
+    assert summary["direction"] == "stable" and summary["slope"] == pytest.approx(0, abs=1e-12)
+    # Fewer than four periods with scored decisions: no direction.
+    days_of(api, "short", [4, 2, 0])
+    assert trend(api, user_id="short")["trend"]["direction"] == "undetermined"
+    assert trend(api, user_id="nobody")["trend"] == {
+        "direction": "undetermined",
+        "slope": None,
+        "slope_se": None,
+        "periods_fitted": 0,
+    }
+
+
+def test_a_period_cut_by_the_window_is_shown_but_not_fitted(api):
+    log_many(api, 3, user_id="alice", confidence=0.9, timestamp="2026-10-07T10:00:00Z")
+    body = trend(api, user_id="alice", interval="week", **{"from": "2026-10-08", "to": "2026-10-25"})
+    assert body["points"][0]["decisions"] == 0  # the week of 10-05 is cut: its decisions before 10-08
+    body = trend(api, user_id="alice", interval="week", **{"from": "2026-10-06", "to": "2026-10-25"})
+    assert body["points"][0]["decisions"] == 3 and body["trend"]["periods_fitted"] == 0
 
 
 def test_trend_by_week_and_month_zero_fills_periods(api):

@@ -44,15 +44,17 @@ TRUE_RATES = {
     "over_truster": (0.8, 0.0),
     "under_truster": (0.0, 0.5),
 }
-# The category each type has in truth; probability matching sits between CALIBRATED and
-# INSUFFICIENT_DATA (its rates are near the thresholds), so it has none to find.
+# The categories each type has in truth; probability matching sits between CALIBRATED and
+# INSUFFICIENT_DATA (its rates are near the thresholds), so it has none to find. Discrimination
+# Delta = (1 - under) - over: 0 for random following and for the rubber stamp (NON_DISCRIMINATING),
+# 0.2 for the over-truster, whose over-flag also holds (either flag is right).
 TRUTH = {
-    "calibrated": measures.CALIBRATED,
+    "calibrated": {measures.CALIBRATED},
     "probability_matching": None,
-    "random": measures.NON_DISCRIMINATING,
-    "rubber_stamp": measures.OVERTRUSTING,
-    "over_truster": measures.OVERTRUSTING,
-    "under_truster": measures.UNDERTRUSTING,
+    "random": {measures.NON_DISCRIMINATING},
+    "rubber_stamp": {measures.NON_DISCRIMINATING},
+    "over_truster": {measures.OVERTRUSTING, measures.NON_DISCRIMINATING},
+    "under_truster": {measures.UNDERTRUSTING},
 }
 
 
@@ -82,12 +84,18 @@ def sums_of(records: list[measures.Record]) -> dict[str, float]:
 
 
 def wrong_flag(kind: str, category: str) -> bool:
-    """A flag the truth does not bear out: an over-flag (OVERTRUSTING, NON_DISCRIMINATING) where the true
-    over-trust rate is at or under its threshold, or an under-flag where the under-trust rate is."""
+    """A flag the truth does not bear out: OVERTRUSTING where the true over-trust rate is at or under
+    its threshold, UNDERTRUSTING likewise, NON_DISCRIMINATING where the true discrimination is at
+    or above its threshold and the two flags do not both hold in truth."""
     over, under = TRUE_RATES[kind]
-    over_flag = category in (measures.OVERTRUSTING, measures.NON_DISCRIMINATING)
-    under_flag = category in (measures.UNDERTRUSTING, measures.NON_DISCRIMINATING)
-    return (over_flag and over <= TH.overtrust) or (under_flag and under <= TH.undertrust)
+    both = over > TH.overtrust and under > TH.undertrust
+    if category == measures.OVERTRUSTING:
+        return over <= TH.overtrust
+    if category == measures.UNDERTRUSTING:
+        return under <= TH.undertrust
+    if category == measures.NON_DISCRIMINATING:
+        return (1 - under) - over >= TH.discrimination and not both
+    return False
 
 
 def figures_of(records: list[measures.Record]) -> dict:
@@ -106,11 +114,11 @@ def test_six_reviewer_types_are_told_apart_with_at_most_1_percent_wrong_flags(n,
         found = [figures_of(decisions(kind, n, outcomes, rng))["category"] for _ in range(REVIEWERS)]
         wrong += sum(1 for category in found if wrong_flag(kind, category))
         total += len(found)
+        right = sum(1 for category in found if truth is not None and category in truth)
         if truth is not None and n == 1000:
-            assert found.count(truth) / len(found) >= 0.9, (kind, found)
-        if truth is not None and kind != "random" and n == 200:
-            # A random follower's under-trust rate (0.35) is too near its threshold to tell at 200.
-            assert found.count(truth) / len(found) >= 0.75, (kind, found)
+            assert right / len(found) >= 0.9, (kind, found)
+        if truth is not None and n == 200:
+            assert right / len(found) >= 0.75, (kind, found)
     assert wrong <= 0.01 * total
 
 

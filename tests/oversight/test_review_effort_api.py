@@ -61,6 +61,22 @@ def test_the_floor_holds_when_half_the_median_is_below_it(api, settings):
     assert body["rule"]["floor_seconds"] == 1.0 and body["rule"]["median_fraction"] == 0.25
 
 
+def test_ai_wrong_is_read_from_the_outcome_whatever_the_confidence_made_the_category(api):
+    # A confidence of 0.7 makes a followed decision CALIBRATED, yet its outcome shows the AI wrong:
+    # 8 of 10 quick decisions followed a wrong AI, 2 overrode it; the outcome is compared trimmed
+    # and case-folded, as followed_ai is.
+    items = [decision("ann", seconds=30.0) for _ in range(40)]  # threshold 15 s
+    items += [decision("quin", seconds=2.0, ai_confidence=0.7, outcome=" DENY ") for _ in range(8)]
+    items += [
+        decision("quin", seconds=2.0, followed=False, ai_confidence=0.7, outcome="deny") for _ in range(2)
+    ]
+    items += [decision("quin", seconds=40.0, ai_confidence=0.7, outcome="Approve")]  # AI right: not counted
+    log_all(api, items)
+    rows = {row["user_id"]: row for row in _get(api)["data"]}
+    assert rows["quin"]["overreliance_when_quick"] == 0.8
+    assert rows["quin"]["overreliance_when_considered"] is None
+
+
 def test_reviewer_figures_match_an_independent_computation(api):
     # Model m1: 40 timed decisions with median 20 s -> threshold 10 s.
     careful = [decision("carl", seconds=30.0, followed=i % 3 != 0) for i in range(30)]
