@@ -22,6 +22,16 @@ def drift_erase(erased: Erased) -> int:
     changed = DriftMonitor.objects.filter(pk__in=ids).update(
         user_id=erased.pseudonym, enabled=False, status=DriftMonitor.Status.PAUSED
     )
-    changed += DriftAlarm.objects.filter(monitor_id__in=ids).update(user_id=erased.pseudonym)
+    # A default name is "<chart> <user_id>": the free-text name loses the id too.
+    for monitor in DriftMonitor.objects.filter(pk__in=ids, name__contains=erased.user_id):
+        monitor.name = monitor.name.replace(erased.user_id, erased.pseudonym)
+        monitor.save(update_fields=["name"])
+    for alarm in DriftAlarm.objects.filter(monitor_id__in=ids).order_by("pk"):
+        snapshot = dict(alarm.monitor_snapshot)
+        snapshot["user_id"] = erased.pseudonym
+        snapshot["name"] = str(snapshot.get("name", "")).replace(erased.user_id, erased.pseudonym)
+        alarm.user_id, alarm.monitor_snapshot = erased.pseudonym, snapshot
+        alarm.save(update_fields=["user_id", "monitor_snapshot"])
+        changed += 1
     DriftPoint.objects.filter(monitor_id__in=ids).update(user_id=erased.pseudonym)
     return changed

@@ -82,12 +82,17 @@ def test_erasing_a_reviewer_pauses_and_rekeys_their_monitors(api):
         "/v1/drift-monitors", {"chart": "probe_sprt", "scope": "user", "user_id": "rev-9"}, format="json"
     ).json()["monitor_id"]
     probe = {"kind": "known_wrong", "correct_decision": "deny"}
-    api.post("/v1/log", log(None, "pr-1", c=0.8, followed=True, user="rev-9", probe=probe), format="json")
+    for i in range(3):  # three misses conclude h1: an alarm naming the reviewer
+        api.post(
+            "/v1/log", log(None, f"pr-{i}", c=0.8, followed=True, user="rev-9", probe=probe), format="json"
+        )
     r = erase(api, user_id="rev-9")
     assert r.status_code in (200, 201, 202), r.content
     monitor = api.get(f"/v1/drift-monitors/{mid}").json()
     assert monitor["enabled"] is False and monitor["status"] == "paused"
-    assert monitor["user_id"] != "rev-9"
+    assert monitor["user_id"] != "rev-9" and "rev-9" not in monitor["name"]
+    (alarm,) = api.get("/v1/drift-alarms").json()["data"]
+    assert alarm["user_id"] == monitor["user_id"] and "rev-9" not in str(alarm["monitor"])
     drift = [
         e for e in api.get("/v1/audit-trail").json()["data"] if e["type"].startswith(("drift", "probe_sprt"))
     ]
