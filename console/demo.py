@@ -17,7 +17,7 @@ from compliance import selectors as compliance_selectors
 from compliance import services as compliance_services
 from config.bodymodels import body_parse
 from config.exceptions import DomainError
-from console import demo_data, demo_oversight, demo_signals
+from console import demo_data, demo_drift, demo_oversight, demo_signals
 from console.permissions import COMPLIANCE_STAFF
 from fairness import services as fairness_services
 from fairness.inputs import SignalInput
@@ -190,6 +190,7 @@ def seed(*, create_users: bool = True) -> Report:
     rows = demo_oversight.timed(demo_data.decisions(now=now))
     with transaction.atomic():
         customer, _ = Customer.objects.get_or_create(id=demo_data.CUSTOMER)
+        report.add(demo_drift.create_monitors(customer))
         _decisions(customer, rows, report)
         compliance_services.profile_save(
             customer=customer,
@@ -202,6 +203,7 @@ def seed(*, create_users: bool = True) -> Report:
             f"System profile of {demo_data.MODEL}: every field but the provider (the reports print it as not provided)."
         )
         report.add(demo_oversight.log_probes(customer, now=now, decisions=len(rows)))
+        report.add(demo_drift.acknowledge_some(customer, ACTOR))
         _bias_alerts(customer, rows, report)
         _signals(customer, rows, report, now)
         _months(customer, rows, report, now)

@@ -9,6 +9,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -44,6 +45,12 @@ def _watches(chart: str, scope: str, user_id: str | None, model_id: str | None) 
     return f"{chart.replace('_', ' ')} of {who}, {model_id or 'every model'}"
 
 
+def _sprt(monitor: DriftMonitor) -> Sprt:
+    given = monitor.sprt or {}
+    defaults = Sprt()
+    return Sprt(*(float(given.get(name, getattr(defaults, name))) for name in ("p0", "p1", "alpha", "beta")))
+
+
 def _chart_uri(points: list[Any], monitor: DriftMonitor, title: str) -> str | None:
     if not points:
         return None
@@ -53,7 +60,7 @@ def _chart_uri(points: list[Any], monitor: DriftMonitor, title: str) -> str | No
         for p in points
     ]
     if monitor.chart == "probe_sprt":
-        sprt = Sprt(**monitor.sprt) if monitor.sprt else Sprt()
+        sprt = _sprt(monitor)
         svg = drift_chart(rows, h=sprt.upper_bound, title=title, lower=sprt.lower_bound)
     else:
         svg = drift_chart(rows, h=float(monitor.h or 0.0), title=title)
@@ -92,7 +99,7 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        monitor = self.get_object(request, object_id)
+        monitor = self.get_object(request, unquote(object_id))  # the admin's URLs quote "_" as "_5F"
         if monitor is None or not self.has_view_permission(request, monitor):
             raise Http404(f"No such {self.opts.verbose_name}.")
         points = reporting.last_points(monitor, CHART_POINTS)
@@ -121,7 +128,7 @@ def _parameters(m: DriftMonitor) -> list[tuple[str, str]]:
     ]
     rows.append(("Model version", m.model_version or "every version"))
     if m.chart == "probe_sprt":
-        sprt = Sprt(**m.sprt) if m.sprt else Sprt()
+        sprt = _sprt(m)
         rows.append(("SPRT", f"p0 {sprt.p0:g}, p1 {sprt.p1:g}, alpha {sprt.alpha:g}, beta {sprt.beta:g}; bounds "
                              f"{sprt.upper_bound:.6f} and {sprt.lower_bound:.6f}; Wald's expected probes "
                              f"{sprt.asn_h0:.1f} (H0), {sprt.asn_h1:.1f} (H1)"))  # fmt: skip
@@ -201,7 +208,7 @@ class DriftAlarmAdmin(ReadOnlyAdmin):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
-        alarm = self.get_object(request, object_id)
+        alarm = self.get_object(request, unquote(object_id))
         if alarm is None or not self.has_view_permission(request, alarm):
             raise Http404(f"No such {self.opts.verbose_name}.")
         may_acknowledge = request.user.has_perm(ACKNOWLEDGE) and alarm.status == DriftAlarm.Status.OPEN

@@ -216,3 +216,12 @@ def reviewer_alarm_count(customer_ids: list[str] | None = None) -> int:
     """Alarms of `user` monitors (what staff without the per-person permission see of them)."""
     rows = DriftAlarm.objects.filter(monitor__scope="user")
     return (rows.filter(customer_id__in=customer_ids) if customer_ids is not None else rows).count()
+
+
+def open_alarms(customer: Customer) -> list[DriftAlarm]:
+    """The customer's open alarms, oldest first."""
+    return list(
+        DriftAlarm.objects.filter(customer=customer, status=DriftAlarm.Status.OPEN).order_by(
+            "raised_at", "id"
+        )
+    )

@@ -184,3 +184,32 @@ def test_officer_requests_an_erasure_from_the_access_group_and_sees_its_status(b
     page.goto(f"{live_server.url}/admin/audit/decision/?q={erasure.pseudonym}")
     assert reviewer not in page.content() and page.locator("#result_list tbody tr").count() > 0
     page.close()
+
+
+def test_officer_acknowledges_a_drift_alarm_and_the_api_shows_it(browser, demo, live_server):
+    """The demo's open drift alarm, from the Oversight group: its page shows the run's chart, the
+    officer acknowledges it with a disposition and a note, and the API shows staff:olivia."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page = signed_in(browser, live_server.url)
+    page.goto(f"{live_server.url}/admin/group/oversight/")
+    page.get_by_role("link", name="Drift alarms").first.click()
+    page.wait_for_selector("#result_list")
+    rows = page.locator("#result_list tbody tr")
+    assert rows.count() >= 1
+    assert rows.first.locator("td.field-status").inner_text() == "Open"  # open alarms first
+    page.screenshot(path=str(SHOTS / "drift-alarms.png"), full_page=True)
+    rows.first.locator("th a").first.click()
+    page.wait_for_selector("#acknowledge-form")
+    assert page.locator("#alarm-chart").count() == 1
+    alarm_id = unquote(urllib.parse.urlsplit(page.url).path.rstrip("/").split("/")[-2])
+    page.screenshot(path=str(SHOTS / "drift-alarm.png"), full_page=True)
+    page.select_option("#id_disposition", "model_retrained")
+    page.fill("#id_note", "v2.3 recalibrated on the v2.2 outcomes.")
+    page.click("#acknowledge-form button[type=submit]")
+    page.wait_for_selector("#alarm-status >> text=acknowledged")
+    alarm = api_get(live_server.url, f"/v1/drift-alarms/{alarm_id}", demo)
+    assert alarm["status"] == "acknowledged" and alarm["acknowledged_by"] == "staff:olivia"
+    assert alarm["disposition"] == "model_retrained"
+    page.goto(f"{live_server.url}/admin/drift/driftmonitor/{alarm['monitor_id']}/change/")
+    assert page.locator("#monitor-chart").count() == 1 and page.locator("#monitor-parameters").count() == 1
+    page.screenshot(path=str(SHOTS / "drift-monitor.png"), full_page=True)

@@ -1,6 +1,7 @@
 """seed_demo: realistic, idempotent, fast, and through the services (every figure is what the
 service computes: the audit chain verifies, alerts come from the amplification analysis)."""
 
+import datetime as dt
 import io
 import json
 import time
@@ -155,3 +156,25 @@ def test_seed_demo_signs_in_at_its_bind_says_when_to_start_the_service_and_repri
         "The service answers on 127.0.0.1:8202: sign in at http://127.0.0.1:8202/admin/ as demo-officer "
         "(a compliance officer) or demo-admin (everything)."
     )
+
+
+def test_the_demo_has_drift_monitors_with_alarms_some_acknowledged(demo_api):
+    report = seed()
+    assert "Drift monitors: 4 (" in report and "Drift alarms raised: " in report
+    monitors = demo_api.get("/v1/drift-monitors").json()["data"]
+    assert {m["chart"] for m in monitors} == {
+        "over_reliance",
+        "ai_calibration_down",
+        "ai_calibration_up",
+        "probe_sprt",
+    }
+    assert all(m["state"]["points"] > 0 for m in monitors if m["chart"] != "ai_calibration_up")
+    alarms = demo_api.get("/v1/drift-alarms", {"limit": 100}).json()["data"]
+    assert {a["status"] for a in alarms} == {"open", "acknowledged"}
+    acknowledged = [a for a in alarms if a["status"] == "acknowledged"]
+    assert all(a["acknowledged_by"] == "staff:demo-officer" and a["note"] for a in acknowledged)
+    # the older model version's calibration chart alarms on the older month's decisions
+    older = [a for a in alarms if a["chart"] == "ai_calibration_down"]
+    first, last = demo_data.months(dt.datetime.now(dt.UTC))[0]
+    assert older and first.isoformat() <= older[-1]["run"]["decision_time_from"][:10] <= last.isoformat()
+    assert demo_api.get("/v1/audit-trail/verify").json()["valid"] is True
