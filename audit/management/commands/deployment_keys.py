@@ -30,7 +30,7 @@ class Command(BaseCommand):
             help="record this host's keys as the deployment's (after every host has them)",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:  # Any: Django's command options
         mine = {
             SECRET_KEY: secret_fingerprint(settings.SECRET_KEY),
             CHECKPOINT_KEY: public_key_fingerprint(checkpoint_key.public_key()),
