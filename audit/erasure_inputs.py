@@ -1,15 +1,15 @@
 """The bodies of POST /erasures and PUT /retention-policy (docs/reference/erasure.md), as
 request body models (config.bodymodels)."""
 
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, StrictInt, model_validator
 
 from audit.erasure import LEGAL_BASES
 from audit.inputs import SUBJECT_ID_MAX, USER_ID_MAX
 from audit.models_erasure import MIN_RETENTION_DAYS
 from config.bodymodels import BodyModel
-from config.bodyrules import Choice, Integer, Text, problem, problems
+from config.bodyrules import problem, problems, text
 
 REASON_MAX = 500
 DAYS_MAX = 36_500
@@ -20,13 +20,13 @@ class ErasureInput(BodyModel):
 
     model_config = ConfigDict(extra="forbid")
     subject_id: Annotated[
-        str | None, Text(SUBJECT_ID_MAX), Field(description="The person the decisions are about")
+        str | None, text(SUBJECT_ID_MAX), Field(description="The person the decisions are about")
     ] = None
     user_id: Annotated[
-        str | None, Text(USER_ID_MAX), Field(description="The reviewer (human decision maker)")
+        str | None, text(USER_ID_MAX), Field(description="The reviewer (human decision maker)")
     ] = None
-    reason: Annotated[str, Text(REASON_MAX), Field(description="Why (1-500 characters)")]
-    legal_basis: Annotated[str, Choice(LEGAL_BASES)]
+    reason: Annotated[str, text(REASON_MAX), Field(description="Why (1-500 characters)")]
+    legal_basis: Literal[LEGAL_BASES]  # type: ignore[valid-type]  # the legal bases named
     override_minimum: Annotated[
         bool, Field(description="Erase entries younger than the policy's min_days now instead of scheduling")
     ] = False
@@ -44,7 +44,7 @@ class ErasureInput(BodyModel):
         return "user_id", self.user_id or ""  # one of the two is given (_one_target)
 
 
-_DAYS = Integer(MIN_RETENTION_DAYS, DAYS_MAX)
+_DAYS = Field(ge=MIN_RETENTION_DAYS, le=DAYS_MAX)
 
 
 class RetentionPolicyInput(BodyModel):
@@ -53,8 +53,8 @@ class RetentionPolicyInput(BodyModel):
     hold or a maximum without anyone saying so); `max_days` may be null (no maximum)."""
 
     model_config = ConfigDict(extra="forbid")
-    min_days: Annotated[int, _DAYS]
-    max_days: Annotated[int | None, _DAYS, Field(description="Required; null: no maximum")] = None
+    min_days: Annotated[StrictInt, _DAYS]
+    max_days: Annotated[StrictInt | None, _DAYS, Field(description="Required; null: no maximum")] = None
     legal_hold: bool
 
     @model_validator(mode="before")

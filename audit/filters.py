@@ -5,13 +5,13 @@ from django.db.models import QuerySet
 from audit.categories import RECORD_CATEGORIES
 from audit.models import Decision
 from config.filters import (
-    BOUND_HELP,
     QueryFilterSet,
     boolean_filter,
     bound_filter,
     choice_filter,
     text_filter,
 )
+from config.timeutils import BOUND_HELP
 
 
 class AuditTrailFilters(QueryFilterSet):

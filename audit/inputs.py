@@ -8,24 +8,13 @@ LateOutcomeInput, LogBatchInput). tests/audit/test_log_api.py holds the validato
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import ConfigDict, Field, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import AliasChoices, AliasPath, ConfigDict, Field, field_validator, model_validator
 
 from config.api import require_object
 from config.bodymodels import BodyModel, body_parse
-from config.bodyrules import (
-    Choice,
-    JsonObject,
-    Number,
-    Objects,
-    PlainRule,
-    Text,
-    Timestamp,
-    problem,
-    problems,
-)
+from config.bodyrules import Timestamp, json_object, problems, text
 from config.inputs import check_document
 
 __all__ = [
@@ -53,7 +42,8 @@ CUSTOM_KEY_MAX = 256
 CUSTOM_KEYS_MAX = 32
 DECISION_ID_PATTERN = r"[A-Za-z0-9._:-]{1,128}"
 DECISION_ID_HELP = "1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-'"
-PROBE_KINDS = ("known_wrong", "known_right")
+ProbeKind = Literal["known_wrong", "known_right"]
+PROBE_KINDS: tuple[str, ...] = get_args(ProbeKind)
 BATCH_MAX = 1000
 
 # Both review fields given may disagree by this much (clocks and rounding), no more.
@@ -73,57 +63,8 @@ class Entry:
 
 ALWAYS, WHEN_SET, NEVER = Entry("always"), Entry("when_set"), Entry("never")
 
-_SUBGROUP = Text(SUBGROUP_VALUE_MAX, trim=True)
-
-
-@dataclass(frozen=True)
-class _CustomAttributes(PlainRule):
-    """`subgroups.custom`: at most 32 values (trimmed, 1-256 characters) under keys of 1-256
-    characters (trimmed; two keys that are the same once trimmed are refused); a null value is
-    left out."""
-
-    def check(self, raw: object) -> object:
-        return None if raw is None else _custom_judged(raw)
-
-    # Any: a JSON Schema document
-    def schema(self) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "maxProperties": CUSTOM_KEYS_MAX,
-            "additionalProperties": {"type": "string", "maxLength": SUBGROUP_VALUE_MAX},
-            "description": "Further attributes, named custom.<key> in queries and findings",
-        }
-
-
-def _custom_judged(raw: object) -> dict[str, str]:
-    if not isinstance(raw, dict):
-        raise problem("must be an object")
-    if len(raw) > CUSTOM_KEYS_MAX:
-        raise problem(f"must hold at most {CUSTOM_KEYS_MAX} entries")
-    found: list[tuple[str, str]] = []
-    out: dict[str, str] = {}
-    seen: dict[str, str] = {}  # trimmed name -> the key as sent
-    for key, item in raw.items():
-        name = key.strip()
-        if not name or len(name) > CUSTOM_KEY_MAX:
-            found.append((key, f"keys are 1 to {CUSTOM_KEY_MAX} characters"))
-            continue
-        if name in seen:
-            found.append((name, f"the keys {seen[name]!r} and {key!r} are the same once trimmed"))
-            continue
-        seen[name] = key
-        if item is None:
-            continue
-        if not isinstance(item, str):
-            found.append((name, "must be a string"))
-            continue
-        try:
-            out[name] = _SUBGROUP.judge(item)
-        except PydanticCustomError as exc:
-            found.append((name, str(exc)))
-    if found:
-        raise problems(found)
-    return out
+_SUBGROUP = text(SUBGROUP_VALUE_MAX, trim=True)
+_CUSTOM_KEY = text(CUSTOM_KEY_MAX, trim=True)
 
 
 # The one declaration of POST /log, POST /calibrate, batch items and POST /detect-bias.
@@ -135,7 +76,31 @@ class SubgroupsInput(BodyModel):
     gender: Annotated[str | None, _SUBGROUP] = None
     age_group: Annotated[str | None, _SUBGROUP] = None
     ethnicity: Annotated[str | None, _SUBGROUP] = None
-    custom: Annotated[dict[str, str] | None, _CustomAttributes()] = None
+    # A null value is left out (stored() and attributes() read the values given).
+    custom: Annotated[
+        dict[Annotated[str, _CUSTOM_KEY], Annotated[str, _SUBGROUP] | None] | None,
+        Field(
+            max_length=CUSTOM_KEYS_MAX,
+            description="Further attributes, named custom.<key> in queries and findings",
+        ),
+    ] = None
+
+    @field_validator("custom", mode="before")
+    @classmethod
+    def _keys_differ_once_trimmed(cls, raw: object) -> object:
+        """Two keys that are the same once trimmed name one attribute twice: refused."""
+        if not isinstance(raw, dict):
+            return raw
+        seen: dict[str, str] = {}  # trimmed name -> the key as sent
+        found: list[tuple[str, str]] = []
+        for key in raw:
+            name = key.strip() if isinstance(key, str) else key
+            if name in seen:
+                found.append((name, f"the keys {seen[name]!r} and {key!r} are the same once trimmed"))
+            seen.setdefault(name, key)
+        if found:
+            raise problems(found)
+        return raw
 
     def stored(self) -> dict[str, str | dict[str, str]]:
         """As stored (and hashed): the attributes given only."""
@@ -144,15 +109,20 @@ class SubgroupsInput(BodyModel):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
-        if self.custom:
-            out["custom"] = self.custom
+        custom = self.custom_given()
+        if custom:
+            out["custom"] = custom
         return out
+
+    def custom_given(self) -> dict[str, str]:
+        """The custom attributes sent with a value."""
+        return {key: value for key, value in (self.custom or {}).items() if value is not None}
 
     def attributes(self) -> dict[str, str]:
         """As attribute names (docs/reference/bias.md, Subgroups):
         {"gender": "female", "custom": {"region": "north"}} -> {"gender": "female", "custom.region": "north"}."""
         out = {name: value for name in ("gender", "age_group", "ethnicity") if (value := getattr(self, name))}
-        for key, value in (self.custom or {}).items():
+        for key, value in self.custom_given().items():
             out[f"custom.{key}"] = value
         return out
 
@@ -164,17 +134,18 @@ class ProbeInput(BodyModel):
     """A vigilance probe (docs/reference/oversight.md, Probe rules)."""
 
     model_config = ConfigDict(extra="forbid")
-    kind: Annotated[str, Choice(PROBE_KINDS)]
+    kind: ProbeKind
     correct_decision: Annotated[
         str,
-        Text(VALUE_MAX),
+        text(VALUE_MAX),
         Field(
             description="known_wrong: differs from ai_recommendation; known_right: equals it (trimmed, case-folded)"
         ),
     ]
 
 
-_VALUE = Text(VALUE_MAX)
+_VALUE = text(VALUE_MAX)
+_CONFIDENCE = Field(ge=0, le=1)
 
 
 # A new decision field is declared here, with its rule and its `Entry` mark; the record
@@ -183,35 +154,45 @@ class DecisionInput(BodyModel):
     """A decision: the body of POST /log, an item of POST /log/batch, the body of POST /calibrate."""
 
     decision_id: Annotated[
-        str | None, Text(ID_MAX, pattern=DECISION_ID_PATTERN, pattern_help=DECISION_ID_HELP), NEVER
+        str | None, text(ID_MAX, pattern=DECISION_ID_PATTERN, help=DECISION_ID_HELP), NEVER
     ] = None
-    user_id: Annotated[str, Text(USER_ID_MAX), ALWAYS]
+    user_id: Annotated[str, text(USER_ID_MAX), ALWAYS]
     # The person the decision is about (docs/reference/erasure.md): personal, what erasure
     # requests name; in the replay fingerprint only when sent, so older decisions keep theirs.
-    subject_id: Annotated[str | None, Text(SUBJECT_ID_MAX), WHEN_SET] = None
-    model_id: Annotated[str | None, Text(MODEL_ID_MAX), ALWAYS] = None
-    model_version: Annotated[str | None, Text(MODEL_VERSION_MAX), ALWAYS] = None
+    subject_id: Annotated[str | None, text(SUBJECT_ID_MAX), WHEN_SET] = None
+    model_id: Annotated[str | None, text(MODEL_ID_MAX), ALWAYS] = None
+    model_version: Annotated[str | None, text(MODEL_VERSION_MAX), ALWAYS] = None
     ai_recommendation: Annotated[str, _VALUE, ALWAYS]
-    ai_confidence: Annotated[float | None, Number(0, 1), ALWAYS] = None
-    confidence: Annotated[float | None, Number(0, 1), Field(description="Alias of ai_confidence")] = None
+    # `confidence` is its alias: read from either key; both sent must agree (_together).
+    ai_confidence: Annotated[
+        float | None, _CONFIDENCE, Field(validation_alias=AliasChoices("ai_confidence", "confidence")), ALWAYS
+    ] = None
+    confidence: Annotated[float | None, _CONFIDENCE, Field(description="Alias of ai_confidence")] = None
     user_decision: Annotated[str, _VALUE, ALWAYS]
     initial_decision: Annotated[str | None, _VALUE, NEVER] = None
-    outcome: Annotated[str | None, _VALUE, ALWAYS] = None
-    context: Annotated[str, Text(CONTEXT_MAX, allow_blank=True), ALWAYS] = ""
+    # A probe's outcome is its correct decision (docs/reference/oversight.md, Probe rules):
+    # without an outcome, the probe's correct_decision is read as one.
+    outcome: Annotated[
+        str | None,
+        _VALUE,
+        Field(validation_alias=AliasChoices("outcome", AliasPath("probe", "correct_decision"))),
+        ALWAYS,
+    ] = None
+    context: Annotated[str, text(CONTEXT_MAX, blank=True), ALWAYS] = ""
     subgroups: Annotated[SubgroupsInput, ALWAYS] = NO_SUBGROUPS
     metadata: Annotated[
-        dict[str, object],
-        JsonObject(METADATA_MAX_BYTES),
+        dict[str, Any],  # Any: the caller's own JSON
+        json_object(METADATA_MAX_BYTES),
         Field(description="Any object, kept as sent"),
         NEVER,
     ] = Field(default_factory=dict)
     timestamp: Annotated[
-        dt.datetime | None, Timestamp(), Field(description="When the decision was made; default now"), ALWAYS
+        Timestamp | None, Field(description="When the decision was made; default now"), ALWAYS
     ] = None
     # Review effort and vigilance probes (docs/reference/oversight.md): optional, in the replay
     # fingerprint only when sent (so older decisions keep theirs), checked together below.
-    review_started_at: Annotated[dt.datetime | None, Timestamp(), NEVER] = None
-    review_seconds: Annotated[float | None, Number(0, REVIEW_SECONDS_MAX), WHEN_SET] = None
+    review_started_at: Annotated[Timestamp | None, NEVER] = None
+    review_seconds: Annotated[float | None, Field(ge=0, le=REVIEW_SECONDS_MAX), WHEN_SET] = None
     probe: Annotated[ProbeInput | None, WHEN_SET] = None
 
     @model_validator(mode="after")
@@ -219,13 +200,10 @@ class DecisionInput(BodyModel):
         """The rules over several fields, once every field is valid: the alias, the review
         time and the probe (docs/reference/oversight.md, Review time rules and Probe rules).
         `review_seconds` stays as sent (None when only the start was sent: the record derives
-        it from the stored timestamp). A valid probe's outcome becomes its correct decision."""
+        it from the stored timestamp)."""
         found: list[tuple[str, str]] = []
-        if self.confidence is not None:
-            if self.ai_confidence is None:
-                _complete(self, "ai_confidence", self.confidence)
-            elif self.ai_confidence != self.confidence:
-                found.append(("confidence", "differs from ai_confidence; send one of them"))
+        if self.confidence is not None and self.ai_confidence != self.confidence:
+            found.append(("confidence", "differs from ai_confidence; send one of them"))
         found.extend(_review_problems(self))
         probe, recommendation = self.probe, self.ai_recommendation
         if probe is not None:
@@ -248,17 +226,9 @@ class DecisionInput(BodyModel):
                 found.append(
                     ("outcome", "a probe's outcome is its correct_decision: send that, or no outcome")
                 )
-            else:
-                # fixed: a replay with or without the outcome is the same payload
-                _complete(self, "outcome", probe.correct_decision)
         if found:
             raise problems(found)
         return self
-
-
-def _complete(model: BodyModel, name: str, value: object) -> None:
-    """A value a model rule derives (frozen models are complete once validated)."""
-    object.__setattr__(model, name, value)
 
 
 def _norm(value: str) -> str:
@@ -296,8 +266,8 @@ def _review_problems(body: DecisionInput) -> list[tuple[str, str]]:
 class LateOutcomeInput(BodyModel):
     """POST /log {"decision_id", "outcome"} and nothing else: a later ground truth."""
 
-    decision_id: Annotated[str, Text(ID_MAX)]
-    outcome: Annotated[str, Text(VALUE_MAX)]
+    decision_id: Annotated[str, text(ID_MAX)]
+    outcome: Annotated[str, text(VALUE_MAX)]
 
 
 # Its items are judged one by one (item_validated), so that one bad item is rejected alone.
@@ -306,12 +276,13 @@ class LogBatchInput(BodyModel):
 
     decisions: Annotated[
         list[dict[str, object]],
-        Objects(1, BATCH_MAX),
+        Field(min_length=1, max_length=BATCH_MAX),
         Field(description="1 to 1,000 POST /log bodies (decisions or outcome updates)"),
     ]
 
 
 LATE_OUTCOME_KEYS = frozenset(("decision_id", "outcome"))
+DECLARED = frozenset(DecisionInput.model_fields)
 
 
 def is_late_outcome(body: dict[str, object]) -> bool:
@@ -323,7 +294,7 @@ def is_late_outcome(body: dict[str, object]) -> bool:
 class Item:
     """A validated decision item: `kind` is "decision" or "outcome" (a later ground truth)."""
 
-    kind: str
+    kind: Literal["decision", "outcome"]
     data: "DecisionInput | LateOutcomeInput"
 
 
@@ -334,11 +305,12 @@ def decision_validated(body: object) -> DecisionInput:
 
 def item_validated(body: object, *, strings_checked: bool = True, outcomes: bool = True) -> Item:
     """The one validator of every door. `strings_checked=False` where the parser left the
-    strings to the item (a batch: one bad item, one rejection); `outcomes=False` where the
-    body is always a decision (POST /calibrate)."""
-    if not strings_checked:
-        check_document(body)
+    strings to the item (a batch: one bad item, one rejection): the model judges its own
+    fields' strings and numbers, and the keys it does not declare are walked here;
+    `outcomes=False` where the body is always a decision (POST /calibrate)."""
     data = require_object(body)
+    if not strings_checked and not data.keys() <= DECLARED:
+        check_document({key: value for key, value in data.items() if key not in DECLARED})
     if outcomes and is_late_outcome(data):
         return Item("outcome", body_parse(LateOutcomeInput, data))
     return Item("decision", body_parse(DecisionInput, data))

@@ -1,12 +1,12 @@
 """Validation cost of request bodies (config.bodymodels): a 1,000-item POST /log/batch body
 validated as the request does it (the envelope, audit.views.batch_items, then every item alone,
 audit.services.items_validated), and one POST /log body (audit.inputs.item_validated). CPU
-time, the best of `--rounds` rounds each, in one process; no database is touched.
+time, the best of `--rounds` rounds each, interleaved, in one process; no database is touched.
 
 The plain-tool limit, measured in the same rounds: the same 1,000 decisions through a bare
-pydantic model of the same fields with pydantic's own constraints (no messages of ours, no
-null-as-absent, no rules over several fields, no per-item string walk): what the library costs
-at the least. `ratio_to_plain` is the service's batch over that.
+pydantic model of the fields they hold with pydantic's own constraints (strict, from the JSON
+text: no messages of ours, no null-as-absent, no rules over several fields, no timestamp read
+as UTC): what the library costs at the least. `ratio_to_plain` is the service's batch over that.
 
 Run:  .venv/bin/python bench/bodies_bench.py [--rounds 15]"""
 

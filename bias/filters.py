@@ -5,8 +5,9 @@ from django.db.models import QuerySet
 from bias import selectors
 from bias.domain import is_valid_attribute_name
 from bias.models import BiasAlert, BiasType, Severity
-from config.filters import BOUND_HELP, QueryFilterSet, RuleFilter, bound_filter, choice_filter, text_filter
+from config.filters import QueryFilterSet, RuleFilter, bound_filter, choice_filter, text_filter
 from config.inputs import invalid, text
+from config.timeutils import BOUND_HELP
 
 ALERT_SEVERITIES = [s.value for s in Severity if s != Severity.NONE]
 ATTRIBUTE_HELP = "gender, age_group, ethnicity or custom.<key>"

@@ -8,11 +8,11 @@ from pydantic import model_validator
 
 from audit.inputs import DECISION_ID_HELP, DECISION_ID_PATTERN, ID_MAX, SubgroupsInput
 from config.bodymodels import BodyModel
-from config.bodyrules import Text, problem
+from config.bodyrules import problem, text
 
 
 class DetectBiasInput(BodyModel):
-    decision_id: Annotated[str, Text(ID_MAX, pattern=DECISION_ID_PATTERN, pattern_help=DECISION_ID_HELP)]
+    decision_id: Annotated[str, text(ID_MAX, pattern=DECISION_ID_PATTERN, help=DECISION_ID_HELP)]
     subgroups: SubgroupsInput
 
     @model_validator(mode="after")

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from calibration import rules
 from config.bodymodels import BodyModel
-from config.bodyrules import Bound, Text
+from config.bodyrules import Bound, text
 from config.inputs import day_range, exact_window
 
 MAX_RANGE_DAYS = 3660
@@ -27,13 +27,11 @@ class Window:
 
 class TrustScoreInput(BodyModel):
     user_id: Annotated[
-        str | None, Text(ID_MAX), Field(description="One reviewer's score; the organisation's without it")
+        str | None, text(ID_MAX), Field(description="One reviewer's score; the organisation's without it")
     ] = None
-    model_id: Annotated[str | None, Text(ID_MAX)] = None
-    from_: Annotated[str | None, Bound(), Field(alias="from", description="Default: 29 days before `to`")] = (
-        None
-    )
-    to: Annotated[str | None, Bound(), Field(description="Default: today")] = None
+    model_id: Annotated[str | None, text(ID_MAX)] = None
+    from_: Annotated[Bound | None, Field(alias="from", description="Default: 29 days before `to`")] = None
+    to: Annotated[Bound | None, Field(description="Default: today")] = None
 
     def window(self) -> Window:
         """The window the bounds name, or VALIDATION_ERROR (`from` after `to`, too long)."""

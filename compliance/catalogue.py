@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, get_args
 
-FORMATS = ["pdf", "csv", "json"]
+Format = Literal["pdf", "csv", "json"]
+FORMATS = list(get_args(Format))
 
 TEMPLATES: list[dict[str, Any]] = [
     {

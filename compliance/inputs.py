@@ -4,20 +4,21 @@ and the ExportRequest export_request takes, built from it. Unknown keys are refu
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Literal, get_args
 
 from pydantic import ConfigDict, Field
 
-from compliance.catalogue import FORMATS, TEMPLATE_IDS
+from compliance.catalogue import TEMPLATE_IDS, Format
 from config.bodymodels import BodyModel, body_parse, failure
-from config.bodyrules import Bound, Choice, Items, Text
+from config.bodyrules import Bound, text
 from config.inputs import parse_day_only, shift_days, time_range
 
 DEFAULT_DAYS = 30
 # The longest period a report covers (ten years and a leap day or two): a report's cost grows
 # with its period (a trend point per month), docs/reference/limits.md, "Exports".
 MAX_PERIOD_DAYS = 3660
-CATEGORIES = ["CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING"]
+Category = Literal["CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING"]
+CATEGORIES = list(get_args(Category))
 FILTER_VALUES_MAX = 1000
 FILTER_VALUE_LENGTH = 256
 
@@ -32,8 +33,8 @@ class ExportRequest:
     filters: dict[str, list[str]]
 
 
-_VALUES = Items(0, FILTER_VALUES_MAX)
-_VALUE = Text(FILTER_VALUE_LENGTH)
+_VALUES = Field(max_length=FILTER_VALUES_MAX)
+_VALUE = text(FILTER_VALUE_LENGTH)
 
 
 class ExportFiltersInput(BodyModel):
@@ -45,7 +46,7 @@ class ExportFiltersInput(BodyModel):
         list[Annotated[str, _VALUE]] | None, _VALUES, Field(description="Only these models' decisions")
     ] = None
     calibration: Annotated[
-        list[Annotated[str, Choice(tuple(CATEGORIES))]] | None,
+        list[Category] | None,
         _VALUES,
         Field(description="Only these categories"),
     ] = None
@@ -58,16 +59,16 @@ class ExportFiltersInput(BodyModel):
 
 class ExportPeriodInput(BodyModel):
     model_config = ConfigDict(extra="forbid")
-    from_: Annotated[str | None, Bound(), Field(alias="from")] = None
-    to: Annotated[str | None, Bound()] = None
+    from_: Annotated[Bound | None, Field(alias="from")] = None
+    to: Bound | None = None
 
 
 class ExportInput(BodyModel):
     """POST /export's body: the report template, its format, the period and the filters."""
 
     model_config = ConfigDict(extra="forbid")
-    template: Annotated[str, Choice(tuple(TEMPLATE_IDS))]
-    format: Annotated[str, Choice(tuple(FORMATS))] = "pdf"
+    template: Literal[tuple(TEMPLATE_IDS)]  # type: ignore[valid-type]  # the catalogue's ids
+    format: Format = "pdf"
     time_period: Annotated[
         ExportPeriodInput | None, Field(description="Default: the last 30 days, today included")
     ] = None

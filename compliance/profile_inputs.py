@@ -4,15 +4,15 @@ leave the report printing "not provided" for a value the caller thinks it sent."
 
 from typing import Annotated
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, StringConstraints
 
 from compliance.models import PROFILE_FIELDS
 from config.bodymodels import BodyModel
-from config.bodyrules import Text
+from config.bodyrules import text
 
 
-def _rule(name: str) -> Text:
-    return Text(PROFILE_FIELDS[name], allow_blank=True, trim=True)
+def _rule(name: str) -> StringConstraints:
+    return text(PROFILE_FIELDS[name], blank=True, trim=True)
 
 
 HELP = {

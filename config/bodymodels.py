@@ -1,8 +1,9 @@
 """Request bodies as pydantic v2 models (docs/reference/conventions.md, Request bodies).
 
 A body is a `BodyModel` subclass in its app's `inputs.py`: one annotated attribute per field,
-its rules in the annotation (config.bodyrules: `Text`, `Number`, `Timestamp`, ...; pydantic's
-own types for the rest; a model validator for a rule over several fields).
+its rules in the annotation as pydantic's own constraints (config.bodyrules: `text(256)`,
+`Field(ge=0, le=1)`, `Literal[...]`, `Timestamp`, ...), a model validator for a rule over several
+fields. Every message comes from one table (config.bodyrules.MESSAGES).
 `body_parse(Model, data)` gives the validated, frozen model, which the view passes to the
 service as it is; or raises VALIDATION_ERROR listing every problem with its path, in the
 same words and order as every other body (docs/reference/errors.md, The problem document).
@@ -11,19 +12,22 @@ extension, drf_spectacular.contrib.pydantic, loaded with drf-spectacular: a view
 in `@extend_schema(request=Model)`).
 
 Rules every body shares: JSON types are strict (no "0.5" for a number, no 1 for true); a
-field sent as null is a field left out (its default, or "is required"), except in a PATCH
+field sent as null is a field left out (its default, or "is required": body_parse drops the
+nulls of the body's own fields; a nested object's optional fields default to None), except in a PATCH
 body (`partial = True`: only the fields sent change, null included) and in a field the
-service judges itself (`Judged`); keys a body does not declare are ignored unless the model
+service judges itself (`judged`); keys a body does not declare are ignored unless the model
 says `extra="forbid"`.
 """
 
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+import annotated_types
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from config.api import require_object
-from config.bodyrules import JUDGED, KEPT, RULE, Judged
+from config.bodyrules import RULE, message, range_text
 from config.exceptions import DomainError, ValidationFailed
 
 
@@ -39,21 +43,15 @@ class BodyModel(BaseModel):
     # No schema title: the component's name is the model's name in the schema (as for every
     # other body), so a generated client's class is named as the component (WebhookCreateInputRequest).
     model_config = ConfigDict(
-        extra="ignore", frozen=True, strict=True, hide_input_in_errors=True,
+        extra="ignore", frozen=True, strict=True, allow_inf_nan=False, hide_input_in_errors=True,
         json_schema_extra=lambda schema: schema.pop("title", None),
     )  # fmt: skip
     partial: ClassVar[bool] = False  # a PATCH: only the fields sent change, a null one included
     # Fields (by wire name) whose problems answer their own error code instead of VALIDATION_ERROR,
     # checked in this order before the rest of the body, each alone (docs/reference/errors.md).
     refusals: ClassVar[dict[str, type[DomainError]]] = {}
-
-    @model_validator(mode="before")
-    @classmethod
-    def _null_is_absent(cls, data: object) -> object:
-        if cls.partial or not isinstance(data, dict) or None not in data.values():
-            return data
-        judged = _judged_fields(cls)
-        return {key: value for key, value in data.items() if value is not None or key in judged}
+    # Fields (by wire name) taken as any JSON, null included, and judged by the service itself.
+    judged: ClassVar[frozenset[str]] = frozenset()
 
     def sent(self) -> dict[str, object]:
         """A PATCH body's fields as sent (by name), the ones left out absent."""
@@ -65,6 +63,8 @@ class BodyModel(BaseModel):
 def body_parse[M: BodyModel](model: type[M], data: Any) -> M:  # Any: whatever the JSON parser gave
     """The validated body, or VALIDATION_ERROR with every problem (paths `a.b`, `a[0]`)."""
     body = require_object(data)
+    if not model.partial and None in body.values():  # a null is a field left out
+        body = {key: value for key, value in body.items() if value is not None or key in model.judged}
     try:
         return model.model_validate(body)
     except ValidationError as exc:
@@ -80,23 +80,18 @@ def body_parse[M: BodyModel](model: type[M], data: Any) -> M:  # Any: whatever t
 
 def body_errors(model: type[BaseModel], exc: ValidationError) -> list[dict[str, str]]:
     """The problem document's `errors` of a failed validation: in each object, the keys it
-    refuses first, then its fields in their declared order (pydantic's own)."""
+    refuses first, then its fields in their declared order (pydantic's own). A problem found
+    twice (a field read through another's alias) is listed once, where it was found last."""
     listed: list[dict[str, str]] = []
-    found: list[ErrorDetails] = []
-    for error in exc.errors(include_url=False, include_input=False):
-        if KEPT in error["loc"]:  # a Text value not kept as sent: the judge's problem says why
-            continue
-        if JUDGED in error["loc"]:
-            error["loc"] = tuple(part for part in error["loc"] if part != JUDGED)
-        found.append(error)
-    for error in _extras_first(found):
+    for error in _extras_first(exc.errors(include_url=False, include_context=True)):
         ctx = error.get("ctx") or {}
         if error["type"] == RULE and "at" in ctx:
-            for at, message in ctx["at"]:
-                listed.append({"field": _path(error["loc"], at), "message": message})
+            for at, said in ctx["at"]:
+                listed.append({"field": _path(error["loc"], at), "message": said})
         else:
             listed.append({"field": _path(error["loc"]), "message": _message(model, error)})
-    return listed
+    last = {(e["field"], e["message"]): i for i, e in enumerate(listed)}
+    return [e for i, e in enumerate(listed) if last[(e["field"], e["message"])] == i]
 
 
 def _extras_first(errors: list[ErrorDetails]) -> list[ErrorDetails]:
@@ -124,40 +119,55 @@ def _extras_first(errors: list[ErrorDetails]) -> list[ErrorDetails]:
 def _path(loc: tuple[int | str, ...], at: str = "") -> str:
     out = ""
     for part in loc:
+        if part == "[key]":  # a key of a map: the path names the key itself
+            continue
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     if at:
         out += at if not out or at.startswith("[") else f".{at}"
     return out or "body"
 
 
-_MESSAGES = {
-    "missing": "is required",
-    "string_type": "must be a string",
-    "bool_type": "must be true or false",
-    "int_type": "must be an integer",
-    "float_type": "must be a number",
-    "finite_number": "must be a number that fits a finite double",
-    "dict_type": "must be an object",
-    "model_type": "must be an object",
-    "list_type": "must be an array",
-}
-
-
 def _message(model: type[BaseModel], error: ErrorDetails) -> str:
     kind = error["type"]
-    if kind == RULE:
-        return error["msg"]
     if kind == "extra_forbidden":
         owner = _model_at(model, error["loc"][:-1])
         return f"unknown field (known: {', '.join(owner.model_fields)})"
-    return _MESSAGES.get(kind, error["msg"])
+    if kind in ("greater_than_equal", "less_than_equal"):  # the field's whole range
+        field = _field_at(model, error["loc"])
+        lows = [m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)] if field else []
+        highs = [m.le for m in field.metadata if isinstance(m, annotated_types.Le)] if field else []
+        words = range_text(lows[0] if lows else None, highs[0] if highs else None)
+        integer = field is not None and _is_integer(field.annotation)
+        return f"must be an integer {words}" if integer else f"must be {words}"
+    if error["loc"][-1] == "[key]":
+        return f"keys {message(error).removeprefix('must ')}"
+    return message(error)
+
+
+def _is_integer(annotation: object) -> bool:
+    """An int, StrictInt, or either or None."""
+    if get_origin(annotation) is Annotated:
+        return _is_integer(get_args(annotation)[0])
+    return annotation is int or any(_is_integer(a) for a in get_args(annotation))
+
+
+def _field_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> FieldInfo | None:
+    """The declared field at `loc` (names on the wire), or None."""
+    owner = _model_at(model, loc[:-1])
+    name = loc[-1]
+    return next((info for field, info in owner.model_fields.items() if name in (field, info.alias)), None)
 
 
 def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel]:
     """The model of the object at `loc` (a nested body), for its field names."""
     for part in loc:
-        if isinstance(part, str):
-            annotation = model.model_fields[part].annotation
+        field = (
+            next((i for n, i in model.model_fields.items() if part in (n, i.alias)), None)
+            if isinstance(part, str)
+            else None
+        )
+        if field is not None:
+            annotation = field.annotation
             nested = [a for a in (annotation, *getattr(annotation, "__args__", ())) if _is_model(a)]
             if nested:
                 model = nested[0]
@@ -166,18 +176,6 @@ def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseMo
 
 def _is_model(value: object) -> bool:
     return isinstance(value, type) and issubclass(value, BaseModel)
-
-
-def _judged_fields(model: type[BaseModel]) -> frozenset[str]:
-    cached: frozenset[str] | None = model.__dict__.get("_judged_cache")
-    if cached is None:
-        cached = frozenset(
-            name
-            for name, info in model.model_fields.items()
-            if any(isinstance(m, Judged) for m in info.metadata)
-        )
-        type.__setattr__(model, "_judged_cache", cached)
-    return cached
 
 
 def models_of(base: type[BodyModel] = BodyModel) -> set[type[BodyModel]]:

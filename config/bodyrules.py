@@ -1,356 +1,186 @@
-"""The field rules of request body models (config.bodymodels): each is an annotation on a
-model's field (`Annotated[str, Text(256)]`) that judges the JSON value with the message the
-problem document gives, and documents itself in the OpenAPI schema."""
+"""The field rules of request body models (config.bodymodels), as pydantic's own types and
+constraints, and MESSAGES: the one table from pydantic's error types to the words of the problem
+document (docs/reference/conventions.md, Request bodies).
 
+A string field is `Annotated[str, text(256)]` (pydantic's StringConstraints: length, not blank,
+trimmed, no NUL, a pattern); a number `Annotated[float, Field(ge=0, le=1)]` (the body model
+refuses infinities); an integer `Annotated[StrictInt, Field(ge=0)]`; a choice a `Literal`; an
+array `Annotated[list[...], Field(min_length=1, max_length=1000)]`. What pydantic cannot say
+is a small function here, each with its own message: a timestamp (any ISO 8601 string, a naive
+one taken as UTC), a `from`/`to` bound, the size of a JSON object.
+
+White space is Unicode's (the White_Space property): what pydantic's trimming removes and what
+`\\s` matches in its regular expressions.
+"""
+
+import datetime as dt
 import json
-import math
 import re
-from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Annotated, Any
 
-from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
-from pydantic.json_schema import JsonSchemaValue
-from pydantic_core import CoreSchema, PydanticCustomError, core_schema
+from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
+from pydantic_core import ErrorDetails, PydanticCustomError
 
-from config.timeutils import parse_bound, parse_timestamp
+from config.jsonwalk import document_fault
+from config.timeutils import BOUND_HELP, parse_bound, parse_timestamp
 
-# A rule's own message travels as a custom error of this type (its text is the message).
+# A rule of ours raises a custom error of this type; its text is the message.
 RULE = "rule"
+NUL_OR_SURROGATE = "must not contain NUL or unpaired surrogates"
+
+MAX_BIGINT = 2**63 - 1  # a 64-bit column's largest value
+_NO_NUL = r"^[^\x00]*$"
+_SOLID = r"^[^\x00]*[^\s\x00][^\x00]*$"  # not blank, no NUL
+# The words of each field pattern (text(pattern=, help=)), for its string_pattern_mismatch.
+_PATTERN_HELP: dict[str, str] = {}
 
 
 def problem(message: str, *, at: str = "") -> PydanticCustomError:
-    """The error a field rule raises: `message` is what the problem document says; `at` a path
-    inside the value judged (a key of a map, a field of the model a model rule judges)."""
+    """The error a rule of ours raises: `message` is what the problem document says; `at` a
+    path inside the value judged (a field of the model a model rule judges)."""
     return problems([(at, message)])
 
 
 def problems(found: list[tuple[str, str]]) -> PydanticCustomError:
-    """Several problems found by one rule (a map's keys, a rule over several fields), each
-    (path inside the value judged, message), listed in that order."""
+    """Several problems found by one rule (over several fields), each (path inside the value
+    judged, message), listed in that order."""
     return PydanticCustomError(RULE, "{message}", {"message": found[0][1], "at": tuple(found)})
 
 
-# Python's whitespace (str.isspace, what str.strip removes) as a class of pydantic's Rust regex
-# engine: Unicode White_Space plus \x1c-\x1f, the same set for every code point (checked).
-_SOLID = r"[^\s\x1c-\x1f]"
-# The two ways a Text value is checked (union tags): kept as sent, or judged by Text.judge.
-KEPT, JUDGED = "text-kept", "text-judged"
+def text(
+    max_length: int, *, blank: bool = False, trim: bool = False, pattern: str = "", help: str = ""
+) -> StringConstraints:
+    """A string of at most `max_length` characters (after trimming white space at both ends
+    when `trim`), not blank unless `blank`, without NUL; matching the whole of `pattern` (said
+    as "must be <help>") when given."""
+    if pattern:
+        shape = rf"^(?:{pattern.removeprefix('^').removesuffix('$')})$"
+        _PATTERN_HELP[shape] = help or f"of the form {pattern}"
+    else:
+        shape = _NO_NUL if blank or trim else _SOLID
+    return StringConstraints(
+        strip_whitespace=trim,
+        min_length=1 if trim and not blank else None,
+        max_length=max_length,
+        pattern=shape,
+    )
 
 
-@dataclass(frozen=True)
-class Text:
-    """A string: at most `max_length` characters (after trimming when `trim`), not blank unless
-    `allow_blank`, matching `pattern` (said as `pattern_help`) when given."""
-
-    max_length: int
-    allow_blank: bool = False
-    trim: bool = False
-    pattern: str = ""
-    pattern_help: str = ""
-
-    def judge(self, value: str) -> str:
-        """The string as kept, or the rule's problem."""
-        if self.trim:
-            value = value.strip()
-        if not self.allow_blank and not value.strip():
-            raise problem("must not be blank")
-        if len(value) > self.max_length:
-            raise problem(f"must be at most {self.max_length} characters")
-        if self.pattern and not re.fullmatch(self.pattern, value):
-            raise problem(f"must be {self.pattern_help or 'of the form ' + self.pattern}")
-        return value
-
-    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
-        judged = core_schema.no_info_after_validator_function(self.judge, core_schema.str_schema(strict=True))
-        text = core_schema.union_schema(
-            [(self._kept_as_sent(), KEPT), (judged, JUDGED)], mode="left_to_right"
-        )
-        return core_schema.nullable_schema(text) if type(None) in get_args(source) else text
-
-    def _kept_as_sent(self) -> CoreSchema:
-        """pydantic's own check, in Rust, of the strings the rule keeps as they were sent (nearly
-        all of them): those cost no Python call. Any other string goes on to `judge` for its
-        verdict and its message (body_errors reports the judge's problems only)."""
-        if self.trim:
-            bare = rf"{_SOLID}(?:[\s\S]*{_SOLID})?"  # nothing to trim
-            shape: str | None = rf"^(?:{bare})?$" if self.allow_blank else rf"^{bare}$"
-        else:
-            shape = None if self.allow_blank else _SOLID  # a search: not blank
-        kept = core_schema.str_schema(strict=True, max_length=self.max_length, pattern=shape)
-        if not self.pattern:
-            return kept
-        # the pattern by Python's own engine, as judge reads it (re.fullmatch)
-        own = core_schema.str_schema(pattern=rf"^(?:{self.pattern})\Z", regex_engine="python-re")
-        return core_schema.chain_schema([kept, own])
-
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        out: JsonSchemaValue = {"type": "string", "maxLength": self.max_length}
-        if self.pattern:
-            out["pattern"] = self.pattern
-        return {"anyOf": [out, {"type": "null"}]} if schema["type"] == "nullable" else out
+def _timestamp(raw: object) -> object:
+    if raw is None or isinstance(raw, dt.datetime):
+        return raw
+    value = parse_timestamp(raw) if isinstance(raw, str) else None
+    if value is None:
+        raise problem("must be an ISO 8601 timestamp in years 1..9999")
+    return value
 
 
-@dataclass(frozen=True)
-class Choice:
-    """One of `choices` (a string)."""
+def _bound(raw: str) -> str:
+    if parse_bound(raw, end=False) is None or parse_bound(raw, end=True) is None:
+        raise problem(f"must be {BOUND_HELP}")
+    return raw
 
-    choices: tuple[str, ...]
 
-    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
-        def check(value: object) -> object:
-            if value is not None and (not isinstance(value, str) or value not in self.choices):
-                raise problem(f"must be one of: {', '.join(self.choices)}")
+def json_object(limit: int = 0) -> AfterValidator:
+    """Any JSON object (`dict[str, Any]`) of at most `limit` bytes as compact UTF-8 JSON (0: no
+    limit), kept as sent; its strings and numbers judged as every document's (config.jsonwalk)."""
+
+    def judged(value: dict[str, Any]) -> dict[str, Any]:
+        if not value:
             return value
-
-        return core_schema.no_info_before_validator_function(check, handler(source))
-
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        out = handler(schema)
-        handler.resolve_ref_schema(out)["enum"] = list(self.choices)
-        return out
-
-
-@dataclass(frozen=True)
-class Judged:
-    """Any JSON value, null included, passed to the service, whose own rule judges it (with an
-    error code of its own); `schema` is what /v1/schema shows for it."""
-
-    schema: dict[str, Any]
-
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        return dict(self.schema)
-
-
-MAX_BIGINT = 2**63 - 1
-BOUND_HELP = "a date (YYYY-MM-DD, the whole UTC day) or an ISO 8601 timestamp"
-
-
-class PlainRule:
-    """A rule that judges the raw JSON value itself (`check`) and documents itself (`schema`);
-    None (a PATCH's null, a default) passes unjudged."""
-
-    def check(self, raw: object) -> object:
-        """The value as kept (None passes), or the rule's problem."""
-        raise NotImplementedError
-
-    def schema(self) -> dict[str, Any]:  # Any: a JSON schema fragment
-        raise NotImplementedError
-
-    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.no_info_plain_validator_function(self.check)
-
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        return self.schema()
-
-
-def _range_text(minimum: float | None, maximum: float | None) -> str:
-    if minimum is not None and maximum is not None:
-        return f"between {minimum:g} and {maximum:,g}"
-    if minimum is not None:
-        return f"at least {minimum:g}"
-    return f"at most {maximum:,g}"
-
-
-@dataclass(frozen=True)
-class Number(PlainRule):
-    """A finite JSON number (not true or false) within `minimum`..`maximum`, as a float (-0.0 as
-    0.0: a number is kept as the value it denotes), or as sent when `keep`."""
-
-    minimum: float | None = None
-    maximum: float | None = None
-    keep: bool = False
-
-    def check(self, raw: object) -> object:
-        if raw is None:
-            return None
-        if isinstance(raw, bool) or not isinstance(raw, int | float):
-            raise problem("must be a number")
-        try:
-            number = float(raw) + 0.0
-        except OverflowError:  # an integer beyond the range of a double
-            number = math.inf
-        if not math.isfinite(number):
-            raise problem("must be a number that fits a finite double")
-        if (self.minimum is not None and number < self.minimum) or (
-            self.maximum is not None and number > self.maximum
-        ):
-            raise problem(f"must be {_range_text(self.minimum, self.maximum)}")
-        return raw if self.keep else number
-
-    def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "number"}
-        if self.minimum is not None:
-            out["minimum"] = self.minimum
-        if self.maximum is not None:
-            out["maximum"] = self.maximum
-        return out
-
-
-@dataclass(frozen=True)
-class Integer(PlainRule):
-    """A JSON integer (not true or false) within `minimum`..`maximum` (a 64-bit column's at most)."""
-
-    minimum: int | None = None
-    maximum: int = MAX_BIGINT
-
-    def check(self, raw: object) -> object:
-        if raw is None:
-            return None
-        if isinstance(raw, bool) or not isinstance(raw, int):
-            raise problem("must be an integer")
-        if (self.minimum is not None and raw < self.minimum) or raw > self.maximum:
-            raise problem(f"must be an integer {_range_text(self.minimum, self.maximum)}")
-        return raw
-
-    def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "integer", "maximum": self.maximum}
-        if self.minimum is not None:
-            out["minimum"] = self.minimum
-        return out
-
-
-@dataclass(frozen=True)
-class Timestamp(PlainRule):
-    """An ISO 8601 timestamp (a naive one is UTC) -> an aware datetime in UTC."""
-
-    def check(self, raw: object) -> object:
-        if raw is None:
-            return None
-        try:
-            value = parse_timestamp(raw) if isinstance(raw, str) else None
-        except (OverflowError, ValueError):
-            value = None
-        if value is None:
-            raise problem("must be an ISO 8601 timestamp in years 1..9999")
+        fault = document_fault(value)
+        if fault is not None:
+            raise problem(fault[1], at=fault[0].removeprefix("body"))
+        size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        if limit and size > limit:
+            raise problem(f"must be at most {limit} bytes as JSON ({size} given)")
         return value
 
-    def schema(self) -> dict[str, Any]:
-        return {"type": "string", "format": "date-time"}
+    return AfterValidator(judged)
 
 
-@dataclass(frozen=True)
-class Bound(PlainRule):
-    """A `from`/`to` bound (docs/reference/conventions.md, Time bounds), kept as sent."""
-
-    def check(self, raw: object) -> object:
-        if raw is None:
-            return None
-        if (
-            not isinstance(raw, str)
-            or parse_bound(raw, end=False) is None
-            or parse_bound(raw, end=True) is None
-        ):
-            raise problem(f"must be {BOUND_HELP} in years 1..9999")
-        return raw
-
-    def schema(self) -> dict[str, Any]:
-        return {"type": "string", "description": BOUND_HELP}
+# Any ISO 8601 timestamp (docs/reference/conventions.md, Timestamps): an offset is converted to
+# UTC, a naive one is UTC. pydantic's own datetime takes Unix numbers and leaves a naive value
+# naive, so the service's parser reads the string.
+Timestamp = Annotated[
+    dt.datetime, BeforeValidator(_timestamp), WithJsonSchema({"type": "string", "format": "date-time"})
+]
+# A `from`/`to` bound, kept as sent (the endpoint reads it with config.inputs.time_range).
+Bound = Annotated[str, AfterValidator(_bound), Field(description=BOUND_HELP)]
 
 
-@dataclass(frozen=True)
-class JsonObject(PlainRule):
-    """Any JSON object of at most `max_bytes` bytes as compact UTF-8 JSON (0: no limit), kept as sent."""
-
-    max_bytes: int = 0
-
-    def check(self, raw: object) -> object:
-        if raw is None:
-            return None
-        if not isinstance(raw, dict):
-            raise problem("must be an object")
-        if self.max_bytes:
-            size = len(json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-            if size > self.max_bytes:
-                raise problem(f"must be at most {self.max_bytes} bytes as JSON ({size} given)")
-        return raw
-
-    def schema(self) -> dict[str, Any]:
-        return {"type": "object", "additionalProperties": True}
+def _one_of(error: ErrorDetails) -> str:
+    expected = (error.get("ctx") or {}).get("expected", "")
+    return "must be one of: " + ", ".join(re.findall(r"'([^']*)'", expected))
 
 
-@dataclass(frozen=True)
-class Items:
-    """An array of `min_length`..`max_length` items, none null; each judged by the item's own
-    annotation (`list[Annotated[str, Text(256)]]`)."""
-
-    min_length: int
-    max_length: int
-
-    def _item_problem(self, item: object) -> str | None:
-        return "must not be null" if item is None else None
-
-    def _check(self, raw: object) -> object:
-        if raw is None:
-            return None
-        if not isinstance(raw, list):
-            raise problem("must be an array")
-        if not self.min_length <= len(raw) <= self.max_length:
-            raise problem(f"must hold {self.min_length} to {self.max_length} items")
-        found = [(f"[{i}]", said) for i, item in enumerate(raw) if (said := self._item_problem(item))]
-        if found:
-            raise problems(found)
-        return raw
-
-    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.no_info_before_validator_function(self._check, handler(source))
-
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        out = handler(schema)
-        target = handler.resolve_ref_schema(out)
-        target["minItems"], target["maxItems"] = self.min_length, self.max_length
-        return out
+def _pattern(error: ErrorDetails) -> str:
+    raw = error.get("input")
+    if isinstance(raw, str) and "\x00" in raw:
+        return NUL_OR_SURROGATE
+    if isinstance(raw, str) and not raw.strip():
+        return "must not be blank"
+    return "must be " + _PATTERN_HELP.get((error.get("ctx") or {}).get("pattern", ""), "of the right form")
 
 
-@dataclass(frozen=True)
-class Objects(Items):
-    """An array of `min_length`..`max_length` JSON objects, kept as sent: each is judged later,
-    on its own (a batch's items)."""
+def _too_long(error: ErrorDetails) -> str:
+    ctx = error.get("ctx") or {}
+    if ctx.get("field_type") == "Dictionary":
+        return f"must hold at most {ctx['max_length']} entries"
+    return f"must hold at most {ctx['max_length']:,} items"
 
-    def _item_problem(self, item: object) -> str | None:
-        if isinstance(item, dict):
-            return None
-        return "must not be null" if item is None else "must be an object"
 
-    def __get_pydantic_core_schema__(self, source: type[Any], handler: GetCoreSchemaHandler) -> CoreSchema:
-        return core_schema.no_info_plain_validator_function(self._check)
+def range_text(minimum: object, maximum: object) -> str:
+    """A number's range in words: `between 0 and 1`, `at least 0`, `at most 86,400`."""
+    if minimum is not None and maximum is not None:
+        return f"between {minimum:,} and {maximum:,}"
+    return f"at least {minimum:,}" if minimum is not None else f"at most {maximum:,}"
 
-    def __get_pydantic_json_schema__(
-        self, schema: CoreSchema, handler: GetJsonSchemaHandler
-    ) -> JsonSchemaValue:
-        return {
-            "type": "array",
-            "minItems": self.min_length,
-            "maxItems": self.max_length,
-            "items": {"type": "object", "additionalProperties": True},
-        }
+
+# pydantic's error type -> the problem document's message (a string, or a function of the
+# error for the ones that name a limit). A type not listed keeps pydantic's own message.
+MESSAGES: dict[str, Any] = {  # Any: a message or a function of the error
+    "missing": "is required",
+    "string_type": "must be a string",
+    "string_unicode": NUL_OR_SURROGATE,
+    "string_too_short": "must not be blank",
+    "string_too_long": lambda e: f"must be at most {e['ctx']['max_length']} characters",
+    "string_pattern_mismatch": _pattern,
+    "bool_type": "must be true or false",
+    "int_type": "must be an integer",
+    "float_type": "must be a number",
+    "finite_number": "must be a number that fits a finite double",
+    "literal_error": _one_of,
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "list_type": "must be an array",
+    "too_short": lambda e: f"must hold at least {e['ctx']['min_length']:,} items",
+    "too_long": _too_long,
+}
+
+
+def message(error: ErrorDetails) -> str:
+    """The problem document's message for one of pydantic's errors."""
+    if error["type"] == RULE:
+        return error["msg"]
+    if error.get("input", ...) is None:  # null where a value is needed
+        return "must not be null" if isinstance(error["loc"][-1], int) else "is required"
+    said = MESSAGES.get(error["type"], error["msg"])
+    return said if isinstance(said, str) else said(error)
 
 
 __all__ = [
     "BOUND_HELP",
-    "JUDGED",
-    "KEPT",
+    "MAX_BIGINT",
+    "MESSAGES",
+    "NUL_OR_SURROGATE",
     "RULE",
     "Bound",
-    "Choice",
-    "Integer",
-    "Items",
-    "JsonObject",
-    "Judged",
-    "Number",
-    "Objects",
-    "PlainRule",
-    "Text",
     "Timestamp",
+    "json_object",
+    "message",
     "problem",
     "problems",
+    "text",
 ]

@@ -26,8 +26,6 @@ from drf_spectacular.plumbing import get_view_model
 from config import inputs
 from config.exceptions import ValidationFailed
 
-BOUND_HELP = "Date (YYYY-MM-DD, its whole UTC day) or ISO 8601 timestamp (exact)"
-
 
 def _message(exc: ValidationFailed) -> str:
     errors = exc.errors or [{"message": exc.detail}]

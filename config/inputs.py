@@ -21,9 +21,7 @@ from rest_framework.request import Request
 
 from config.exceptions import ValidationFailed
 from config.jsonwalk import MAX_JSON_DEPTH, check_document, invalid, is_clean_text
-from config.timeutils import UTC, parse_bound, parse_day, parse_timestamp
-
-BOUND_HELP = "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp in years 1..9999"
+from config.timeutils import BOUND_HELP, UTC, parse_bound, parse_day, parse_timestamp
 
 
 def _refuse_constant(name: str) -> Any:
@@ -194,7 +192,7 @@ def bound(raw: Any, name: str, *, end: bool) -> dt.datetime:
     the next day, to be used exclusively), a timestamp is exact."""
     value = parse_bound(raw, end=end) if isinstance(raw, str) else None
     if value is None:
-        raise invalid(name, BOUND_HELP)
+        raise invalid(name, f"must be {BOUND_HELP}")
     return value
 
 
@@ -242,7 +240,7 @@ def day_bound(raw: Any, name: str, *, end: bool) -> dt.date:
         return parse_day(raw)  # type: ignore[return-value]
     stamp = parse_timestamp(raw) if isinstance(raw, str) else None
     if stamp is None:
-        raise invalid(name, BOUND_HELP)
+        raise invalid(name, f"must be {BOUND_HELP}")
     if stamp.time() != dt.time.min:
         raise invalid(name, DAY_BOUND_HELP)
     if not end:

@@ -33,20 +33,27 @@ def check_document(value: Any, *, strings: bool = True) -> None:
     INVALID_JSON (ParseError); a key or string holding NUL or an unpaired surrogate, or a
     number that does not fit a finite double (`1e400` parses as infinity), is a
     VALIDATION_ERROR naming where it is (with `strings=False` only the nesting is checked:
-    a batch checks each item's strings and numbers with the item, so that one bad item is
-    rejected alone)."""
+    a batch's items are judged one by one by their model, so that one bad item is rejected
+    alone)."""
+    fault = document_fault(value, strings=strings)
+    if fault is not None:
+        raise invalid(*fault)
+
+
+def document_fault(value: Any, *, strings: bool = True) -> tuple[str, str] | None:
+    """The first (path, message) check_document refuses in the document, or None."""
     if _clean(value, strings=strings):
-        return  # the usual document: nothing to name, so no path is built
+        return None  # the usual document: nothing to name, so no path is built
     stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
         node, depth, where = stack.pop()
         if isinstance(node, str):
             if strings and not is_clean_text(node):
-                raise invalid(where or "body", "must not contain NUL or unpaired surrogates")
+                return where or "body", "must not contain NUL or unpaired surrogates"
             continue
         if isinstance(node, float):
             if strings and not math.isfinite(node):
-                raise invalid(where or "body", "must be a number that fits a finite double")
+                return where or "body", "must be a number that fits a finite double"
             continue
         if not isinstance(node, dict | list):
             continue
@@ -56,11 +63,12 @@ def check_document(value: Any, *, strings: bool = True) -> None:
             for key, item in node.items():
                 name = f"{where}.{key}" if where else str(key)
                 if strings and not is_clean_text(key):
-                    raise invalid(where or "body", "keys must not contain NUL or unpaired surrogates")
+                    return where or "body", "keys must not contain NUL or unpaired surrogates"
                 stack.append((item, depth + 1, name))
         else:
             for index, item in enumerate(node):
                 stack.append((item, depth + 1, f"{where}[{index}]"))
+    return None
 
 
 def _clean(value: Any, *, strings: bool) -> bool:

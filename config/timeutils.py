@@ -7,6 +7,11 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 UTC = dt.UTC
+# What a `from`/`to` bound is (docs/reference/conventions.md, Time bounds), in the one wording of
+# every body field, query parameter, their schema and their errors ("must be " + BOUND_HELP).
+BOUND_HELP = (
+    "a date (YYYY-MM-DD) covering its whole UTC day, or an exact ISO 8601 timestamp, in years 1..9999"
+)
 
 
 @overload
@@ -38,6 +43,15 @@ def parse_timestamp(raw: str) -> dt.datetime | None:
     """Parse an ISO 8601 timestamp; a naive one is taken as UTC. None when unparseable."""
     if not isinstance(raw, str):
         return None
+    try:  # the usual form, read as the general path below would read it
+        usual = dt.datetime.fromisoformat(raw)
+    except ValueError:
+        pass
+    else:
+        try:
+            return usual.replace(tzinfo=UTC) if usual.tzinfo is None else usual.astimezone(UTC)
+        except OverflowError:
+            return None
     text = raw.strip()
     if text.endswith(("z", "Z")):
         text = text[:-1] + "+00:00"

@@ -3,18 +3,18 @@
 the order of Ingestion checks in order: source, metric, then every other field (VALIDATION_ERROR).
 Time rules and the hourly limit belong to the service."""
 
-import datetime as dt
 import json
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictInt, model_validator
 
 from config.bodymodels import BodyModel
-from config.bodyrules import Choice, Integer, JsonObject, Number, Text, Timestamp, problem
+from config.bodyrules import MAX_BIGINT, Timestamp, json_object, problem, text
 from fairness.exceptions import InvalidMetric, InvalidSource
 from fairness.models import AlertStatus
 
-TOOLS = ["ibm_aif360", "fairlearn", "aws_clarify", "google_vertex", "custom"]
+Tool = Literal["ibm_aif360", "fairlearn", "aws_clarify", "google_vertex", "custom"]
+TOOLS = list(get_args(Tool))
 METRIC_CATEGORIES = {
     "group_fairness": [
         "demographic_parity",
@@ -32,9 +32,8 @@ MAX_STRING = 255
 
 
 class ConfidenceIntervalInput(BodyModel):
-    # Kept as sent (an int stays an int on the way back).
-    lower: Annotated[float, Number(keep=True)]
-    upper: Annotated[float, Number(keep=True)]
+    lower: float
+    upper: float
 
     @model_validator(mode="after")
     def _ordered(self) -> Self:
@@ -46,7 +45,7 @@ class ConfidenceIntervalInput(BodyModel):
         return {"lower": self.lower, "upper": self.upper}
 
 
-_TEXT = Text(MAX_STRING)
+_TEXT = text(MAX_STRING)
 
 
 class SignalInput(BodyModel):
@@ -58,25 +57,25 @@ class SignalInput(BodyModel):
     # then every other field together.
     refusals = {"externalToolId": InvalidSource, "metricName": InvalidMetric}
 
-    external_tool_id: Annotated[str, Choice(tuple(TOOLS)), Field(alias="externalToolId")]
-    metric_name: Annotated[str, Choice(tuple(METRICS)), Field(alias="metricName")]
+    external_tool_id: Annotated[Tool, Field(alias="externalToolId")]
+    metric_name: Annotated[Literal[tuple(METRICS)], Field(alias="metricName")]  # type: ignore[valid-type]
     external_tool_version: Annotated[str | None, _TEXT, Field(alias="externalToolVersion")] = None
     model_id: Annotated[str, _TEXT, Field(alias="modelId")]
     model_version: Annotated[str | None, _TEXT, Field(alias="modelVersion")] = None
-    metric_value: Annotated[float, Number(0, 1), Field(alias="metricValue")]
-    threshold: Annotated[float | None, Number()] = None
+    metric_value: Annotated[float, Field(ge=0, le=1, alias="metricValue")]
+    threshold: float | None = None
     passes_threshold: Annotated[bool | None, Field(alias="passesThreshold")] = None
     protected_attribute: Annotated[str, _TEXT, Field(alias="protectedAttribute")]
     privileged_group: Annotated[str | None, _TEXT, Field(alias="privilegedGroup")] = None
     unprivileged_group: Annotated[str | None, _TEXT, Field(alias="unprivilegedGroup")] = None
-    sample_size: Annotated[int | None, Integer(minimum=0), Field(alias="sampleSize")] = None
+    sample_size: Annotated[StrictInt | None, Field(ge=0, le=MAX_BIGINT, alias="sampleSize")] = None
     confidence_interval: Annotated[ConfidenceIntervalInput | None, Field(alias="confidenceInterval")] = None
     raw_payload: Annotated[
         dict[str, Any],  # Any: the tool's own JSON, kept as sent
-        JsonObject(),
+        json_object(),
         Field(alias="rawPayload", description="The tool's own output, kept as sent"),
     ]
-    signal_timestamp: Annotated[dt.datetime, Timestamp(), Field(alias="signalTimestamp")]
+    signal_timestamp: Annotated[Timestamp, Field(alias="signalTimestamp")]
 
     @model_validator(mode="after")
     def _groups_differ(self) -> Self:
@@ -93,8 +92,6 @@ class SignalInput(BodyModel):
 class AlertPatchInput(BodyModel):
     """docs/reference/fairness.md, Alert status"""
 
-    status: Annotated[str, Choice(tuple(AlertStatus.values))]
-    resolution_notes: Annotated[
-        str | None, Text(10_000, allow_blank=True), Field(alias="resolutionNotes")
-    ] = None
-    resolved_by: Annotated[str | None, Text(255, allow_blank=True), Field(alias="resolvedBy")] = None
+    status: Literal[tuple(AlertStatus.values)]  # type: ignore[valid-type]  # the statuses
+    resolution_notes: Annotated[str | None, text(10_000, blank=True), Field(alias="resolutionNotes")] = None
+    resolved_by: Annotated[str | None, text(255, blank=True), Field(alias="resolvedBy")] = None

@@ -2,7 +2,8 @@
 (docs/reference/oversight.md) as a FilterSet, read for its values: the figures are grouped in
 SQL from them (config.filters.filter_values)."""
 
-from config.filters import BOUND_HELP, QueryFilterSet, bound_filter, text_filter
+from config.filters import QueryFilterSet, bound_filter, text_filter
+from config.timeutils import BOUND_HELP
 
 
 class OversightFilters(QueryFilterSet):

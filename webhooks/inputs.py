@@ -5,10 +5,10 @@ a generic VALIDATION_ERROR."""
 
 from typing import Annotated
 
-from pydantic import Field, JsonValue
+from pydantic import Field, JsonValue, WithJsonSchema
 
 from config.bodymodels import BodyModel
-from config.bodyrules import Judged, Text
+from config.bodyrules import text
 from webhooks.validation import SUBSCRIBABLE
 
 DESCRIPTION_MAX = 500
@@ -19,14 +19,15 @@ URL_HELP = (
 )
 EVENTS_HELP = "Event names, or `*` for all."
 
-Url = Annotated[JsonValue, Judged(URL_SCHEMA), Field(description=URL_HELP)]
-Events = Annotated[JsonValue, Judged(EVENTS_SCHEMA), Field(description=EVENTS_HELP)]
+Url = Annotated[JsonValue, WithJsonSchema(URL_SCHEMA), Field(description=URL_HELP)]
+Events = Annotated[JsonValue, WithJsonSchema(EVENTS_SCHEMA), Field(description=EVENTS_HELP)]
 
 
 class WebhookCreateInput(BodyModel):
+    judged = frozenset({"url", "events"})
     url: Url
     events: Events
-    description: Annotated[str, Text(DESCRIPTION_MAX, allow_blank=True)] = ""
+    description: Annotated[str, text(DESCRIPTION_MAX, blank=True)] = ""
 
 
 class WebhookUpdateInput(BodyModel):
@@ -35,4 +36,4 @@ class WebhookUpdateInput(BodyModel):
     partial = True
     url: Url = None
     events: Events = None
-    description: Annotated[str | None, Text(DESCRIPTION_MAX, allow_blank=True)] = None
+    description: Annotated[str | None, text(DESCRIPTION_MAX, blank=True)] = None
