@@ -13,7 +13,6 @@ import hmac
 import itertools
 import json
 import math
-from collections.abc import Callable
 from typing import Any
 
 try:  # a dependency of the service; the offline verifier runs without it (json's encoder then)
@@ -78,45 +77,11 @@ def _plain_members(value: dict[str, Any]) -> bool:
     return True
 
 
-# Any: a JSON value of any shape
-def one_shot(encoder: json.JSONEncoder) -> Callable[[Any], str]:
-    """encoder.encode, the same text, with the C encoder made once and without the dictionary of
-    containers seen (about 1-2 us of a canonical text's few), so a circular value (never one read
-    from JSON) fails by RecursionError instead of ValueError. config.db.rows's COPY rows use the same
-    function from config.jsontext; this module keeps its own because the offline verifier imports
-    it on a machine without Django, and importing the config package starts the Celery app."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None or encoder.indent is not None:
-        return encoder.encode
-    escape = json.encoder.encode_basestring_ascii if encoder.ensure_ascii else json.encoder.encode_basestring
-    chunks = make(
-        None,
-        encoder.default,
-        escape,
-        encoder.indent,
-        encoder.key_separator,
-        encoder.item_separator,
-        encoder.sort_keys,
-        encoder.skipkeys,
-        encoder.allow_nan,
-    )
-    join = "".join
-
-    # Any: a JSON value of any shape
-    def encode(value: Any) -> str:
-        return join(chunks(value, 0))
-
-    return encode
-
-
-# json.dumps with these arguments builds a new encoder on every call; these are built once and
-# write the same text (a batch of 1,000 decisions renders about 3,000 canonical texts).
-_JCS_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+# The two texts' encoders, built once (json.dumps builds one per call): format 1's canonical JSON
+# is json's own text; a _plain value's is also RFC 8785's.
 _CANONICAL_ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
 )
-_jcs_text = one_shot(_JCS_ENCODER)
-_canonical_text = one_shot(_CANONICAL_ENCODER)
 
 
 # Any: a JSON value of any shape, _plain
@@ -128,18 +93,19 @@ def _plain_text(value: Any) -> str:
     decision). A string holding an unpaired surrogate, which orjson refuses and json writes as
     it is, goes to json's encoder."""
     if orjson is None:
-        return _jcs_text(value)
+        return _CANONICAL_ENCODER.encode(value)
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
     except orjson.JSONEncodeError:
-        return _jcs_text(value)
+        return _CANONICAL_ENCODER.encode(value)
 
 
 # Any: a JSON value of any shape
 def jcs(value: Any) -> str:
-    """The RFC 8785 canonical JSON of a value: the `rfc8785` package's, or json.dumps where it
-    writes the same text (_plain), which is most entries and several times faster. Where the
-    package is not installed (an auditor's machine: the offline verifier needs only the standard
+    """The RFC 8785 canonical JSON of a value: the `rfc8785` package's (the specification's
+    reference), or the one fast path where it writes the same text (_plain), which is most
+    entries (tests/audit/test_json_text.py holds the two to the same text). Where the package
+    is not installed (an auditor's machine: the offline verifier needs only the standard
     library and `cryptography`), standard_jcs writes it."""
     if _plain(value):
         return _plain_text(value)
@@ -307,7 +273,7 @@ def same_value(a: Any, b: Any) -> bool:
 # Any: a JSON document by name (an entry, a report), whose members are read as found
 def canonical_json(doc: dict[str, Any]) -> str:
     """Keys sorted, separators `,` and `:`, no whitespace, non-ASCII kept as is."""
-    return _plain_text(doc) if _plain(doc) else _canonical_text(doc)
+    return _plain_text(doc) if _plain(doc) else _CANONICAL_ENCODER.encode(doc)
 
 
 # Any: a JSON document by name (an entry, a report), whose members are read as found

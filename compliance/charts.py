@@ -1,40 +1,10 @@
 """The report's charts as SVG, drawn from the report data with matplotlib's SVG backend (no
 display, no fonts fetched): the trust-score trend and the subgroup comparison."""
 
-import io
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("svg")
-
-import matplotlib.pyplot as plt
-
-BLUE = "#1f4e79"
-ORANGE = "#c55a11"
-GREY = "#a6a6a6"
-plt.rcParams.update(
-    {
-        "font.size": 9,
-        "font.family": "DejaVu Sans",
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "svg.fonttype": "path",
-        "svg.hashsalt": "trustcal",  # stable ids: the same data draws the same bytes
-        # Labels come from customers' data (subgroup values, attribute names): every character
-        # is drawn as itself. With math parsing on, a `$` started mathtext and a value like
-        # `$\bad{$` failed every PDF of its period (docs/reference/limits.md, "Chart labels").
-        "text.parse_math": False,
-        "text.usetex": False,
-    }
-)
-
-
-def _svg(fig: Any) -> str:
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
-    return buffer.getvalue()
+from config.charts import BLUE, GREY, ORANGE, plt
+from config.charts import svg as _svg
 
 
 def trust_trend(trend: dict[str, Any]) -> str:

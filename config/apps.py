@@ -9,6 +9,7 @@ class CoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        import config.celery
         import config.checks  # noqa: F401  (registers the start checks)
         from config.clientaddr import trusted_proxies
         from config.datadir import data_dir_prepare

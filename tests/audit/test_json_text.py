@@ -4,6 +4,7 @@ hash or fingerprint can change with it (docs/reference/erasure.md, "Entry format
 
 import json
 
+import rfc8785
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -74,3 +75,26 @@ def test_the_numbers_json_writes_otherwise_keep_json_s_text():
 def test_a_string_with_an_unpaired_surrogate_keeps_json_s_text():
     doc = {"context": "half \ud800 a pair", "user_id": "é"}
     assert jcs(doc) == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# Any JSON document the chain can hold: keys and strings of any code point but a lone
+# surrogate (the input layer refuses those), integers within RFC 8785's range, every finite double.
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)))
+_SPEC_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _TEXT
+)
+SPEC_DOCUMENTS = st.recursive(
+    _SPEC_SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@given(SPEC_DOCUMENTS)
+def test_the_canonical_text_is_the_specification_s(doc):
+    """audit.hashing.jcs against the rfc8785 package, the specification the format promises."""
+    assert jcs(doc) == rfc8785.dumps(doc).decode("utf-8")

@@ -1,0 +1,43 @@
+"""The one chart stack: matplotlib's SVG backend (no display, no fonts fetched, no JavaScript),
+styled once here for the reports (compliance/charts.py) and the staff console
+(console/charts.py) alike."""
+
+import io
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("svg")
+
+import matplotlib.pyplot as plt
+
+BLUE = "#1f4e79"
+ORANGE = "#c55a11"
+GREY = "#a6a6a6"
+plt.rcParams.update(
+    {
+        "font.size": 9,
+        "font.family": "DejaVu Sans",
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "svg.fonttype": "path",
+        "svg.hashsalt": "trustcal",  # stable ids: the same data draws the same bytes
+        # Labels come from customers' data (subgroup values, attribute names): every character
+        # is drawn as itself. With math parsing on, a `$` started mathtext and a value like
+        # `$\bad{$` failed every PDF of its period (docs/reference/limits.md, "Chart labels").
+        "text.parse_math": False,
+        "text.usetex": False,
+    }
+)
+
+
+# Any: a matplotlib Figure (matplotlib's types are not checked here)
+def svg(fig: Any) -> str:
+    """The figure as SVG text, closed."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+__all__ = ["BLUE", "GREY", "ORANGE", "plt", "svg"]
