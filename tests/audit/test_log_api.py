@@ -226,9 +226,11 @@ def test_same_decision_id_and_payload_replays_with_200_and_the_stored_decision(a
 
 
 def test_replay_through_the_confidence_alias_is_the_same_payload(api):
-    post(api, decision_body(decision_id="same-2", ai_confidence=0.6))
+    first = post(api, decision_body(decision_id="same-2", ai_confidence=0.6))
     replay = post(api, decision_body(decision_id="same-2", ai_confidence=..., confidence=0.6))
-    assert replay.status_code == 200
+    assert first.status_code == 201 and replay.status_code == 200
+    assert replay.json() == first.json() and replay.json()["ai_confidence"] == 0.6
+    assert api.get("/v1/audit-trail").json()["pagination"]["total"] == 1
 
 
 def test_replay_without_timestamp_keeps_the_original_default_timestamp(api):

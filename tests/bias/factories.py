@@ -49,12 +49,6 @@ def category(spec: Spec) -> str:
             return "UNDERTRUSTING"
         return "CALIBRATED"
     return "UNSCORED"
-    if spec.confidence is not None:
-        if followed and spec.confidence < 0.5:
-            return "OVERTRUSTING"
-        if not followed and spec.confidence >= 0.8:
-            return "UNDERTRUSTING"
-    return "CALIBRATED"
 
 
 _counter = [0]

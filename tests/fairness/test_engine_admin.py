@@ -60,14 +60,13 @@ def test_admin_shows_a_signal_read_only_as_figures_not_its_raw_payload(staff):
     assert staff.get("/admin/fairness/fairnesssignal/add/").status_code == 403
 
 
-def test_admin_lists_alerts_with_filters(staff):
-    AlertFactory(severity="critical")
-    assert (
-        staff.get(
-            "/admin/fairness/amplificationalert/?status__exact=open&severity__exact=critical"
-        ).status_code
-        == 200
-    )
+def test_admin_lists_only_the_alerts_its_filters_select(staff):
+    wanted = AlertFactory(severity="critical")
+    AlertFactory(severity="medium")
+    AlertFactory(severity="critical", status="resolved")
+    page = staff.get("/admin/fairness/amplificationalert/?status__exact=open&severity__exact=critical")
+    assert page.status_code == 200
+    assert list(page.context["cl"].result_list) == [wanted]
 
 
 def action(staff, name, alerts, **extra):
