@@ -1,5 +1,6 @@
-"""The one input layer: every JSON body, query parameter, enumeration, free-text string and
-`from`/`to` bound that enters the service is parsed by the rules here (docs/reference/conventions.md,
+"""The rules of what enters besides request bodies (those are pydantic models: config/bodymodels.py
+and config/bodyrules.py): the JSON decoder every body is read with, query parameters,
+enumerations, free-text strings, headers and `from`/`to` bounds (docs/reference/conventions.md,
 Strings, Time bounds).
 
 The list endpoints declare their filter parameters as django-filter FilterSets (config.filters),

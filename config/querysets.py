@@ -1,8 +1,8 @@
 """The list filters of every selector: a queryset narrowed by the filters a caller gave.
 
-What django-filter's FilterSets would do for the list endpoints, in one function: the
-parameters are parsed by config.inputs (one set of rules for every string that enters), and
-each selector names its lookups."""
+For selectors that take optional filters from other callers (decision sets, report evidence):
+the values arrive already validated (list endpoints filter with django-filter FilterSets,
+config/filters.py), and each selector names its lookups."""
 
 from typing import Any
 
