@@ -132,16 +132,46 @@ def _message(model: type[BaseModel], error: ErrorDetails) -> str:
     if kind == "extra_forbidden":
         owner = _model_at(model, error["loc"][:-1])
         return f"unknown field (known: {', '.join(owner.model_fields)})"
-    if kind in ("greater_than_equal", "less_than_equal"):  # the field's whole range
+    if kind in _RANGE_ERRORS:  # the field's whole range
         field = _field_at(model, error["loc"])
-        lows = [m.ge for m in field.metadata if isinstance(m, annotated_types.Ge)] if field else []
-        highs = [m.le for m in field.metadata if isinstance(m, annotated_types.Le)] if field else []
-        words = range_text(lows[0] if lows else None, highs[0] if highs else None)
+        low, high = _bounds(field) if field else (None, None)
+        if low is None and high is None:  # not found: the bound the error names
+            value = (error.get("ctx") or {})[_RANGE_ERRORS[kind]]
+            low, high = (
+                ((value, kind.endswith("equal")), None)
+                if "greater" in kind
+                else (None, (value, kind.endswith("equal")))
+            )
+        words = range_text(low, high)
         integer = field is not None and _is_integer(field.annotation)
         return f"must be an integer {words}" if integer else f"must be {words}"
     if error["loc"][-1] == "[key]":
         return f"keys {message(error).removeprefix('must ')}"
     return message(error)
+
+
+_RANGE_ERRORS = {"greater_than_equal": "ge", "greater_than": "gt", "less_than_equal": "le", "less_than": "lt"}
+Bound = tuple[object, bool] | None  # (value, inclusive)
+
+
+def _bounds(field: FieldInfo) -> tuple[Bound, Bound]:
+    """The field's lower and upper bounds, on the field or inside its annotation (`X | None`)."""
+    found = list(field.metadata)
+    todo: list[object] = [field.annotation]
+    while todo:
+        annotation = todo.pop()
+        if get_origin(annotation) is Annotated:
+            for meta in getattr(annotation, "__metadata__", ()):
+                found.extend(meta.metadata if isinstance(meta, FieldInfo) else [meta])
+        todo.extend(get_args(annotation))
+    low: Bound = None
+    high: Bound = None
+    for meta in found:
+        if isinstance(meta, annotated_types.Ge | annotated_types.Gt):
+            low = (meta.ge, True) if isinstance(meta, annotated_types.Ge) else (meta.gt, False)
+        elif isinstance(meta, annotated_types.Le | annotated_types.Lt):
+            high = (meta.le, True) if isinstance(meta, annotated_types.Le) else (meta.lt, False)
+    return low, high
 
 
 def _is_integer(annotation: object) -> bool:

@@ -130,11 +130,17 @@ def _too_long(error: ErrorDetails) -> str:
     return f"must hold at most {ctx['max_length']:,} items"
 
 
-def range_text(minimum: object, maximum: object) -> str:
-    """A number's range in words: `between 0 and 1`, `at least 0`, `at most 86,400`."""
-    if minimum is not None and maximum is not None:
-        return f"between {minimum:,} and {maximum:,}"
-    return f"at least {minimum:,}" if minimum is not None else f"at most {maximum:,}"
+def range_text(low: tuple[object, bool] | None, high: tuple[object, bool] | None) -> str:
+    """A number's range in words from its bounds, each (value, inclusive): `between 0 and 1`,
+    `at least 0`, `greater than 0 and at most 100`, `less than 1`."""
+    if low and high and low[1] and high[1]:
+        return f"between {low[0]:,} and {high[0]:,}"
+    words = []
+    if low:
+        words.append(f"{'at least' if low[1] else 'greater than'} {low[0]:,}")
+    if high:
+        words.append(f"{'at most' if high[1] else 'less than'} {high[0]:,}")
+    return " and ".join(words) or "in range"
 
 
 # pydantic's error type -> the problem document's message (a string, or a function of the

@@ -111,3 +111,17 @@ def test_every_problem_of_every_body_is_said_in_house_words(model):
                     )
             except Exception as exc:  # a domain refusal with its own code is a fine answer
                 assert getattr(exc, "status", 500) < 500, (name, value, exc)
+
+
+class Open(BodyModel):
+    rate: Annotated[float, Field(gt=0, lt=1)] | None = None
+    runs: Annotated[StrictInt, Field(ge=1000, le=20_000)] | None = None
+
+
+def test_a_range_inside_an_optional_field_and_open_bounds_are_said_in_house_words():
+    with pytest.raises(ValidationFailed) as caught:
+        body_parse(Open, {"rate": 1, "runs": 5})
+    assert caught.value.errors == [
+        {"field": "rate", "message": "must be greater than 0 and less than 1"},
+        {"field": "runs", "message": "must be an integer between 1,000 and 20,000"},
+    ]
