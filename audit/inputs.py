@@ -195,6 +195,19 @@ class DecisionInput(BodyModel):
     review_seconds: Annotated[float | None, Field(ge=0, le=REVIEW_SECONDS_MAX), WHEN_SET] = None
     probe: Annotated[ProbeInput | None, WHEN_SET] = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _probe_outcome(cls, data: object) -> object:
+        """A probe's outcome is its correct_decision as sent (docs/reference/oversight.md, Probe
+        rules): an outcome sent with it that is the same once trimmed and case-folded is read
+        as the correct decision (without one, `outcome` reads it through its alias path)."""
+        if not isinstance(data, dict) or not isinstance(probe := data.get("probe"), dict):
+            return data
+        correct, outcome = probe.get("correct_decision"), data.get("outcome")
+        if isinstance(correct, str) and isinstance(outcome, str) and _norm(outcome) == _norm(correct):
+            return {**data, "outcome": correct}
+        return data
+
     @model_validator(mode="after")
     def _together(self) -> Self:
         """The rules over several fields, once every field is valid: the alias, the review
