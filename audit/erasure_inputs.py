@@ -53,6 +53,7 @@ class RetentionPolicyInput(BodyModel):
     hold or a maximum without anyone saying so); `max_days` may be null (no maximum)."""
 
     model_config = ConfigDict(extra="forbid")
+    nulls_kept = frozenset({"max_days"})  # null: no maximum, and it must be sent
     min_days: Annotated[StrictInt, _DAYS]
     max_days: Annotated[StrictInt | None, _DAYS, Field(description="Required; null: no maximum")] = None
     legal_hold: bool

@@ -15,7 +15,7 @@ Rules every body shares: JSON types are strict (no "0.5" for a number, no 1 for 
 field sent as null is a field left out (its default, or "is required": body_parse drops the
 nulls of the body's own fields; a nested object's optional fields default to None), except in a PATCH
 body (`partial = True`: only the fields sent change, null included) and in a field the
-service judges itself (`judged`); keys a body does not declare are ignored unless the model
+service judges itself or whose null means something (`nulls_kept`); keys a body does not declare are ignored unless the model
 says `extra="forbid"`.
 """
 
@@ -50,8 +50,9 @@ class BodyModel(BaseModel):
     # Fields (by wire name) whose problems answer their own error code instead of VALIDATION_ERROR,
     # checked in this order before the rest of the body, each alone (docs/reference/errors.md).
     refusals: ClassVar[dict[str, type[DomainError]]] = {}
-    # Fields (by wire name) taken as any JSON, null included, and judged by the service itself.
-    judged: ClassVar[frozenset[str]] = frozenset()
+    # Fields (by wire name) whose null is a value, kept: one the service judges itself (a
+    # webhook's url), or a null that means something (no maximum).
+    nulls_kept: ClassVar[frozenset[str]] = frozenset()
 
     def sent(self) -> dict[str, object]:
         """A PATCH body's fields as sent (by name), the ones left out absent."""
@@ -64,7 +65,7 @@ def body_parse[M: BodyModel](model: type[M], data: Any) -> M:  # Any: whatever t
     """The validated body, or VALIDATION_ERROR with every problem (paths `a.b`, `a[0]`)."""
     body = require_object(data)
     if not model.partial and None in body.values():  # a null is a field left out
-        body = {key: value for key, value in body.items() if value is not None or key in model.judged}
+        body = {key: value for key, value in body.items() if value is not None or key in model.nulls_kept}
     try:
         return model.model_validate(body)
     except ValidationError as exc:

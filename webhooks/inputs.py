@@ -24,7 +24,7 @@ Events = Annotated[JsonValue, WithJsonSchema(EVENTS_SCHEMA), Field(description=E
 
 
 class WebhookCreateInput(BodyModel):
-    judged = frozenset({"url", "events"})
+    nulls_kept = frozenset({"url", "events"})
     url: Url
     events: Events
     description: Annotated[str, text(DESCRIPTION_MAX, blank=True)] = ""
