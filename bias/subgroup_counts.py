@@ -128,8 +128,10 @@ def subgroup_counts(
             favorable=total(_favorable_q("human_value", configs)),
             ai_favorable=total(_favorable_q("ai_value", configs)),
             agreements=total(Q(ai_value=F("human_value"))),
-            overtrust=total(Q(category="OVERTRUSTING")),
-            undertrust=total(Q(category="UNDERTRUSTING")),
+            # Incidents need a confidence (docs/reference/calibration.md, Notation): the decisions
+            # of a row that have one.
+            overtrust=Coalesce(Sum("confidence_count", filter=Q(category="OVERTRUSTING")), 0),
+            undertrust=Coalesce(Sum("confidence_count", filter=Q(category="UNDERTRUSTING")), 0),
             confidence_count_sum=Coalesce(Sum("confidence_count"), 0),
             confidence_micros_sum=Coalesce(Sum("confidence_micros"), 0),
             with_outcome=total(~Q(human_correct=Correctness.UNKNOWN)),

@@ -135,8 +135,8 @@ def _decision_counts(
             n * (human_value in favorable),
             n * (ai_value in favorable),
             n * (ai_value == human_value),
-            n * (category == "OVERTRUSTING"),
-            n * (category == "UNDERTRUSTING"),
+            int(r["confidence_n"]) * (category == "OVERTRUSTING"),  # incidents need a confidence
+            int(r["confidence_n"]) * (category == "UNDERTRUSTING"),
             int(r["confidence_n"]),
             round(float(r["confidence_sum"] or 0) * 1_000_000),
             n * (human_correct != Correctness.UNKNOWN),
