@@ -15,6 +15,7 @@ from audit.erasure_inputs import ErasureInput
 from audit.exceptions import ErasureLegalHold
 from audit.models_erasure import LEGAL_BASIS_NAMES, Erasure
 from config.admin import ReadOnlyAdmin, badge, count_column, request_page
+from config.admin_scope import scope_form
 from config.bodymodels import body_parse
 from config.exceptions import DomainError
 from keys.models import Customer
@@ -114,7 +115,7 @@ class ErasureAdmin(ReadOnlyAdmin):
         """Request an erasure: the same validation and service as POST /erasures."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = ErasureRequestForm(request.POST or None)
+        form = scope_form(request, ErasureRequestForm(request.POST or None))
         if request.method == "POST" and form.is_valid():
             try:
                 result = self._request(request, form)

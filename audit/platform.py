@@ -2,15 +2,22 @@
 customer's key."""
 
 import datetime as dt
+from collections.abc import Collection
 
 from django.db.models import Count, Max
 
 from audit.models import ChainHead, Decision
 
 
-def platform_customers_by_decisions(*, limit: int = 50) -> list[tuple[str, int]]:
-    """(customer id, decisions logged), busiest first: one row per customer from the chain heads."""
-    rows = ChainHead.objects.order_by("-decisions", "customer_id").values_list("customer_id", "decisions")
+def platform_customers_by_decisions(
+    *, limit: int = 50, customer_ids: Collection[str] | None = None
+) -> list[tuple[str, int]]:
+    """(customer id, decisions logged), busiest first: one row per customer from the chain heads
+    (of `customer_ids` only, when given)."""
+    heads = ChainHead.objects.all()
+    if customer_ids is not None:
+        heads = heads.filter(customer_id__in=customer_ids)
+    rows = heads.order_by("-decisions", "customer_id").values_list("customer_id", "decisions")
     return list(rows[:limit])
 
 

@@ -40,7 +40,8 @@ class AttributeFilter(admin.SimpleListFilter):
         self, request: HttpRequest, model_admin: "admin.ModelAdmin[BiasAlert]"
     ) -> list[tuple[str, str]]:
         names = (
-            BiasAlertFinding.objects.order_by("attribute")
+            BiasAlertFinding.objects.filter(alert__in=model_admin.get_queryset(request).values("pk"))
+            .order_by("attribute")
             .values_list("attribute", flat=True)
             .distinct()[:100]
         )

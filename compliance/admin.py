@@ -17,6 +17,7 @@ from compliance.inputs import CATEGORIES, export_request_parse
 from compliance.models import ExportJob
 from compliance.views import export_file_response
 from config.admin import ReadOnlyAdmin, period_text, request_page, when
+from config.admin_scope import scope_form
 from config.exceptions import DomainError
 from keys.models import Customer
 
@@ -162,7 +163,7 @@ class ExportJobAdmin(ReadOnlyAdmin):
     def download_view(self, request: HttpRequest, export_id: str) -> HttpResponseBase:
         if not self.has_view_permission(request):
             raise PermissionDenied
-        job = get_object_or_404(ExportJob, pk=export_id, status=ExportJob.Status.COMPLETED)
+        job = get_object_or_404(self.get_queryset(request), pk=export_id, status=ExportJob.Status.COMPLETED)
         if withheld_from(request, job):
             messages.error(request, WITHHELD_DOWNLOAD)
             return redirect("admin:compliance_exportjob_changelist")
@@ -176,7 +177,7 @@ class ExportJobAdmin(ReadOnlyAdmin):
         if not self.has_add_permission(request):
             raise PermissionDenied
         per_person = request.user.has_perm(PER_PERSON_PERMISSION)
-        form = ExportRequestForm(request.POST or None, per_person=per_person)
+        form = scope_form(request, ExportRequestForm(request.POST or None, per_person=per_person))
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             filters = {

@@ -3,6 +3,7 @@
 key; a customer's own figures come from compliance.selectors, which always take the customer."""
 
 import datetime as dt
+from collections.abc import Collection
 
 from django.db.models import Max
 
@@ -10,9 +11,14 @@ from compliance.models import ExportJob
 from config.counts import counts_by
 
 
-def platform_export_list_recent(*, limit: int = 5) -> list[ExportJob]:
-    """The latest exports of every customer (the staff console)."""
-    return list(ExportJob.objects.select_related("customer").order_by("-created_at", "-id")[:limit])
+def platform_export_list_recent(
+    *, limit: int = 5, customer_ids: Collection[str] | None = None
+) -> list[ExportJob]:
+    """The latest exports of every customer, or of `customer_ids` when given (the staff console)."""
+    qs = ExportJob.objects.select_related("customer")
+    if customer_ids is not None:
+        qs = qs.filter(customer_id__in=customer_ids)
+    return list(qs.order_by("-created_at", "-id")[:limit])
 
 
 def platform_export_status_counts() -> dict[str, int]:

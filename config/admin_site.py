@@ -18,6 +18,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, URLPattern, path, reverse
 
+from config.admin_scope import organisation_scoped
 from config.clientaddr import client_address
 from config.failures import FailureWindow
 
@@ -167,6 +168,12 @@ class TrustcalAdminSite(admin.AdminSite):
     site_url = None  # no public site to "view": the service is an API (/v1/docs)
     index_template = "admin/console/overview.html"
     enable_nav_sidebar = True
+
+    def register(self, model_or_iterable: Any, admin_class: Any = None, **options: Any) -> None:
+        """Every model page is scoped to the staff user's organisations (config/admin_scope.py)."""
+        models = [model_or_iterable] if isinstance(model_or_iterable, type) else list(model_or_iterable)
+        for model in models:
+            super().register(model, organisation_scoped(model, admin_class or admin.ModelAdmin), **options)
 
     def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         if request.method != "POST":

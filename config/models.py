@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 
@@ -22,3 +23,23 @@ class DeploymentKey(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class StaffOrganisation(models.Model):
+    """An organisation (a customer) a staff user who is not a superuser may see and act on in
+    the console (docs/reference/access.md, "Staff and their organisations"); Access -> Users
+    assigns them. A staff user with none sees no organisation's rows."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="staff_organisations"
+    )
+    customer = models.ForeignKey("keys.Customer", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "customer"], name="config_staff_organisation_once")
+        ]
+        verbose_name = "organisation"
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.customer_id}"

@@ -1,10 +1,14 @@
 """Registers the staff console's overview panels and pages with the admin site (autodiscovered),
-and the read-only list of Django's admin log."""
+the read-only list of Django's admin log, and Access -> Users with each staff user's
+organisations."""
 
 from django.contrib import admin
 from django.contrib.admin.models import LogEntry
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import User
 
 from config.admin import ReadOnlyAdmin
+from config.models import StaffOrganisation
 from console import drift_admin, oversight_pages, overview, pages  # noqa: F401 (imported for their registrations)
 
 
@@ -17,3 +21,31 @@ class LogEntryAdmin(ReadOnlyAdmin):
     search_fields = ["object_repr", "change_message", "user__username"]
     date_hierarchy = "action_time"
     list_select_related = ["user", "content_type"]
+
+
+class StaffOrganisationInline(admin.TabularInline):
+    model = StaffOrganisation
+    extra = 1
+    verbose_name = "organisation this staff user sees"
+    verbose_name_plural = (
+        "Organisations this staff user sees and acts on (superusers see every one; "
+        "a staff user with none sees none)"
+    )
+
+
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class StaffUserAdmin(UserAdmin):
+    """Access -> Users: Django's user pages, with the organisations a staff user is assigned."""
+
+    inlines = [StaffOrganisationInline]
+    list_display = ("username", "email", "first_name", "last_name", "is_staff", "organisations")
+
+    @admin.display(description="organisations")
+    def organisations(self, user: User) -> str:
+        if user.is_superuser:
+            return "every one"
+        ids = StaffOrganisation.objects.filter(user=user).values_list("customer_id", flat=True)
+        return ", ".join(sorted(ids)) or "none"

@@ -17,6 +17,7 @@ from compliance import selectors as compliance_selectors
 from compliance import services as compliance_services
 from config.bodymodels import body_parse
 from config.exceptions import DomainError
+from config.models import StaffOrganisation
 from console import demo_data, demo_drift, demo_oversight, demo_signals
 from console.permissions import COMPLIANCE_STAFF
 from fairness import services as fairness_services
@@ -48,6 +49,10 @@ def _users(report: Report, *, create_users: bool) -> None:
         report.add("Staff users: none created (--no-users); use `python manage.py createsuperuser`.")
         return
     for username, superuser in ((ADMIN, True), (OFFICER, False)):
+        if not superuser:
+            officer = User.objects.filter(username=username).first()
+            if officer is not None:
+                _officer_of_the_bank(officer, report)
         if User.objects.filter(username=username).exists():
             report.add(f"Staff user {username}: exists, password unchanged "
                        f"(reset it with `python manage.py changepassword {username}`).")  # fmt: skip
@@ -60,8 +65,17 @@ def _users(report: Report, *, create_users: bool) -> None:
                 username, f"{username}@demo-bank.example", password, is_staff=True
             )
             user.groups.add(Group.objects.get(name=COMPLIANCE_STAFF))
+            _officer_of_the_bank(user, report)
         role = "superuser" if superuser else "compliance staff"
         report.secrets.append(f"{username} ({role}) password: {password}")
+
+
+def _officer_of_the_bank(user: User, report: Report) -> None:
+    """The compliance officer sees the demo bank only (docs/reference/access.md, "Staff and
+    their organisations")."""
+    _, added = StaffOrganisation.objects.get_or_create(user=user, customer_id=demo_data.CUSTOMER)
+    if added:
+        report.add(f"Staff user {user.get_username()}: assigned to {demo_data.CUSTOMER} (sees it only).")
 
 
 def _decisions(customer: Customer, rows: list[dict], report: Report) -> None:

@@ -13,8 +13,7 @@ from django.utils import timezone
 from compliance.oversight_print import interval, percent
 from config.admin_site import console_page
 from config.inputs import lenient_choice
-from console.organisations import organisation_choices
-from keys.models import Customer
+from console.organisations import organisation_choices, organisation_picked
 from oversight import selectors as oversight_selectors
 
 TEAM_PERMISSION = "oversight.view_team_figures"
@@ -24,15 +23,15 @@ VIGILANCE_WINDOWS = (90, 30, 365)
 
 
 def _context(request: HttpRequest, windows: tuple[int, ...], title: str) -> dict[str, Any]:
-    customers = organisation_choices(limit=200)
-    wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
+    customers = organisation_choices(request, limit=200)
+    customer = organisation_picked(request, customers)
     window = lenient_choice(request.GET.get("days"), windows)
     return {
         **admin.site.each_context(request),
         "title": title,
         "subtitle": None,
         "customers": customers,
-        "customer": Customer.objects.filter(pk=wanted).first(),
+        "customer": customer,
         "window": window,
         "windows": windows,
         "per_person": request.user.has_perm(PER_PERSON_PERMISSION),

@@ -15,9 +15,10 @@ from calibration import selectors as calibration_selectors
 from compliance.platform import platform_export_list_recent
 from config import heartbeat
 from config.admin import count, period_text, when
+from config.admin_scope import organisation_ids
 from config.admin_site import changelist_url, console_panel
 from console.charts import Point, line_chart_svg
-from console.organisations import organisation_choices
+from console.organisations import organisation_choices, organisation_picked
 from fairness import platform as fairness_platform
 from keys.models import Customer
 from webhooks import platform as webhook_platform
@@ -30,9 +31,10 @@ TO_TRIAGE = ("open", "acknowledged")  # what fairness_platform.platform_open_ale
 
 @console_panel(order=10, template="console/panels/alerts.html", permission="fairness.view_amplificationalert")
 def open_alerts(request: HttpRequest) -> dict[str, Any]:
-    amplification = fairness_platform.platform_open_alerts_by_severity()
+    ids = organisation_ids(request)
+    amplification = fairness_platform.platform_open_alerts_by_severity(customer_ids=ids)
     since = timezone.now() - dt.timedelta(days=BIAS_ALERT_DAYS)
-    bias = bias_platform.platform_bias_alerts_by_severity(since=since)
+    bias = bias_platform.platform_bias_alerts_by_severity(since=since, customer_ids=ids)
     rows = [
         {
             "severity": s,
@@ -60,10 +62,8 @@ def open_alerts(request: HttpRequest) -> dict[str, Any]:
 
 
 def _selected_customer(request: HttpRequest) -> tuple[Customer | None, list[tuple[str, str]]]:
-    busiest = organisation_choices(limit=50)
-    wanted = request.GET.get("customer") or (busiest[0][0] if busiest else None)
-    customer = Customer.objects.filter(pk=wanted).first() if wanted else None
-    return customer, busiest
+    busiest = organisation_choices(request, limit=50)
+    return organisation_picked(request, busiest), busiest
 
 
 @console_panel(
@@ -113,7 +113,7 @@ def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
          "compliance_status": job.compliance_status, "period": period_text(job.time_period),
          # The day and the time on two lines, never broken inside ("2026-11-" / "26").
          "requested_day": when(job.created_at)[:10], "requested_time": when(job.created_at)[11:]}
-        for job in platform_export_list_recent(limit=5)
+        for job in platform_export_list_recent(limit=5, customer_ids=organisation_ids(request))
     ]  # fmt: skip
     return {"exports": exports}
 
@@ -121,7 +121,9 @@ def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
 @console_panel(order=40, template="console/panels/webhooks.html", permission="webhooks.view_webhook")
 def disabled_webhooks(request: HttpRequest) -> dict[str, Any]:
     return {
-        "webhooks": webhook_platform.platform_webhooks_disabled_by_failures(limit=10),
+        "webhooks": webhook_platform.platform_webhooks_disabled_by_failures(
+            limit=10, customer_ids=organisation_ids(request)
+        ),
         "list_url": changelist_url("webhooks.webhook", status__exact="disabled"),
     }
 

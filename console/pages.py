@@ -7,8 +7,7 @@ from django.template.response import TemplateResponse
 from calibration import selectors as calibration_selectors
 from config.admin_site import console_page
 from config.inputs import lenient_choice
-from console.organisations import organisation_choices
-from keys.models import Customer
+from console.organisations import organisation_choices, organisation_picked
 
 WINDOWS = (90, 30)  # 90: the calibration reference's window, the one the API's risk users use
 
@@ -19,9 +18,8 @@ WINDOWS = (90, 30)  # 90: the calibration reference's window, the one the API's 
     permission="calibration.view_userdailyaggregate",
 )
 def user_calibration(request: HttpRequest) -> HttpResponse:
-    customers = organisation_choices(limit=200)
-    wanted = request.GET.get("customer") or (customers[0][0] if customers else "")
-    customer = Customer.objects.filter(pk=wanted).first()
+    customers = organisation_choices(request, limit=200)
+    customer = organisation_picked(request, customers)
     window = lenient_choice(request.GET.get("days"), WINDOWS)
     model_id = request.GET.get("model") or None
     users = []

@@ -106,6 +106,7 @@ class DeliveryAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_filter = ["status", "event_type"]
+    organisation_field = "webhook__customer"
     search_fields = ["id", "event__id", "webhook__id"]
     list_select_related = ["webhook"]
     readonly_fields = [

@@ -3,6 +3,7 @@
 key; a customer's own figures come from webhooks.selectors, which always take the customer."""
 
 import datetime as dt
+from collections.abc import Collection
 
 from django.utils import timezone
 
@@ -39,11 +40,12 @@ def platform_internal_error_total() -> int:
     )
 
 
-def platform_webhooks_disabled_by_failures(*, limit: int = 10) -> list[Webhook]:
+def platform_webhooks_disabled_by_failures(
+    *, limit: int = 10, customer_ids: Collection[str] | None = None
+) -> list[Webhook]:
     """Webhooks the delivery worker turned off after repeated failures, latest first (every
-    customer's: the staff console)."""
-    return list(
-        Webhook.objects.filter(status=Webhook.Status.DISABLED, disabled_reason=conf.DISABLED_REASON_FAILURES)
-        .select_related("customer")
-        .order_by("-disabled_at", "-id")[:limit]
-    )
+    customer's, or those of `customer_ids` when given: the staff console)."""
+    qs = Webhook.objects.filter(status=Webhook.Status.DISABLED, disabled_reason=conf.DISABLED_REASON_FAILURES)
+    if customer_ids is not None:
+        qs = qs.filter(customer_id__in=customer_ids)
+    return list(qs.select_related("customer").order_by("-disabled_at", "-id")[:limit])

@@ -9,7 +9,9 @@ from django.contrib.admin.utils import quote
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from config.models import StaffOrganisation
 from console.permissions import COMPLIANCE_STAFF, permission_matches
+from keys.models import Customer
 from tests.conftest import client_for, make_key
 from tests.fairness.factories import AlertFactory
 
@@ -43,6 +45,9 @@ def root() -> Client:
 def officer() -> Client:
     user = User.objects.create_user("olivia", "olivia@example.com", "pw", is_staff=True)
     user.groups.add(Group.objects.get(name=COMPLIANCE_STAFF))
+    # Assigned the organisation the tests' keys act for (docs/reference/access.md, Staff and
+    # their organisations).
+    StaffOrganisation.objects.create(user=user, customer=Customer.objects.get_or_create(id="acme")[0])
     return login(user)
 
 
@@ -94,7 +99,7 @@ def test_compliance_staff_cannot_open_key_or_webhook_pages(officer):
     assert "panel-webhooks" not in html
     # of Access, erasures only (docs/reference/erasure.md)
     access = officer.get("/admin/group/access/").content.decode()
-    assert re.findall(r'<tr class="model-([a-z]+)">', access) == ["erasure"]
+    assert re.findall(r'<tr class="model-([a-z]+)">', access) == ["erasure", "retentionpolicy"]
 
 
 def test_officer_resolves_a_critical_alert_with_notes_and_the_api_names_them(officer):

@@ -18,6 +18,7 @@ from django.contrib.admin.utils import unquote
 from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 
+from config.models import StaffOrganisation
 from console.permissions import COMPLIANCE_STAFF
 from tests.conftest import make_key
 
@@ -69,6 +70,7 @@ def demo(transactional_db):
     call_command("seed_demo", "--no-users", stdout=open(os.devnull, "w"))  # noqa: SIM115
     officer = User.objects.create_user("olivia", "olivia@demo-bank.example", PASSWORD, is_staff=True)
     officer.groups.add(Group.objects.get(name=COMPLIANCE_STAFF))
+    StaffOrganisation.objects.create(user=officer, customer_id="demo-bank")
     return make_key("demo-bank").value
 
 

@@ -9,6 +9,7 @@ import time
 import pytest
 from django.core.management import call_command
 
+from config.models import StaffOrganisation
 from console import demo_data
 from tests.compliance.helpers import at, export_file
 from tests.conftest import client_for, make_key
@@ -78,6 +79,7 @@ def test_user_calibration_page_lists_risk_users_first_and_bias_alerts_show_badge
     seed()
     officer = django_user_model.objects.create_user("olivia", "o@example.com", "pw", is_staff=True)
     officer.groups.add(Group.objects.get(name=COMPLIANCE_STAFF))
+    StaffOrganisation.objects.create(user=officer, customer_id="demo-bank")
     client.force_login(officer)
     page = client.get("/admin/console/user-calibration/?customer=demo-bank&days=90")
     assert page.status_code == 200

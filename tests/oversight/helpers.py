@@ -9,6 +9,9 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
 
+from config.models import StaffOrganisation
+from keys.models import Customer
+
 _ids = itertools.count(1)
 
 
@@ -47,9 +50,12 @@ def log_all(api, items: list[dict[str, Any]]) -> None:
         assert r.json()["rejected"] == 0, [x for x in r.json()["results"] if x["status"] >= 400][:3]
 
 
-def staff_client(name: str, *groups: str) -> Client:
-    """A console client signed in as a new staff user in `groups`."""
+def staff_client(name: str, *groups: str, organisations: tuple[str, ...] = ("acme",)) -> Client:
+    """A console client signed in as a new staff user in `groups`, assigned `organisations`."""
     user = User.objects.create_user(name, f"{name}@example.com", "pw", is_staff=True)
+    for customer_id in organisations:
+        customer, _ = Customer.objects.get_or_create(id=customer_id)
+        StaffOrganisation.objects.create(user=user, customer=customer)
     for group in groups:
         user.groups.add(Group.objects.get(name=group))
     client = Client()
