@@ -188,6 +188,30 @@ def production_checks(app_configs: Sequence[AppConfig] | None = None, **kwargs: 
     ]
 
 
+HARFBUZZ_SUBSET = "harfbuzz-subset"
+
+
+@checks.register(TAG)
+def report_font_checks(
+    app_configs: Sequence[AppConfig] | None = None, **kwargs: object
+) -> list[CheckMessage]:
+    """trustcal.W003: PDF reports subset their fonts with HarfBuzz-Subset (Debian's
+    libharfbuzz-subset0); without it WeasyPrint falls back to fontTools, slower and logging a
+    warning on every render (docs/reference/reports.md, "The PDF")."""
+    import ctypes.util
+
+    if ctypes.util.find_library(HARFBUZZ_SUBSET):
+        return []
+    return [
+        Warning(
+            "HarfBuzz-Subset (libharfbuzz-subset0) is not installed: PDF reports still render, but "
+            "their fonts are subset by fontTools, slower and with a warning logged on every render. "
+            "Install it: sudo apt-get install -y libharfbuzz-subset0 (Debian and Ubuntu).",
+            id="trustcal.W003",
+        )
+    ]
+
+
 def startup_check() -> None:
     """Run the `trustcal` checks as a process starts (web and Celery, which Django's own
     commands do not check): an error stops the start with its reason
