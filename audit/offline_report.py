@@ -3,19 +3,21 @@ database, no Django, no access to the service.
 
     python3 -m audit.offline_verify --report REPORT.json EXPORT.ndjson
 
-REPORT is an EU AI Act report in the json format (GET /export/:id/download); EXPORT is
-GET /audit-trail/export from the first entry (verify it first with offline_verify's checkpoint
-mode). From the export's decision and outcome entries this rebuilds every decision as it stood,
-keeps those of the report's period and filters, recomputes the calibration figures with the
-service's own formulas (`audit/measures.py`, docs/reference/calibration.md) and prints, for each
-figure of the executive summary and the trust-calibration headline, the report's value, the
-recomputed value and whether they match. Exit status 0 when every figure matches, 1 on a
-mismatch, 2 when an input could not be read. The compliance status also rests on the alerts and
-the review-effort flags, which the export does not hold: its evidence figures are checked, the
-status itself is printed as not recomputable. An erased entry no longer names its reviewer, so
-with erased decisions in the window the figures that group decisions by reviewer are printed as
-not recomputable (all of them under a reviewer filter), and the rest are checked
-(docs/reference/reports.md, "How to verify a report", step 5).
+REPORT is a report in the json format (GET /export/:id/download), EU AI Act or Texas TRAIGA;
+EXPORT is GET /audit-trail/export from the first entry (verify it first with offline_verify's
+checkpoint mode). From the export's decision and outcome entries this rebuilds every decision as
+it stood, keeps those of the report's period and filters, leaves the vigilance probes out as the
+service does (and says how many), recomputes the calibration figures with the service's own
+formulas (`audit/measures.py`, docs/reference/calibration.md) and prints, for each headline
+figure and each of every reviewer's figures (category and risk included), the report's value,
+the recomputed value and whether they match. Its last line says "all N figures match" (exit
+status 0) or "N figures differ: " and names them (exit status 1); exit status 2 when an input
+could not be read. The EU compliance status also rests on the alerts and the review-effort
+flags, which the export does not hold: its calibration inputs are checked. An erased entry no
+longer names its reviewer, so with erased decisions in the window the figures that group
+decisions by reviewer, and every reviewer's own, are printed as not recomputable (all of them
+under a reviewer filter), and the rest are checked (docs/reference/reports.md, "How to verify a
+report", step 5).
 """
 
 import argparse
@@ -23,57 +25,25 @@ import datetime as dt
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from audit import measures
 from audit.hashing import strict_loads
+from audit.offline_figures import (
+    BY_REVIEWER as BY_REVIEWER,
+)
+from audit.offline_figures import (
+    ORGANISATION_FIGURES,
+    SUMMARY_FIGURES,
+    SUMMARY_SOURCE,
+    TEXAS_FIGURES,
+    USER_FIGURES,
+)
 from audit.offline_inputs import short
 
 TOLERANCE = 1e-9  # the report's figures are stored unrounded; only float summation order may differ
-SUMMARY_FIGURES = [
-    "total_decisions",
-    "scored_decisions",
-    "unscored_decisions",
-    "coverage",
-    "automation_bias_incidents",
-    "automation_bias_rate",
-    "human_override_rate",
-    "trust_score",
-    "attainable_score",
-    "reliance_gap",
-    "reliance_skill",
-    "overtrust_rate",
-    "overtrust_rate_ci",
-    "overtrust_effective_n",
-    "category",
-]
-ORGANISATION_FIGURES = [
-    "decisions",
-    "scored_decisions",
-    "agreement_rate",
-    "override_rate",
-    "mean_ai_confidence",
-    "calibration_gap",
-    "trust_score",
-    "attainable_score",
-    "reliance_gap",
-    "reliance_skill",
-    "overtrust_rate",
-    "overtrust_effective_n",
-    "overtrust_rate_ci",
-    "undertrust_rate",
-    "undertrust_effective_n",
-    "undertrust_rate_ci",
-    "category",
-    "risk_level",
-    "ai_accuracy",
-    "overreliance_rate",
-    "underreliance_rate",
-]
-# The summary's names for the organisation's figures where they differ.
-SUMMARY_SOURCE = {"total_decisions": "decisions", "human_override_rate": "override_rate"}
 
 
 class Unreadable(Exception):
@@ -92,6 +62,7 @@ class State:
     user_decision: str
     outcome: str | None
     erased: bool = False  # its personal fields were erased: its reviewer is not in the export
+    probe: bool = False  # a vigilance probe: left out of every figure, as the service does
 
 
 def _instant(value: str, *, end: bool) -> dt.datetime:
@@ -129,25 +100,14 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
                 user_decision=doc["user_decision"],
                 outcome=doc.get("outcome"),
                 erased=doc.get("erased") is True,
+                probe=doc.get("probe") is not None,
             )
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise Unreadable(f"export line {number} is not an audit entry: {short(exc)}") from exc
         if decision_id is not None:
+            state.probe = state.probe or (decision_id in states and states[decision_id].probe)
             states[decision_id] = state
     yield from states.values()
-
-
-# Figures that group decisions by reviewer (the effective n of the weighted rates and what rests
-# on their intervals): an erased entry's reviewer is not in the export, so with erased decisions in
-# the window these cannot be recomputed (every other figure is a sum over decisions).
-BY_REVIEWER = {
-    "overtrust_effective_n",
-    "overtrust_rate_ci",
-    "undertrust_effective_n",
-    "undertrust_rate_ci",
-    "category",
-    "risk_level",
-}
 
 
 @dataclass
@@ -155,44 +115,83 @@ class Recomputed:
     figures: dict[str, Any]
     erased: int  # decisions of the window whose entries were erased
     by_filter: bool  # the report's reviewer filter could not be applied to them
+    probes: int = 0  # vigilance probes of the window, left out of every figure
+    users: dict[str, dict[str, Any]] = field(default_factory=dict)  # each reviewer's figures
+
+
+@dataclass(frozen=True)
+class _Window:
+    """The report's window and filters, as they select decisions."""
+
+    start: dt.datetime
+    end: dt.datetime
+    users: frozenset[str]
+    models: frozenset[str | None]
+    categories: frozenset[str]
+
+    # Any: a JSON document by name (a report), whose members are read as found
+    @classmethod
+    def of(cls, report: dict[str, Any]) -> "_Window":
+        section = report["sections"].get("trust_calibration_analysis") or {}
+        window = section.get("window") or report["time_period"]
+        filters = report.get("filters") or {}
+        return cls(
+            start=_instant(window["from"], end=False),
+            end=_instant(window["to"], end="T" not in window["to"]),
+            users=frozenset(filters.get("user_ids") or []),
+            models=frozenset(filters.get("model_ids") or []),
+            categories=frozenset(filters.get("calibration") or []),
+        )
+
+    def filtered_out(self, state: State) -> bool:
+        return bool(self.users and state.user_id not in self.users) or bool(
+            self.models and state.model_id not in self.models
+        )
+
+
+def _record(state: State) -> measures.Record:
+    category = measures.record_category(
+        ai_recommendation=state.ai_recommendation,
+        user_decision=state.user_decision,
+        confidence=state.ai_confidence,
+        outcome=state.outcome,
+    )
+    return measures.Record(
+        state.ai_recommendation, state.user_decision, state.ai_confidence, state.outcome, None, category
+    )
 
 
 # Any: a JSON document by name (an entry, a report), whose members are read as found
 def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
-    """The organisation's figures over the report's period and filters, from the export."""
-    section = report["sections"]["trust_calibration_analysis"]
-    window = section.get("window") or report["time_period"]
-    start, end = _instant(window["from"], end=False), _instant(window["to"], end="T" not in window["to"])
-    filters = report.get("filters") or {}
-    users, models = set(filters.get("user_ids") or []), set(filters.get("model_ids") or [])
-    categories = set(filters.get("calibration") or [])
+    """The organisation's and each reviewer's figures over the report's period and filters, from
+    the export, vigilance probes left out (docs/reference/oversight.md: probes enter no figure)."""
+    window = _Window.of(report)
     per_user: dict[str | None, dict[str, float]] = defaultdict(lambda: dict.fromkeys(measures.SUM_FIELDS, 0))
-    erased = 0
+    erased = probes = 0
     for state in decisions_of(lines):
-        if not start <= state.timestamp < end:
+        if not window.start <= state.timestamp < window.end:
             continue
         erased += state.erased
-        if (users and state.user_id not in users) or (models and state.model_id not in models):
+        if window.filtered_out(state):
             continue
-        category = measures.record_category(
-            ai_recommendation=state.ai_recommendation,
-            user_decision=state.user_decision,
-            confidence=state.ai_confidence,
-            outcome=state.outcome,
-        )
-        if categories and category not in categories:
+        probes += state.probe
+        record = _record(state)
+        if state.probe or (window.categories and record.category not in window.categories):
             continue
-        record = measures.Record(
-            state.ai_recommendation, state.user_decision, state.ai_confidence, state.outcome, None, category
-        )
         sums = per_user[state.user_id]
         for name, value in measures.contribution(record).items():
             sums[name] += value
     total = measures.add_sums(per_user.values())
     over = measures.Clusters.of((u["fwo_sum"], u["wo_sum"]) for u in per_user.values())
     under = measures.Clusters.of((u["uwu_sum"], u["wu_sum"]) for u in per_user.values())
-    figures = measures.figures(total, measures.Thresholds(), over_clusters=over, under_clusters=under)
-    return Recomputed(figures, erased, by_filter=bool(users) and erased > 0)
+    th = measures.Thresholds()
+    figures = measures.figures(total, th, over_clusters=over, under_clusters=under)
+    reviewers = {
+        user_id: measures.figures(sums, th) for user_id, sums in per_user.items() if user_id is not None
+    }
+    return Recomputed(
+        figures, erased, by_filter=bool(window.users) and erased > 0, probes=probes, users=reviewers
+    )
 
 
 # Any: a report's figure and its recomputation: JSON values of any shape
@@ -206,25 +205,63 @@ def same(reported: Any, recomputed: Any) -> bool:
     return bool(reported == recomputed)
 
 
+# Where each template prints the figures it re-derives: (figure path, the recomputed figure's name).
+# Any: a JSON document by name (a report), whose members are read as found
+def _pairs(report: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    sections = report["sections"]
+    pairs = []
+    if report["template"] == "eu_ai_act":
+        summary = sections["executive_summary"]
+        pairs += [
+            (f"executive_summary.{key}", SUMMARY_SOURCE.get(key, key), summary[key])
+            for key in SUMMARY_FIGURES
+            if key in summary
+        ]
+        where = "trust_calibration_analysis"
+        organisation = sections[where]["organisation"]
+    else:  # texas_traiga: the same evidence, organised by what the Texas Act asks
+        for path, source in TEXAS_FIGURES:
+            section, key = path.split(".")
+            if key in sections.get(section, {}):
+                pairs.append((path, source, sections[section][key]))
+        where = "performance_and_limitations"
+        organisation = sections[where]["organisation"]
+    pairs += [
+        (f"{where}.{key}", key, organisation[key]) for key in ORGANISATION_FIGURES if key in organisation
+    ]
+    return pairs
+
+
+def _users_of(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    where = "trust_calibration_analysis" if report["template"] == "eu_ai_act" else "monitoring_and_safeguards"
+    return where, report["sections"].get(where, {}).get("users") or []
+
+
 # Any: a JSON document by name (an entry, a report), whose members are read as found
 def compare(report: dict[str, Any], recomputed: Recomputed) -> list[tuple[str, Any, Any, bool | None]]:
-    """(figure, reported, recomputed, match) for the executive summary and the headline figures;
+    """(figure, reported, recomputed, match) for the headline figures and every reviewer's;
     match is None where erased entries make a figure not recomputable."""
     figures = recomputed.figures
-    pairs = []
-    summary = report["sections"]["executive_summary"]
-    for key in SUMMARY_FIGURES:
-        if key in summary:
-            pairs.append((f"executive_summary.{key}", SUMMARY_SOURCE.get(key, key), summary[key]))
-    organisation = report["sections"]["trust_calibration_analysis"]["organisation"]
-    for key in ORGANISATION_FIGURES:
-        if key in organisation:
-            pairs.append((f"trust_calibration_analysis.{key}", key, organisation[key]))
     rows: list[tuple[str, Any, Any, bool | None]] = []
-    for name, source, reported in pairs:
+    for name, source, reported in _pairs(report):
         unknown = recomputed.by_filter or (recomputed.erased > 0 and source in BY_REVIEWER)
-        ok = None if unknown else same(reported, figures[source])
-        rows.append((name, reported, figures[source], ok))
+        rows.append((name, reported, figures[source], None if unknown else same(reported, figures[source])))
+    where, users = _users_of(report)
+    th = measures.Thresholds()
+    for user in users:
+        user_id = str(user.get("user_id"))
+        mine = recomputed.users.get(user_id)
+        if mine is not None:
+            mine = {**mine, "at_risk": measures.is_risk_user(mine, th)}
+        for key in USER_FIGURES:
+            if key not in user:
+                continue
+            # An erased decision no longer names its reviewer: with erasures in the window no
+            # reviewer's figures can be re-derived (their pseudonym names no one in the export).
+            unknown = recomputed.erased > 0 or recomputed.by_filter
+            value = None if mine is None else mine.get(key)
+            ok = None if unknown else mine is not None and same(user[key], value)
+            rows.append((f"{where}.users[{user_id}].{key}", user[key], value, ok))
     return rows
 
 
@@ -243,8 +280,8 @@ def _shown(value: Any) -> str:
 def run(report_path: str, export_path: str, out: TextIO) -> int:
     try:
         report = strict_loads(Path(report_path).read_text(encoding="utf-8"))
-        if report.get("template") != "eu_ai_act" or "sections" not in report:
-            raise Unreadable(f"{report_path} is not an EU AI Act report in the json format")
+        if report.get("template") not in ("eu_ai_act", "texas_traiga") or "sections" not in report:
+            raise Unreadable(f"{report_path} is not a report in the json format (eu_ai_act or texas_traiga)")
         with open(export_path, encoding="utf-8", newline="\n") as export:
             recomputed = recompute(report, export)
     except (OSError, ValueError, KeyError, RecursionError, AttributeError) as exc:
@@ -269,21 +306,35 @@ def run(report_path: str, export_path: str, out: TextIO) -> int:
             ),
             file=out,
         )
-    status = report["sections"]["executive_summary"].get("compliance_status")
     print(
-        f"compliance_status {status}: not recomputable from the export (it also rests on the alerts and the "
-        "review-effort flags); its calibration evidence is checked above.",
+        f"{recomputed.probes} vigilance probe(s) of the window were left out of every figure, as the "
+        "service leaves them out (docs/reference/oversight.md).",
         file=out,
     )
-    mismatches = sum(1 for *_, ok in rows if ok is False)
-    matches = sum(1 for *_, ok in rows if ok is True)
-    print(
-        f"{matches} of {len(rows)} figures match"
-        + (f"; {mismatches} MISMATCH" if mismatches else "")
-        + (f"; {unknown} not recomputable" if (unknown := len(rows) - matches - mismatches) else ""),
-        file=out,
-    )
-    return 1 if mismatches else 0
+    if report["template"] == "eu_ai_act":
+        status = report["sections"]["executive_summary"].get("compliance_status")
+        print(
+            f"compliance_status {status}: its calibration inputs are checked above; the alerts and the "
+            "review-effort flags it also rests on are not in the export.",
+            file=out,
+        )
+    return _verdict(rows, out)
+
+
+def _verdict(rows: list[tuple[str, Any, Any, bool | None]], out: TextIO) -> int:
+    """The last line: every figure matches (exit 0), or how many differ and which (exit 1)."""
+    differ = [name for name, *_, ok in rows if ok is False]
+    checked = sum(1 for *_, ok in rows if ok is not None)
+    unknown = len(rows) - checked
+    aside = f" ({unknown} not recomputable, named above)" if unknown else ""
+    if differ:
+        print(f"{len(differ)} figures differ: {', '.join(differ)}{aside}", file=out)
+        return 1
+    if not checked:
+        print(f"no figure differs, and none could be checked{aside}", file=out)
+        return 0
+    print(f"all {checked} figures match{aside}", file=out)
+    return 0
 
 
 def main(argv: list[str], out: TextIO) -> int:

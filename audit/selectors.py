@@ -11,7 +11,7 @@ from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast
 
 from audit.chain import ENTRY_COLUMNS, clear_fields_from_values, document_from_values
-from audit.erasure import erasures_in
+from audit.erasure_listing import erasures_of_period as erasures_of_period  # reports list them
 from audit.fields import DECISION_LOG_COLUMNS as DECISION_LOG_COLUMNS  # the reports' csv columns
 from audit.fields import IMMUTABLE_FIELDS
 from audit.hashing import PERSONAL_FIELDS, entry_hash_matches, format2_problem, same_value
@@ -327,41 +327,6 @@ def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], ob
         for block in copy:
             write(bytes(block))
     return True
-
-
-ERASURE_ITEMS_MAX = 200  # erasures listed one by one in a report; the counts cover all of them
-
-
-# Any: the erasures' figures by name, rendered as JSON
-def erasures_of_period(customer: Customer, *, since: dt.datetime, until: dt.datetime) -> dict[str, Any]:
-    """The erasures completed in [since, until), as reports list them (docs/reference/
-    erasure.md): how many, how many entries they erased, the count per legal basis, and each
-    one (never an erased value: the kind of person it named, not who)."""
-    rows = erasures_in(customer=customer, since=since, until=until).order_by("completed_at", "pk")
-    by_basis: dict[str, int] = {}
-    entries = 0
-    items: list[dict[str, Any]] = []
-    for erasure in rows.only("id", "completed_at", "legal_basis", "target", "entries", "entry_sequence"):
-        by_basis[erasure.legal_basis] = by_basis.get(erasure.legal_basis, 0) + 1
-        entries += erasure.entries
-        if len(items) < ERASURE_ITEMS_MAX:
-            items.append(
-                {
-                    "erasure_id": erasure.pk,
-                    "completed_at": isoformat(erasure.completed_at),
-                    "legal_basis": erasure.legal_basis,
-                    "target": erasure.target,
-                    "entries": erasure.entries,
-                    "entry_sequence": erasure.entry_sequence,
-                }
-            )
-    count = sum(by_basis.values())
-    return {
-        "count": count,
-        "entries": entries,
-        "by_legal_basis": dict(sorted(by_basis.items())),
-        "items": items,
-    }
 
 
 def point_entries(

@@ -29,7 +29,6 @@ def trust_trend(trend: dict[str, Any]) -> str:
             linewidth=1.6,
             label="trust score",
         )
-    ax.axhline(0.6, color=ORANGE, linestyle="--", linewidth=0.9, label="risk threshold 0.6")
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("trust score (0-1)")
     step = max(1, len(points) // 10)

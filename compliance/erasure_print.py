@@ -1,6 +1,7 @@
 """The erasures of a report's period as its PDF prints them (templates/compliance/_erasures.html;
 docs/reference/erasure.md): a sentence with the counts, and one row per erasure, its legal basis
-named as the law names it. No erased value is in the data, so none can be printed."""
+named as the law names it, one completed after the period as "erased on DATE, after the period".
+No erased value is in the data, so none can be printed."""
 
 from typing import Any
 
@@ -14,21 +15,37 @@ def basis(code: str) -> str:
     return LEGAL_BASIS_NAMES.get(code, code)
 
 
+def _completed(item: dict[str, Any]) -> str:
+    if item.get("after_period"):
+        return f"erased on {printing.when(item['completed_at'])[:10]}, after the period"
+    return printing.when(item["completed_at"])
+
+
 def erasures(data: dict[str, Any]) -> dict[str, Any]:
     total = data.get("count", 0)
+    after = data.get("completed_after_period", 0)
     if not total:
-        sentence = "No erasure of personal data was completed in the period."
+        sentence = (
+            "No erasure of personal data was completed in the period, and none completed since erased "
+            "an entry of it."
+        )
     else:
         bases = "; ".join(f"{basis(code)}: {printing.count(n)}" for code, n in data["by_legal_basis"].items())
         sentence = (
-            f"{printing.count(total)} erasure(s) completed in the period deleted the personal fields of "
-            f"{printing.count(data.get('entries', 0))} audit entries (by legal basis: {bases})."
+            f"{printing.count(total)} erasure(s) deleted the personal fields of "
+            f"{printing.count(data.get('entries', 0))} audit entries (by legal basis: {bases})"
+            + (
+                f"; {printing.count(after)} of them completed after the period and erased entries of it"
+                if after
+                else ""
+            )
+            + "."
         )
     items = data.get("items") or []
     rows = [
         [
             item["erasure_id"],
-            printing.when(item["completed_at"]),
+            _completed(item),
             basis(item["legal_basis"]),
             TARGETS.get(item["target"], item["target"]),
             printing.count(item["entries"]),

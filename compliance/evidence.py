@@ -281,6 +281,7 @@ def previous_period(scope: Scope) -> dict[str, Any] | None:
         "automation_bias_incidents": organisation["counts"]["overtrust"],
         "automation_bias_rate": organisation["automation_bias_rate"],
         "human_override_rate": organisation["override_rate"],
+        "overtrust_rate": organisation["overtrust_rate"],
         "trust_score": organisation["trust_score"],
         "attainable_score": organisation["attainable_score"],
         "reliance_gap": organisation["reliance_gap"],
@@ -296,6 +297,23 @@ def _whole_days(scope: Scope) -> tuple[dt.date, dt.date]:
     if scope.end.astimezone(dt.UTC).time() != dt.time.min and last > dt.date.min:
         last -= dt.timedelta(days=1)
     return first, last
+
+
+def _with_versions(profiles: list[dict[str, Any]], models: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each model's profile with the versions its decisions of the period name
+    (`versions_in_period`: model_version and decisions), which the report prints as the version
+    in use; the profile's own `version` is what its editor declared."""
+    return [
+        {
+            **profile,
+            "versions_in_period": [
+                {"model_version": row["model_version"], "decisions": row["decisions"]}
+                for row in models
+                if row["model_id"] == profile["model_id"]
+            ],
+        }
+        for profile in profiles
+    ]
 
 
 def gather(scope: Scope) -> dict[str, Any]:
@@ -332,7 +350,9 @@ def gather(scope: Scope) -> dict[str, Any]:
             last=whole[1],
         ),
         "models": models,
-        "system_description": profiles.profiles_of(customer=scope.customer, model_ids=model_ids),
+        "system_description": _with_versions(
+            profiles.profiles_of(customer=scope.customer, model_ids=model_ids), models
+        ),
         "subgroups": _subgroups(scope),
         **alerts(scope),
         **_oversight(scope),

@@ -37,10 +37,39 @@ def _note(data: dict[str, Any]) -> str:
     return f"The first {ROWS_MAX:,} of {len(rows):,} reviewers are printed; the json export holds all."
 
 
+NOT_MEASURED = "not measured"
+# The per-reviewer columns whose cells may be absent, by their printed header.
+EFFORT_COLUMNS = {
+    "median": "Median time",
+    "rate": "Rate",
+    "interval": "95% interval",
+    "overreliance_quick": "Over-reliance when quick",
+    "overreliance_considered": "Over-reliance when considered",
+}
+VIGILANCE_COLUMNS = {"catch_rate": "Catch rate", "catch_interval": "95% interval", "d_prime": "d'"}
+
+
+def absent_once(rows: list[dict[str, Any]], columns: dict[str, str]) -> str:
+    """A table's absent cells print "not measured" alone; each column's reasons are said once,
+    in the note under the table (the sentence returned)."""
+    reasons: dict[str, list[str]] = {}
+    for row in rows:
+        for key, header in columns.items():
+            cell = row.get(key)
+            if isinstance(cell, str) and cell.startswith(f"{NOT_MEASURED} ("):
+                reason = cell[len(NOT_MEASURED) + 2 : -1]
+                if reason not in reasons.setdefault(header, []):
+                    reasons[header].append(reason)
+                row[key] = NOT_MEASURED
+    return " ".join(
+        f"{header} not measured where shown: {'; or '.join(found)}." for header, found in reasons.items()
+    )
+
+
 def review_effort(data: dict[str, Any]) -> dict[str, Any]:
     team = data["team"]
     no_timed = "no timed decision"
-    return {
+    out = {
         "evidences": data["evidences"],
         "facts": [
             ("Reviewers", count(team["reviewers"])),
@@ -78,6 +107,8 @@ def review_effort(data: dict[str, Any]) -> dict[str, Any]:
         ],
         "note": _note(data),
     }
+    out["absent"] = absent_once(out["reviewers"], EFFORT_COLUMNS)
+    return out
 
 
 def _probe_row(figures: dict[str, Any]) -> dict[str, Any]:
@@ -104,11 +135,11 @@ def _d_prime(figures: dict[str, Any]) -> str:
 
 
 def vigilance(data: dict[str, Any]) -> dict[str, Any]:
+    reviewers = [{"user_id": r["user_id"], **_probe_row(r)} for r in data.get("reviewers", [])[:ROWS_MAX]]
     return {
         "evidences": data["evidences"],
         "totals": _probe_row(data["totals"]),
-        "reviewers": [
-            {"user_id": r["user_id"], **_probe_row(r)} for r in data.get("reviewers", [])[:ROWS_MAX]
-        ],
+        "reviewers": reviewers,
+        "absent": absent_once(reviewers, VIGILANCE_COLUMNS),
         "note": _note(data),
     }

@@ -7,13 +7,21 @@ from typing import Any
 from django.template import TemplateDoesNotExist
 from django.template.loader import get_template
 
-from compliance import citations, drift_print, erasure_print, oversight_print, printing, profile_print
+from compliance import (
+    citations,
+    confidence_print,
+    drift_print,
+    erasure_print,
+    oversight_print,
+    printing,
+    profile_print,
+)
 from compliance.pdf_alerts import amplification_blocks, bias_blocks, incident_blocks
 from compliance.pdf_tables import is_counts, is_scalar_list, label, table
 
 # Thresholds the Texas report borrows from the EU AI Act report (compliance/recommendations.py).
 BORROWED = {"overtrust_rate"}
-# Recommendations whose figure is a count of what needs acting on: printed without a threshold.
+# Recommendations whose figure is a count of what needs acting on (its threshold a count too).
 COUNTED = {"category", "flagged_reviewers", "missed_probes", "by_severity"}
 MOVED = {"decision_log", "compliance_status_reason", "status_history"}
 
@@ -125,6 +133,9 @@ def _member_blocks(key: str, item: Any, depth: int) -> Iterable[dict[str, Any]]:
         return
     if key == "covered":
         yield {"kind": "facts", "rows": [("Range verified", covered_sentence(item))]}
+    elif key == "confidence_check":
+        yield {"kind": "heading", "text": label(key), "depth": depth + 1}
+        yield {"kind": "facts", "rows": confidence_print.facts(item)}
     elif key == "attributes":
         yield from _attribute_tables(item)
     elif item:
@@ -150,8 +161,10 @@ def recommendation_rows(recommendations: list[dict[str, Any]], template: str) ->
     for rec in recommendations:
         key = str(rec["figure"]).split(".")[-1]
         value, threshold = rec["value"], rec["threshold"]
-        if isinstance(value, str) or key in COUNTED:  # an alert to triage, or a count of reviewers or alerts
-            measured = printing.figure(key, value)
+        if isinstance(value, str):  # an alert to triage, named in the recommendation
+            measured = f"unresolved (threshold: {printing.figure(key, threshold)})"
+        elif key in COUNTED:  # a count of reviewers, probes or alerts to act on
+            measured = f"{printing.figure(key, value)} (threshold {printing.figure(key, threshold)})"
         else:
             whose = (
                 "the EU AI Act report's threshold"

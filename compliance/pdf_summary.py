@@ -116,33 +116,48 @@ def alert_sentence(report: Report, serious: tuple[str, ...]) -> str:
     )
 
 
+def _then_now(name: str, then: float | None, now: float | None, kind: str) -> str:
+    """A figure of the previous period beside this one's, both printed, then the change."""
+    shown = printing.pct if kind == "rate" else printing.score
+    key = {"automation-bias rate": "automation_bias_rate", "override rate": "override_rate"}.get(
+        name, name.replace(" ", "_").replace("-", "")
+    )
+    text = f"{name} {shown(then, key)} then and {shown(now, key)} now"
+    if then is None or now is None:
+        return text
+    change = printing.points(now - then) if kind == "rate" else f"{now - then:+.2f}"
+    return f"{text} ({change})"
+
+
 def change_sentence(report: Report, total: int, counts: dict[str, int], org: dict[str, Any]) -> str:
+    """The previous period of the same length beside this one: each figure's two values and the
+    change, never a change alone (a fall of one rate can hide the rise of another)."""
     previous = report.data["summary"].get("previous_period")
     if not previous:
         return (
             "The period of the same length before this one holds no decision, so no change since a "
             "previous period is reported."
         )
-    now_rate = org["automation_bias_rate"]
-    parts = [
-        f"In the previous period of the same length ({printing.when(previous['from'])[:10]} to "
-        f"{day_before(previous['to'])}), "
-        f"{printing.count(previous['total_decisions'])} decisions were analysed with an automation-bias "
-        f"rate of {printing.pct(previous['automation_bias_rate'], 'automation_bias_rate')}"
+    figures = [
+        _then_now(
+            "automation-bias rate", previous["automation_bias_rate"], org["automation_bias_rate"], "rate"
+        ),
+        _then_now("override rate", previous["human_override_rate"], org["override_rate"], "rate"),
     ]
-    if now_rate is not None and previous["automation_bias_rate"] is not None:
-        parts.append(f" ({printing.points(now_rate - previous['automation_bias_rate'])} since)")
-    parts.append(
-        f", an override rate of {printing.pct(previous['human_override_rate'], 'override_rate')} and a "
-        f"trust score of {printing.score(previous['trust_score'], 'trust_score')}"
-    )
-    if org["trust_score"] is not None and previous["trust_score"] is not None:
-        parts.append(
-            f" ({org['trust_score'] - previous['trust_score']:+.2f} since, against an attainable score of "
-            f"{printing.score(previous['attainable_score'], 'attainable_score')} then and "
-            f"{printing.score(org['attainable_score'], 'attainable_score')} now)"
+    if "overtrust_rate" in previous:
+        figures.append(
+            _then_now("over-trust rate", previous["overtrust_rate"], org["overtrust_rate"], "rate")
         )
-    return "".join(parts) + "."
+    figures.append(
+        _then_now("trust score", previous["trust_score"], org["trust_score"], "score")
+        + f" against an attainable score of {printing.score(previous['attainable_score'], 'attainable_score')} "
+        f"then and {printing.score(org['attainable_score'], 'attainable_score')} now"
+    )
+    return (
+        f"In the previous period of the same length ({printing.when(previous['from'])[:10]} to "
+        f"{day_before(previous['to'])}), {printing.count(previous['total_decisions'])} decisions were "
+        f"analysed: {'; '.join(figures)}."
+    )
 
 
 def day_before(instant: str) -> str:

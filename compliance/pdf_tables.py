@@ -1,7 +1,6 @@
 """Tables of the PDF (docs/reference/reports.md, "The PDF"): labels for data keys, the columns
 printed for wide tables, and column widths that fit the content so nothing is cut."""
 
-import re
 from typing import Any
 
 from compliance import printing
@@ -111,15 +110,6 @@ def label(key: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-ENUMERATION = re.compile(r"[A-Z]+(?:_[A-Z]+)+")
-
-
-def breakable(text: str) -> str:
-    """An enumeration (INSUFFICIENT_DATA) may wrap after its underscores, never inside a word: a
-    zero-width space after each one (a narrow column otherwise cuts the word anywhere)."""
-    return text.replace("_", "_\u200b") if ENUMERATION.fullmatch(text) else text
-
-
 def cell_value(row: dict[str, Any], column: str) -> Any:
     value: Any = row
     for part in column.split("."):
@@ -144,7 +134,7 @@ def table(key: str, rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
                 )
                 printed.append(printing.NOT_MEASURED)
             else:
-                printed.append(breakable(printing.figure(name, value)))
+                printed.append(printing.figure(name, value))
         cells.append(printed)
     notes = [f"{label} not measured where shown: {reason}." for label, reason in absent.items()]
     if len(rows) > len(shown):

@@ -28,7 +28,7 @@ REASONS = {
     "mean_ai_confidence": "no decision carries an AI confidence",
     "ai_confidence": "the decision carries no AI confidence",
     "accuracy": "no outcome is known for the group",
-    "ai_accuracy": "no outcome is known in this band",
+    "ai_accuracy": "no decision with a known outcome",
     "disparate_impact_ratio": "the reference group has no favourable decision",
     "impact_ratio": "the impact reference group has no favourable decision",
     "favorable_rate_difference": "the group is the reference group",
@@ -76,6 +76,12 @@ SCORE_KEYS = {
     "intercept",
     "intercept_ci",
     "brier_score",
+}
+# Codes the data holds as identifiers, printed in words where a reader meets them as a value.
+WORDS = {
+    "not_checked": "not checked",
+    "consistent": "consistent",
+    "miscalibrated": "miscalibrated",
 }
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]00:?00)$")
 
@@ -165,4 +171,4 @@ def figure(key: str, value: Any) -> str:
     text = str(value)
     if _TIMESTAMP.match(text):
         return when(text)
-    return text
+    return WORDS.get(text, text)

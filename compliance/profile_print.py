@@ -17,6 +17,25 @@ LABELS = {
 NOT_PROVIDED = "not provided"
 
 
+def _versions(profile: dict[str, Any]) -> str:
+    """The versions the period's decisions name, with how many each: what was in use."""
+    seen = profile.get("versions_in_period") or []
+    if not seen:
+        return "no decision of the period names a version"
+    if len(seen) == 1:
+        return f"{seen[0]['model_version'] or 'not recorded'} (all {seen[0]['decisions']:,} decisions of the period)"
+    return ", ".join(f"{v['model_version'] or 'not recorded'} ({v['decisions']:,} decisions)" for v in seen)
+
+
+def _rows(profile: dict[str, Any], name: str) -> list[tuple[str, str]]:
+    if name != "version":
+        return [(LABELS[name], profile[name] or NOT_PROVIDED)]
+    return [
+        ("Version in the period's decisions", _versions(profile)),
+        ("Version in the profile", profile[name] or NOT_PROVIDED),
+    ]
+
+
 def system_description(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for profile in profiles:
@@ -25,7 +44,7 @@ def system_description(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(
             {
                 "model_id": profile["model_id"],
-                "rows": [(LABELS[name], profile[name] or NOT_PROVIDED) for name in PROFILE_FIELDS],
+                "rows": [row for name in PROFILE_FIELDS for row in _rows(profile, name)],
                 "note": note,
             }
         )

@@ -101,6 +101,7 @@ def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dic
         "performance_and_limitations": {
             "organisation": org,
             "thresholds": evidence["thresholds"],
+            "confidence_check": evidence["confidence_check"],
             "confidence_bands": evidence["confidence_bands"],
             "known_limitations": [
                 f"Outcomes are known for {printing.count(counts['with_outcome'])} of {printing.count(total)} decisions; "

@@ -29,7 +29,7 @@ PROFILE = {
         "decision takes effect; outcomes are recorded when a loan is repaid or defaults."
     ),
     "provider": "",
-    "version": "2.3 (2.2 until the recent month)",
+    "version": "2.3",
     "intended_reviewers": "Loan officers of the branch desks, trained on the bank's credit policy.",
 }
 DAYS = 60

@@ -3,6 +3,7 @@ AI Act report's calibration figures re-derived from the audit-trail export alone
 
 import io
 import json
+import re
 
 import pytest
 
@@ -36,7 +37,9 @@ def test_every_figure_of_the_report_is_re_derived_from_the_export(api, tmp_path)
     assert status == 0, text
     assert "MISMATCH" not in text
     assert "executive_summary.trust_score" in text and "trust_calibration_analysis.overtrust_rate_ci" in text
-    assert "compliance_status" in text and "not recomputable" in text
+    assert "compliance_status" in text and "its calibration inputs are checked above" in text
+    assert re.fullmatch(r"all \d+ figures match", text.strip().splitlines()[-1])
+    assert ".users[ana].category" in text  # every reviewer's figures and category
 
 
 def test_a_filtered_report_is_re_derived_with_its_filters(api, tmp_path):
@@ -58,6 +61,7 @@ def test_a_changed_figure_is_a_mismatch(api, tmp_path):
         next(line.split()[0] for line in text.splitlines() if "MISMATCH" in line)
         == "executive_summary.trust_score"
     )
+    assert text.strip().splitlines()[-1] == "1 figures differ: executive_summary.trust_score"
 
 
 def test_unreadable_inputs_exit_2(tmp_path):

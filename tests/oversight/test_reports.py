@@ -69,6 +69,6 @@ def test_the_pdf_prints_both_sections_as_a_reader_expects(api, template):
         assert "Art. 14" not in text and "under the EU AI Act, which the Texas Act does not require" in text
     assert "100.0%" in text  # rick's quick-agreement rate, as a percentage with one decimal
     assert "12 of 20" in text  # known_wrong probes caught
-    assert "not measured (no known_right probe)" in text  # carol's d'
+    assert "d' not measured where shown: no known_right probe" in text  # carol's d', said once
     for absent in ("None", "null", "nan"):
         assert f" {absent} " not in f" {text} "
