@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from audit import measures
+from audit import measures, measures_stats
 from audit.hashing import strict_loads
 from audit.offline_figures import (
     BY_REVIEWER as BY_REVIEWER,
@@ -161,11 +161,25 @@ def _record(state: State) -> measures.Record:
     )
 
 
+# Any: a JSON document by name (a report), whose members are read as found
+def _recalibration(report: dict[str, Any]) -> measures_stats.Recalibrate | None:
+    """p' from the fit the report prints when its confidence check found the AI's confidence
+    miscalibrated (docs/reference/calibration.md, A miscalibrated confidence); the fit itself is
+    the report's, not re-derived here."""
+    sections = report["sections"]
+    where = sections.get("trust_calibration_analysis") or sections.get("performance_and_limitations") or {}
+    check = where.get("confidence_check") or {}
+    if check.get("verdict") != "miscalibrated":
+        return None
+    return measures_stats.recalibration(check["intercept"], check["slope"])
+
+
 # Any: a JSON document by name (an entry, a report), whose members are read as found
 def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
     """The organisation's and each reviewer's figures over the report's period and filters, from
     the export, vigilance probes left out (docs/reference/oversight.md: probes enter no figure)."""
     window = _Window.of(report)
+    recalibrate = _recalibration(report)
     per_user: dict[str | None, dict[str, float]] = defaultdict(lambda: dict.fromkeys(measures.SUM_FIELDS, 0))
     erased = probes = 0
     for state in decisions_of(lines):
@@ -179,15 +193,18 @@ def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
         if state.probe or (window.categories and record.category not in window.categories):
             continue
         sums = per_user[state.user_id]
-        for name, value in measures.contribution(record).items():
+        for name, value in measures.contribution(record, recalibrate).items():
             sums[name] += value
     total = measures.add_sums(per_user.values())
     over = measures.Clusters.of((u["fwo_sum"], u["wo_sum"]) for u in per_user.values())
     under = measures.Clusters.of((u["uwu_sum"], u["wu_sum"]) for u in per_user.values())
     th = measures.Thresholds()
-    figures = measures.figures(total, th, over_clusters=over, under_clusters=under)
+    again = recalibrate is not None
+    figures = measures.figures(total, th, over_clusters=over, under_clusters=under, recalibrated=again)
     reviewers = {
-        user_id: measures.figures(sums, th) for user_id, sums in per_user.items() if user_id is not None
+        user_id: measures.figures(sums, th, recalibrated=again)
+        for user_id, sums in per_user.items()
+        if user_id is not None
     }
     return Recomputed(
         figures, erased, by_filter=bool(window.users) and erased > 0, probes=probes, users=reviewers
