@@ -24,7 +24,7 @@ class RetentionPolicyForm(forms.ModelForm):
         model = RetentionPolicy
         fields = ["customer", "min_days", "max_days", "legal_hold"]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, Any]:  # Any: a form's cleaned values, by field
         data = super().clean() or {}
         if not self.errors:
             body = {name: data.get(name) for name in ("min_days", "max_days", "legal_hold")}
@@ -54,6 +54,7 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: RetentionPolicy | None = None) -> bool:
         return False  # a policy changes (and says so in the chain); it is never removed
 
+    # Any: the admin's own form class for this model
     def save_model(self, request: HttpRequest, obj: RetentionPolicy, form: Any, change: bool) -> None:
         data = form.cleaned_data
         saved = retention.retention_policy_set(

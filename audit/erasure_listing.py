@@ -1,4 +1,4 @@
-"""The erasures a report lists (docs/reference/erasure.md, "In the reports"): those completed in
+"""The erasures a report lists (docs/reference/erasure.md, In reports and exports): those completed in
 its period, and those completed after it that erased personal fields of its entries (a report
 generated later for an earlier period says which of its entries were erased, and when).
 Never an erased value: the kind of person an erasure named, not who."""

@@ -249,6 +249,7 @@ def _pairs(report: dict[str, Any]) -> list[tuple[str, str, Any]]:
     return pairs
 
 
+# Any: a report document and its rows, JSON by name
 def _users_of(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     where = "trust_calibration_analysis" if report["template"] == "eu_ai_act" else "monitoring_and_safeguards"
     return where, report["sections"].get(where, {}).get("users") or []
@@ -338,6 +339,7 @@ def run(report_path: str, export_path: str, out: TextIO) -> int:
     return _verdict(rows, out)
 
 
+# Any: a figure as printed and as re-derived, of whatever JSON type
 def _verdict(rows: list[tuple[str, Any, Any, bool | None]], out: TextIO) -> int:
     """The last line: every figure matches (exit 0), or how many differ and which (exit 1)."""
     differ = [name for name, *_, ok in rows if ok is False]

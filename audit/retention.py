@@ -1,4 +1,4 @@
-"""Changes to a customer's retention policy (docs/reference/erasure.md, "The retention policy"):
+"""Changes to a customer's retention policy (docs/reference/erasure.md, Retention):
 each change, the legal hold included, appends a `retention_policy_changed` entry to the
 customer's chain with the previous and the new values and who changed it (an API key's id or
 a staff user), so that lifting a legal hold is evidence like the erasure it allows."""
