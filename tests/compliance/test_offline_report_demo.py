@@ -62,13 +62,14 @@ def test_the_demos_four_reports_re_derive_from_the_export_and_any_change_is_name
     assert _last(out) == f"1 figures differ: monitoring_and_safeguards.users[{user['user_id']}].trust_score"
     # One changed decision in the export (a reviewer's decision turned): exit 1, what it moves named.
     lines = export.read_text().splitlines()
+    recent_start = str(demo_data.months(dt.datetime.now(dt.UTC))[1][0])
     number, entry = next(
-        (i, json.loads(line))
-        for i, line in enumerate(lines)
-        if '"type":"decision"' in line
-        and '"probe":{' not in line
-        and '"followed_ai":true' in line
-        and json.loads(line)["timestamp"] >= str(demo_data.months(dt.datetime.now(dt.UTC))[1][0])
+        (i, doc)
+        for i, doc in enumerate(map(json.loads, lines))
+        if doc.get("type") == "decision"
+        and doc.get("probe") is None
+        and doc.get("followed_ai") is True
+        and doc["timestamp"] >= recent_start
     )
     other = "approve" if entry["user_decision"] == "deny" else "deny"
     lines[number] = json.dumps({**entry, "user_decision": other})
