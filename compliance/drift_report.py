@@ -105,27 +105,30 @@ def alarm_row(alarm: dict[str, Any], *, start: dt.datetime, end: dt.datetime) ->
     }
 
 
-def section(
-    rows: dict[str, Any], *, start: dt.datetime, end: dt.datetime, template: str, per_person: bool
-) -> dict[str, Any]:
-    """The `drift_monitoring` member from `rows` (`monitors`, `alarms` raised before the period's
-    end, `sprt_conclusions`). Without the per-person permission the `user` monitors, their alarms
-    and the SPRT rows are left out and `reviewers_withheld` says so; the totals count them all."""
-    days = (end - start).total_seconds() / 86400
-    monitors = [monitor_row(m, days=days) for m in rows["monitors"]]
+def _alarms_of_period(
+    alarms: list[dict[str, Any]], *, start: dt.datetime, end: dt.datetime
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The alarms the report lists (in the period, or open at its end), newest first, and those
+    raised in the period."""
     before_end = sorted(
-        (a for a in rows["alarms"] if a["raised_at"] < end),
+        (a for a in alarms if a["raised_at"] < end),
         key=lambda a: (a["raised_at"], a["alarm_id"]),
         reverse=True,
     )
-    alarms, raised = [], []
+    listed, raised = [], []
     for alarm in before_end:
         row = alarm_row(alarm, start=start, end=end)
         if row["in_period"] or row["status"] == "open":
-            alarms.append(row)
+            listed.append(row)
         if alarm["raised_at"] >= start:
             raised.append(row)
-    totals = {
+    return listed, raised
+
+
+def _totals(
+    monitors: list[dict[str, Any]], alarms: list[dict[str, Any]], raised: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
         "monitors": len(monitors),
         "alarms_raised": len(raised),
         "alarms_open_at_period_end": sum(1 for a in alarms if a["status"] == "open"),
@@ -134,13 +137,24 @@ def section(
             d: sum(1 for a in alarms if a["in_period"] and a["disposition"] == d) for d in DISPOSITIONS
         },
     }
+
+
+def section(
+    rows: dict[str, Any], *, start: dt.datetime, end: dt.datetime, template: str, per_person: bool
+) -> dict[str, Any]:
+    """The `drift_monitoring` member from `rows` (`monitors`, `alarms` raised before the period's
+    end, `sprt_conclusions`). Without the per-person permission the `user` monitors, their alarms
+    and the SPRT rows are left out and `reviewers_withheld` says so; the totals count them all."""
+    days = (end - start).total_seconds() / 86400
+    monitors = [monitor_row(m, days=days) for m in rows["monitors"]]
+    alarms, raised = _alarms_of_period(rows["alarms"], start=start, end=end)
     out: dict[str, Any] = {
         "evidences": citations.point("drift_monitoring", template),
         "statement": STATEMENT,
         "monitors": monitors,
         "alarms": alarms,
         "sprt_conclusions": list(rows["sprt_conclusions"]),
-        "totals": totals,
+        "totals": _totals(monitors, alarms, raised),
     }
     if not per_person:
         reviewer_monitors = {m["monitor_id"] for m in monitors if m["scope"] == "user"}
