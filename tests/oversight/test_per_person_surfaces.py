@@ -96,7 +96,13 @@ def test_the_pdf_and_csv_of_staff_without_the_permission_name_no_reviewer_figure
     oversight = text[start : text.index("Bias detection summary", start)]
     assert "Quick agreement per reviewer" not in oversight and "Per reviewer" not in oversight
     assert not any(name in oversight for name in NAMES), oversight
-    assert oversight.count("Withheld: this report was requested in the staff console") == 2
+    # Review effort and vigilance withhold theirs; the drift monitoring section, printed between
+    # them and the bias summary, withholds its reviewer monitors (docs/reference/drift.md).
+    withheld = "Withheld: this report was requested in the staff console"
+    drift_at = oversight.find("Drift monitoring")
+    assert drift_at > 0, oversight
+    assert oversight[:drift_at].count(withheld) == 2
+    assert oversight[drift_at:].count(withheld) == 1
     assert "Flagged reviewers 1" in oversight
     assert "request the json the same way, in the staff console by such a person" in text  # Appendix C
     _, content = _console_report(officer, "csv")
