@@ -71,6 +71,7 @@ LABELS = {
     "overtrust_rate": "Over-trust rate",
     "overtrust_rate_ci": "Over-trust rate, 95% interval",
     "undertrust_rate_ci": "Under-trust rate, 95% interval",
+    "discrimination_ci": "Discrimination, 95% interval",
     "overtrust_effective_n": "Over-trust effective n",
     "undertrust_effective_n": "Under-trust effective n",
     "intercept_ci": "Intercept, 95% interval",

@@ -61,7 +61,15 @@ RATE_KEYS = {
     "mean_ai_confidence",
     "ai_confidence",
 }
-POINT_KEYS = {"calibration_gap", "model_disparity_observed", "human_disparity"}
+# Differences of two rates: discrimination is how much more often advice that should be followed is
+# followed than advice that should be overridden (docs/reference/calibration.md).
+POINT_KEYS = {
+    "calibration_gap",
+    "model_disparity_observed",
+    "human_disparity",
+    "discrimination",
+    "discrimination_ci",
+}
 SCORE_KEYS = {
     "trust_score",
     "attainable_score",
@@ -73,6 +81,8 @@ SCORE_KEYS = {
     "d_prime",
     "slope",
     "slope_ci",
+    "slope_se",
+    "lr_statistic",
     "intercept",
     "intercept_ci",
     "brier_score",
@@ -159,7 +169,7 @@ def figure(key: str, value: Any) -> str:
             return points(value, key)
         if key in RATE_KEYS or key.endswith(("_rate", "_rate_ci")):
             return pct(value, key)
-        if key in ("p_value", "q_value"):
+        if key in ("p_value", "q_value", "lr_p_value"):
             return "under 0.001" if value < 0.001 else f"{value:.3f}"
         if math.isnan(value):
             return not_measured(key)

@@ -190,7 +190,7 @@ def test_a_model_without_a_profile_prints_every_field_as_not_provided(api, templ
         "Intended purpose",
         "Deployment context",
         "Provider",
-        "Version",
+        "Version in the profile",  # beside the versions the period's decisions name
         "Intended reviewers",
     ):
         assert f"{label} not provided" in text, label

@@ -63,7 +63,6 @@ def test_the_older_period_is_not_compliant_and_its_over_trusters_are_flagged(dem
     assert summary["compliance_status"] in ("NEEDS_REVIEW", "NON_COMPLIANT"), summary[
         "compliance_status_reason"
     ]
-    assert summary["automation_bias_rate"] >= 0.15
     over_trusters = {r.user_id for r in demo_data.reviewers() if r.profile == "over-trusting"}
     users = data["sections"]["trust_calibration_analysis"]["users"]
     flagged = {u["user_id"] for u in users if u["category"] in ("OVERTRUSTING", "NON_DISCRIMINATING")}
