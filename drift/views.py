@@ -136,6 +136,9 @@ SERIES_PARAMETERS = [
 
 
 class DriftMonitorViewSet(TenantViewSet):
+    # Bodies and answers are pydantic models and plain JSON, not DRF serializers: OPTIONS answers
+    # 405 rather than describing a serializer it does not have (it answered 500).
+    metadata_class = None
     scopes = {
         "list": Scope.READ,
         "retrieve": Scope.READ,
@@ -226,6 +229,9 @@ class DriftMonitorViewSet(TenantViewSet):
 
 
 class DriftAlarmViewSet(TenantViewSet):
+    # Bodies and answers are pydantic models and plain JSON, not DRF serializers: OPTIONS answers
+    # 405 rather than describing a serializer it does not have (it answered 500).
+    metadata_class = None
     scopes = {"list": Scope.READ, "retrieve": Scope.READ, "acknowledge": Scope.MANAGE}
     """GET /drift-alarms, GET /drift-alarms/{id}, POST /drift-alarms/{id}/acknowledge."""
 

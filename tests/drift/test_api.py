@@ -248,3 +248,13 @@ def test_a_patch_that_changes_nothing_appends_nothing_and_a_pause_stops_the_char
     api.post("/v1/log", log(api, "x-2", c=0.9, followed=True, outcome="deny"), format="json")
     (point,) = api.get(f"/v1/drift-monitors/{mid}/series").json()["data"]
     assert point["decision_id"] == "x-2" and point["restart"] is True
+
+
+@pytest.mark.parametrize(
+    "path", ["/v1/drift-monitors", "/v1/drift-monitors/mon_x/calibrate", "/v1/drift-alarms/alm_x"]
+)
+def test_options_on_drift_routes_is_a_problem_document_not_a_500(api, path):
+    """The fuzzers' OPTIONS found a 500: these views have no DRF serializer to describe."""
+    r = api.options(path)
+    assert r.status_code == 405, r.content
+    assert r["Content-Type"].startswith("application/problem+json")
