@@ -130,16 +130,18 @@ def test_q_values_adjust_every_comparison_of_the_analysis_as_statsmodels_fdr_bh_
             assert f["q_value"] < 0.05 and min(f["sample_sizes"].values()) >= 30
 
 
-def test_one_decision_against_52_is_not_tested_and_stays_low(api):
+def test_one_decision_against_52_is_not_tested_and_is_no_finding(api):
     specs = [Spec(ai="approve", human="approve", subgroups={"gender": "b"}) for _ in range(52)]
     specs.append(Spec(ai="deny", human="deny", subgroups={"gender": "a"}))
     decisions = seed("acme", specs)
     body = detect(api, decisions[0].decision_id, {"gender": "b"})
-    outcome = [f for f in body["findings"] if f["bias_type"] == "outcome_disparity"]
-    assert len(outcome) == 1
+    # untestable, so not a finding: listed among the comparisons (docs/reference/bias.md)
+    assert not [f for f in body["findings"] if f["bias_type"] == "outcome_disparity"]
+    outcome = [f for f in body["comparisons"] if f["bias_type"] == "outcome_disparity"]
+    assert len(outcome) == 1 and outcome[0]["finding"] is False
     assert outcome[0]["group"] == "a" and outcome[0]["value"] == 1.0
     assert (outcome[0]["testable"], outcome[0]["p_value"], outcome[0]["q_value"]) == (False, None, None)
-    assert body["severity"] == "low"
+    assert body["severity"] == "none" and body["bias_detected"] is False
 
 
 def test_five_decisions_against_52_get_fishers_exact_test(api):

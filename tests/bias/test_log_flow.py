@@ -66,12 +66,13 @@ def test_a_late_outcome_on_post_log_moves_the_accuracy_counts(api):
     response = api.post("/v1/log", {"decision_id": "d-3", "outcome": "deny"}, format="json")
     assert response.status_code == 201, response.content
     f = gender_groups(api)["f"]
-    assert (f["decisions"], f["accuracy"], f["overtrust_rate"]) == (1, 0.0, 1.0)
+    # without a confidence the outcome scores the decision but carries no stake
+    assert (f["decisions"], f["accuracy"], f["overtrust_rate"]) == (1, 0.0, None)
     api.post("/v1/log", {"decision_id": "d-3", "outcome": "approve"}, format="json")
     f = gender_groups(api)["f"]
-    # the AI was right: overriding was the better act, so the stake is under-trust's now
+    # the AI was right now: accuracy moves, and still no stake on either side
     assert (f["decisions"], f["accuracy"], f["overtrust_rate"]) == (1, 1.0, None)
-    assert (f["undertrust_rate"], f["undertrust_effective_n"]) == (0.0, 1.0)
+    assert f["undertrust_rate"] is None and not f["undertrust_effective_n"]
 
 
 def test_a_late_outcome_after_reattachment_moves_the_reattached_groups(api):

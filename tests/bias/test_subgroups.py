@@ -140,11 +140,12 @@ def _frame(specs: list[Spec]) -> pd.DataFrame:
 def _stakes(s: Spec) -> dict:
     """A decision's stake weights by hand (docs/reference/bias.md, Over- and under-trust of a group)."""
     f = norm(s.ai) == norm(s.human)
-    p = s.confidence if s.confidence is not None else None
-    if p is None and s.outcome is not None:
-        p = float(norm(s.outcome) == norm(s.ai))
+    scored = s.confidence is not None or s.outcome is not None
+    # Only a stated confidence carries a stake: an outcome alone scores the decision but weighs
+    # nothing (docs/reference/calibration.md, outcome-only decisions).
+    p = s.confidence
     wo, wu = (0.0, 0.0) if p is None else (max(0.0, 1 - 2 * p), max(0.0, 2 * p - 1))
-    return {"scored": p is not None, "wo": wo, "fwo": f * wo, "wu": wu, "uwu": (not f) * wu}
+    return {"scored": scored, "wo": wo, "fwo": f * wo, "wu": wu, "uwu": (not f) * wu}
 
 
 def test_subgroup_figures_equal_pandas_on_5000_random_decisions(api):
@@ -310,8 +311,9 @@ def test_a_late_outcome_moves_accuracy_and_calibration_counts(api):
     assert response.status_code == 201 and response.json()["calibration_category"] == "OVERTRUSTING"
     after = groups_of(api.get("/v1/bias/subgroups").json(), "gender")["f"]
     assert after["decisions"] == 1
-    assert after["accuracy"] == 0.0 and after["ai_accuracy"] == 0.0 and after["overtrust_rate"] == 1.0
-    assert (after["scored_decisions"], after["automation_bias_incidents"]) == (1, 1)
+    # An outcome without a confidence scores the decision but carries no stake and is no incident.
+    assert after["accuracy"] == 0.0 and after["ai_accuracy"] == 0.0 and after["overtrust_rate"] is None
+    assert (after["scored_decisions"], after["automation_bias_incidents"]) == (1, 0)
 
 
 def test_subgroups_query_validation(api):
