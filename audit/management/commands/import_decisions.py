@@ -68,7 +68,7 @@ def csv_body(row: dict[str, str]) -> dict[str, Any]:
         value: Any = cell
         try:
             if name in NUMBER_CELLS:
-                value = float(cell)
+                value = float(cell) + 0.0  # -0.0 is 0.0, as in a JSON body (config.inputs.number_value)
                 # The words nan and inf stay text ("must be a number"); a number written out that
                 # is beyond a double (1e400) stays infinite, so that the validation says so.
                 if not math.isfinite(value) and cell.strip().lstrip("+-").lower() in INFINITE_WORDS:
