@@ -142,7 +142,7 @@ def _stakes(s: Spec) -> dict:
     f = norm(s.ai) == norm(s.human)
     scored = s.confidence is not None or s.outcome is not None
     # Only a stated confidence carries a stake: an outcome alone scores the decision but weighs
-    # nothing (docs/reference/calibration.md, outcome-only decisions).
+    # nothing (docs/reference/calibration.md).
     p = s.confidence
     wo, wu = (0.0, 0.0) if p is None else (max(0.0, 1 - 2 * p), max(0.0, 2 * p - 1))
     return {"scored": scored, "wo": wo, "fwo": f * wo, "wu": wu, "uwu": (not f) * wu}
