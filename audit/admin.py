@@ -19,7 +19,14 @@ from audit.checkpoints import checkpoint_make
 from audit.exceptions import TreeNotExtension
 from audit.models import AuditEntry, ChainHead, Decision, SignedCheckpoint
 from audit.verify import chain_verify_incremental
-from config.admin import FieldsNeedPermission, ReadOnlyAdmin, count_column, input_filter, when
+from config.admin import (
+    FieldsNeedPermission,
+    ReadOnlyAdmin,
+    count_column,
+    input_filter,
+    when,
+    when_stacked,
+)
 from keys.models import Customer
 
 # Review times and probes per decision are oversight figures of one person: shown only to staff who
@@ -94,9 +101,9 @@ class AuditEntryAdmin(FieldsNeedPermission, ReadOnlyAdmin):
         "decision_short",
         "user_id",
         "model_id",
-        "calibration_category",
-        "timestamp",
-        "logged_at",
+        "category",
+        "decided",
+        "logged",
         "erased",
         "short_hash",
     ]
@@ -114,9 +121,23 @@ class AuditEntryAdmin(FieldsNeedPermission, ReadOnlyAdmin):
         ref = obj.decision_ref or ""
         return ref if len(ref) <= 14 else format_html('<span title="{}">{}…</span>', ref, ref[:13])
 
+    # The list fits a 1,400 px screen: the category under a one-word heading, each time as its
+    # day over its minute (never broken inside), the hash cut to 10 characters.
+    @admin.display(description="category", ordering="calibration_category")
+    def category(self, obj: AuditEntry) -> str:
+        return obj.get_calibration_category_display()
+
+    @admin.display(description="timestamp", ordering="timestamp")
+    def decided(self, obj: AuditEntry) -> str:
+        return when_stacked(obj.timestamp)
+
+    @admin.display(description="logged at", ordering="logged_at")
+    def logged(self, obj: AuditEntry) -> str:
+        return when_stacked(obj.logged_at)
+
     @admin.display(description="hash")
     def short_hash(self, obj: AuditEntry) -> str:
-        return obj.hash[:12] + "…"
+        return format_html('<span title="{}">{}…</span>', obj.hash, obj.hash[:10])
 
     @admin.action(
         description="Verify the audit chain of the selected entries' customers", permissions=["view"]

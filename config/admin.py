@@ -135,6 +135,15 @@ def when(value: dt.datetime | str | None) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def when_stacked(value: dt.datetime | None) -> str:
+    """A time in UTC as its day over its minute and zone, for a narrow list column: the day and
+    the time never break inside."""
+    if value is None:
+        return "-"
+    day, minute = when(value).split(" ", 1)
+    return format_html('<span class="tc-nowrap">{}</span><br><span class="tc-nowrap">{}</span>', day, minute)
+
+
 def count(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 

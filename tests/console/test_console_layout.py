@@ -68,7 +68,7 @@ def test_list_columns_stay_on_screen_at_1400_px(page, live_server):
     page.goto(live_server.url + "/admin/compliance/exportjob/")
     _on_screen(page, "#result_list td.field-download a")
     page.goto(live_server.url + "/admin/audit/auditentry/")
-    for field in ("calibration_category", "timestamp", "logged_at", "short_hash"):
+    for field in ("category", "decided", "logged", "short_hash"):
         _on_screen(page, f"#result_list td.field-{field}")
     page.goto(live_server.url + "/admin/fairness/amplificationalert/")
     _on_screen(page, "#result_list td.field-resolved_by")
