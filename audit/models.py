@@ -175,6 +175,13 @@ class AuditEntry(models.Model):
         ERASURE = "erasure"
         # A change of the retention policy or legal hold (docs/reference/erasure.md).
         RETENTION_POLICY_CHANGED = "retention_policy_changed"
+        # The drift monitors' entries (docs/reference/drift.md, The entries).
+        DRIFT_MONITOR_CONFIGURED = "drift_monitor.configured"
+        DRIFT_MONITOR_BASELINE_COMPLETED = "drift_monitor.baseline_completed"
+        DRIFT_MONITOR_CALIBRATED = "drift_monitor.calibrated"
+        DRIFT_ALARM_RAISED = "drift_alarm.raised"
+        DRIFT_ALARM_ACKNOWLEDGED = "drift_alarm.acknowledged"
+        PROBE_SPRT_CONCLUDED = "probe_sprt.concluded"
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
     # No index of its own: (customer_id, sequence) is unique and leads several others.

@@ -88,6 +88,12 @@ def test_worked_example_alarm_signal_acknowledgement_and_restart(api):
     assert verified["valid"] is True, verified
     listed = api.get("/v1/audit-trail", {"limit": 100}).json()["data"]
     assert any(e["type"] == "drift_alarm.acknowledged" and e["context"] == "talked" for e in listed)
+    # Every entry's type is one the served schema allows (the fuzzers validate responses by it).
+    schema = api.get("/v1/schema", {"format": "json"}).json()["components"]["schemas"]
+    type_ref = schema["AuditEntryFormat2Output"]["properties"]["type"]["$ref"]
+    allowed = set(schema[type_ref.rsplit("/", 1)[1]]["enum"])
+    assert {e["type"] for e in listed} - allowed == set()
+    assert {"drift_monitor.configured", "drift_alarm.raised", "drift_alarm.acknowledged"} <= allowed
 
 
 def test_replay_changes_no_chart(api):
