@@ -49,14 +49,14 @@ class LoadsFoundRows(Exception):
     pipeline rolls it back and writes again, loading first (audit.pipeline)."""
 
 
-def plan_apply(plan: Plan, *, customer: Customer, loads_guessed: Sequence[str] | None = None) -> None:
-    """Write every effect of the plan (inside the caller's transaction). `loads_guessed`: the
-    decision_ids whose contributors' loads the plan guessed empty (PostgreSQL only); they are
-    sent first, and LoadsFoundRows is raised when one found rows."""
+def plan_apply(plan: Plan, *, customer: Customer, loads_guessed: Sequence[str] | None = None) -> int:
+    """Write every effect of the plan (inside the caller's transaction); the chain head's
+    `followers` as the append read it (0 without entries). `loads_guessed`: the decision_ids
+    whose contributors' loads the plan guessed empty (PostgreSQL only); they are sent first,
+    and LoadsFoundRows is raised when one found rows."""
     if connection.vendor == "postgresql":
-        PostgresApplier(customer, loads_guessed).apply(plan)
-    else:
-        SqliteApplier(customer).apply(plan)
+        return PostgresApplier(customer, loads_guessed).apply(plan)
+    return SqliteApplier(customer).apply(plan)
 
 
 def _decisions_update(changed: list[Decision]) -> None:
@@ -79,15 +79,16 @@ class SqliteApplier:
     def __init__(self, customer: Customer) -> None:
         self.customer = customer
 
-    def apply(self, plan: Plan) -> None:
+    def apply(self, plan: Plan) -> int:
         bulk_insert(Decision, plan.new_decisions)
         _decisions_update(plan.changed)
         for contributor, acc in plan.contributions:
             contributor.apply(customer_id=self.customer.pk, acc=acc, setwise=False)
         events_emit(customer=self.customer, events=plan.events)
         _entries_keyed(plan)
-        if plan.entries:
-            entries_append(self.customer.pk, plan.entries, decisions=len(plan.new_decisions))
+        if not plan.entries:
+            return 0
+        return entries_append(self.customer.pk, plan.entries, decisions=len(plan.new_decisions))
 
 
 class PostgresApplier:
@@ -95,13 +96,12 @@ class PostgresApplier:
         self.customer = customer
         self.loads_guessed = loads_guessed
 
-    def apply(self, plan: Plan) -> None:
+    def apply(self, plan: Plan) -> int:
         if len(plan.entries) >= settings.INGEST_SETWISE_FROM or len(plan.events) > COPY_FROM:
-            self.apply_large(plan)
-        else:
-            self.apply_pipelined(plan)
+            return self.apply_large(plan)
+        return self.apply_pipelined(plan)
 
-    def apply_pipelined(self, plan: Plan) -> None:
+    def apply_pipelined(self, plan: Plan) -> int:
         customer_id = self.customer.pk
         # Errors collected when the block ends are raised as Django's (IntegrityError for a
         # decision_id written concurrently, which audit.pipeline retries), like any statement's.
@@ -135,10 +135,12 @@ class PostgresApplier:
                 entry_hashes=[entry.hash for entry in plan.entries],
                 tree_extended=tree_extended,
             )
-        elif plan.entries:
-            entries_append(customer_id, plan.entries, decisions=len(plan.new_decisions))
+            return appends.followers
+        if plan.entries:
+            return entries_append(customer_id, plan.entries, decisions=len(plan.new_decisions))
+        return 0
 
-    def apply_large(self, plan: Plan) -> None:
+    def apply_large(self, plan: Plan) -> int:
         customer_id = self.customer.pk
         loads = self._loads_sent()
         if any(load() for load in loads):
@@ -149,8 +151,9 @@ class PostgresApplier:
             contributor.apply(customer_id=customer_id, acc=acc, setwise=True)
         events_emit(customer=self.customer, events=plan.events)
         _entries_keyed(plan)
-        if plan.entries:
-            entries_append(customer_id, plan.entries, decisions=len(plan.new_decisions))
+        if not plan.entries:
+            return 0
+        return entries_append(customer_id, plan.entries, decisions=len(plan.new_decisions))
 
     # Any: what a contributor's load read
     def _loads_sent(self) -> list[Callable[[], Any]]:
@@ -160,24 +163,25 @@ class PostgresApplier:
         return [c.load_sent(customer_id=self.customer.pk, decision_ids=ids) for c in registry.contributors()]
 
 
-def entries_append(customer_id: str, entries: list[AuditEntry], *, decisions: int) -> None:
+def entries_append(customer_id: str, entries: list[AuditEntry], *, decisions: int) -> int:
     """Append the entries, in order, to the customer's chain (the last write of a plan), then
     extend the chain's Merkle tree with them under the same head lock, in the same
-    transaction (docs/reference/checkpoints.md)."""
+    transaction (docs/reference/checkpoints.md). Answers the head's `followers`, read with it."""
     tree_extended = False
     if connection.vendor == "postgresql" and len(entries) == 1:
-        tree_extended = _append_one_postgresql(entries[0], decisions=decisions)
+        tree_extended, followers = _append_one_postgresql(entries[0], decisions=decisions)
     else:
-        _append_locked(customer_id, entries, decisions=decisions)
+        followers = _append_locked(customer_id, entries, decisions=decisions)
     chain_extended(
         customer_id=customer_id,
         start_size=entries[0].sequence - 1,
         entry_hashes=[e.hash for e in entries],
         tree_extended=tree_extended,
     )
+    return followers
 
 
-def _append_locked(customer_id: str, entries: list[AuditEntry], *, decisions: int) -> None:
+def _append_locked(customer_id: str, entries: list[AuditEntry], *, decisions: int) -> int:
     head = ChainHead.objects.select_for_update().filter(customer_id=customer_id).first()
     if head is None:
         _ensure_head(customer_id)
@@ -192,6 +196,7 @@ def _append_locked(customer_id: str, entries: list[AuditEntry], *, decisions: in
         updated_at=entries[-1].logged_at,
         decisions=F("decisions") + decisions,
     )
+    return head.followers
 
 
 def _ensure_head(customer_id: str) -> None:
@@ -223,9 +228,9 @@ def _cast(column: str) -> str:
 # The whole critical section in one statement: the UPDATE takes the head row lock (held to
 # commit; a concurrent writer waits, then re-reads the committed head), splices the two link
 # values into the entry's canonical text (audit.chain.Template) and hashes it in SQL, and the
-# INSERT stores the entry, its canonical text and the sequence and hashes the UPDATE returned.
-# SET expressions see the old row. The column names come from the fixed field list; every
-# value is a bound parameter.
+# INSERT stores the entry, its canonical text and the sequence and hashes the UPDATE returned;
+# the head's `followers` come back beside them. SET expressions see the old row. The column
+# names come from the fixed field list; every value is a bound parameter.
 _CANONICAL = "%s::text || {previous} || %s::text || {sequence}::text || %s::text"
 _APPEND_SQL = """
 WITH head AS (
@@ -234,12 +239,14 @@ WITH head AS (
         updated_at = %s::timestamptz,
         head_hash = encode(sha256(convert_to({hashed}, 'UTF8')), 'hex')
     WHERE customer_id = %s
-    RETURNING sequence, head_hash, previous_head_hash
+    RETURNING sequence, head_hash, previous_head_hash, followers
+), entry AS (
+    INSERT INTO audit_auditentry ({columns}, sequence, hash, previous_hash, canonical)
+    SELECT {values}, head.sequence, head.head_hash, head.previous_head_hash, {stored}
+    FROM head
+    RETURNING sequence, hash, previous_hash, canonical
 )
-INSERT INTO audit_auditentry ({columns}, sequence, hash, previous_hash, canonical)
-SELECT {values}, head.sequence, head.head_hash, head.previous_head_hash, {stored}
-FROM head
-RETURNING sequence, hash, previous_hash, canonical
+SELECT entry.sequence, entry.hash, entry.previous_hash, entry.canonical, head.followers FROM entry, head
 """
 
 
@@ -280,14 +287,15 @@ class _PendingAppend:
     params: list[list[Any]]
     appends: list[CursorWrapper]
     nodes: list[CursorWrapper]
+    followers: int = 0  # the head's, read by the appends
 
 
-def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> bool:
+def _append_one_postgresql(entry: AuditEntry, *, decisions: int) -> tuple[bool, int]:
     """Append one entry by one statement and extend the Merkle tree by the next, in one round
-    trip (see _append_sent). True when the tree was extended so."""
+    trip (see _append_sent). True when the tree was extended so; the head's followers."""
     with connection.wrap_database_errors, connection.connection.pipeline():
         pending = _append_sent([entry], decisions=decisions)
-    return _append_finish(pending)
+    return _append_finish(pending), pending.followers
 
 
 def _append_sent(entries: list[AuditEntry], *, decisions: int) -> _PendingAppend:
@@ -347,7 +355,7 @@ def _append_finish(pending: _PendingAppend) -> bool:
             cursor.close()
     for entry, row in zip(entries, rows, strict=True):
         assert row is not None  # the head exists now
-        entry.sequence, entry.hash, entry.previous_hash, entry.canonical = row
+        entry.sequence, entry.hash, entry.previous_hash, entry.canonical, pending.followers = row
         entry._state.adding = False
         entry._state.db = connection.alias
     if written is None:

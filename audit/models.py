@@ -273,6 +273,11 @@ class ChainHead(models.Model):
     decisions = models.BigIntegerField(default=0)
     # Entries whose personal part was erased (GET /audit-trail/verify's erased_entries).
     erased = models.BigIntegerField(default=0)
+    # What follows the chain after each write (the customer's enabled drift monitors), counted
+    # by its owner under this row's lock (audit.services.chain_followers_set). Every write reads
+    # it with the head it moves: at 0 it skips the contributors' `appended` step, and with it
+    # the read of the monitors (audit.pipeline).
+    followers = models.IntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

@@ -177,7 +177,12 @@ def _write_once(
             sources=sources,
             new_entry_id=new_entry_id,
         )
-        plan_apply(plan, customer=customer, loads_guessed=_decision_ids(items) if guessed else None)
-        for contributor, acc in plan.contributions:  # records that follow the write's entries
-            contributor.appended(customer=customer, acc=acc, entries=plan.entries)
+        followers = plan_apply(
+            plan, customer=customer, loads_guessed=_decision_ids(items) if guessed else None
+        )
+        # Records that follow the write's entries, when the chain head counts any (its
+        # `followers`, read by the append): a customer without drift monitors reads none.
+        if followers:
+            for contributor, acc in plan.contributions:
+                contributor.appended(customer=customer, acc=acc, entries=plan.entries)
     return plan.results

@@ -19,7 +19,9 @@ A contributor's life in one write of the pipeline (see docs/reference/decisions.
                                     and written by one upsert (in psycopg's pipeline mode on
                                     PostgreSQL: no COPY, no read of a result).
   appended(customer, acc, entries)  database, after the write's entries are appended, under the
-                                    chain head's lock: records that follow them on the chain.
+                                    chain head's lock: records that follow them on the chain;
+                                    only when the head counts `followers` (a contributor that
+                                    keeps such records counts them, audit.services.chain_followers_set).
 """
 
 import datetime as dt

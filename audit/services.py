@@ -27,6 +27,7 @@ __all__ = [
     "BatchResult",
     "ItemResult",
     "LogResult",
+    "chain_followers_set",
     "chain_lock",
     "decision_log",
     "decision_outcome_record",
@@ -141,6 +142,13 @@ def chain_lock(customer_id: str) -> None:
     drift monitors' state): every such writer then holds the head first, in one order."""
     ChainHead.objects.bulk_create([ChainHead(customer_id=customer_id)], ignore_conflicts=True)
     list(ChainHead.objects.select_for_update().filter(customer_id=customer_id).values_list("pk"))
+
+
+def chain_followers_set(customer_id: str, followers: int) -> None:
+    """Store on the customer's chain head how many records follow its chain after each write
+    (the enabled drift monitors), in the transaction that changed them, holding the head's lock
+    (chain_lock). A write whose head counts none skips their read (audit.pipeline)."""
+    ChainHead.objects.filter(customer_id=customer_id).update(followers=followers)
 
 
 # Any: an entry's fields by name, JSON values of several types

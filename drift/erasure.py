@@ -6,6 +6,7 @@ that name them lose their personal part with the reviewer's other entries."""
 from audit.registry import Erased
 from audit.services import chain_lock
 from drift.models import DriftAlarm, DriftMonitor, DriftPoint
+from drift.services import followers_count
 
 
 def drift_erase(erased: Erased) -> int:
@@ -34,4 +35,5 @@ def drift_erase(erased: Erased) -> int:
         alarm.save(update_fields=["user_id", "monitor_snapshot"])
         changed += 1
     DriftPoint.objects.filter(monitor_id__in=ids).update(user_id=erased.pseudonym)
+    followers_count(erased.customer_id)
     return changed

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
-from audit.services import chain_lock
+from audit.services import chain_followers_set, chain_lock
 from config.timeutils import isoformat
 from drift import trail
 from drift.baselines import baseline_complete, case_mix
@@ -160,7 +160,17 @@ def monitor_create(*, customer: Customer, body: MonitorCreateInput) -> DriftMoni
         if monitor.arl0_target is not None:
             _calibrated(monitor, arl0_target=monitor.arl0_target, runs=monitor.runs, seed=monitor.seed,
                         source="automatic")  # fmt: skip
+    if monitor.enabled:
+        followers_count(customer.pk)
     return monitor
+
+
+def followers_count(customer_id: str) -> None:
+    """The chain head's count of the customer's enabled monitors, after a change of one, under
+    the head's lock: a write of a customer with none reads no monitor (docs/reference/drift.md,
+    Processing in the write)."""
+    enabled = DriftMonitor.objects.filter(customer_id=customer_id, deleted_at__isnull=True, enabled=True)
+    chain_followers_set(customer_id, enabled.count())
 
 
 def _lock(monitor: DriftMonitor) -> DriftMonitor:
@@ -203,6 +213,8 @@ def monitor_update(*, monitor: DriftMonitor, body: MonitorUpdateInput) -> DriftM
     monitor.updated_at = _now()
     trail.records_append(monitor.customer, [_configured(monitor, "updated", changes)], at=monitor.updated_at)
     monitor.save()
+    if "enabled" in changes:
+        followers_count(monitor.customer_id)
     return monitor
 
 
@@ -223,6 +235,8 @@ def monitor_delete(*, monitor: DriftMonitor) -> None:
     monitor.deleted_at = monitor.updated_at = _now()
     trail.records_append(monitor.customer, [_configured(monitor, "deleted", [])], at=monitor.deleted_at)
     monitor.save()
+    if monitor.enabled:
+        followers_count(monitor.customer_id)
 
 
 # Any: JSON values
