@@ -12,6 +12,7 @@ from drift.charts import CHARTS, PROBE_SPRT
 
 SEED_MAX = 2**53 - 1
 NOTE_MAX = 2000
+NAME_MAX = 200
 Number = StrictFloat | StrictInt
 Chart = Literal["over_reliance", "under_reliance", "ai_calibration_up", "ai_calibration_down", "probe_sprt"]
 assert set(Chart.__args__) == set(CHARTS)  # type: ignore[attr-defined]
@@ -48,7 +49,7 @@ class MonitorCreateInput(_Strict):
     user_id: Annotated[str, StringConstraints(min_length=1, max_length=USER_ID_MAX)] | None = None
     model_id: Annotated[str, StringConstraints(min_length=1, max_length=MODEL_ID_MAX)] | None = None
     model_version: Annotated[str, StringConstraints(min_length=1, max_length=MODEL_VERSION_MAX)] | None = None
-    name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    name: Annotated[str, StringConstraints(min_length=1, max_length=NAME_MAX)] | None = None
     odds_ratio: Annotated[Number, Field(gt=0, le=100)] | None = None
     h: Annotated[Number, Field(gt=0, le=1000)] | None = None
     arl0_target: Annotated[StrictInt, Field(ge=100, le=100_000)] | None = None
@@ -93,7 +94,7 @@ def _across_problems(body: MonitorCreateInput) -> list[tuple[str, str]]:
 
 class MonitorUpdateInput(_Strict):
     partial = True
-    name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    name: Annotated[str, StringConstraints(min_length=1, max_length=NAME_MAX)] | None = None
     enabled: StrictBool | None = None
     h: Annotated[Number, Field(gt=0, le=1000)] | None = None
 

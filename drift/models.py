@@ -29,7 +29,7 @@ class DriftMonitor(models.Model):
 
     id = models.CharField(primary_key=True, max_length=40, default=_monitor_id, editable=False)
     customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="drift_monitors")
-    name = models.CharField(max_length=200)
+    name = models.CharField(max_length=200)  # drift.inputs.NAME_MAX
     chart = models.CharField(max_length=32)
     scope = models.CharField(max_length=16)
     user_id = models.CharField(max_length=USER_ID_MAX, null=True)

@@ -22,7 +22,7 @@ from drift.exceptions import (
     DriftMonitorLimitReached,
     DriftNotCalibratable,
 )
-from drift.inputs import AcknowledgeInput, CalibrateInput, MonitorCreateInput, MonitorUpdateInput
+from drift.inputs import NAME_MAX, AcknowledgeInput, CalibrateInput, MonitorCreateInput, MonitorUpdateInput
 from drift.models import DriftAlarm, DriftMonitor, DriftPoint
 from drift.previous import previous_points
 from drift.wire import SPRT_DEFAULTS, state_dump, state_load
@@ -82,12 +82,18 @@ def _baseline_of(body: MonitorCreateInput) -> dict[str, Any] | None:
             "last_sequence": None, "completed_at": None, "entry_sequence": None, "fit": None}  # fmt: skip
 
 
+def default_name(chart: str, user_id: str | None) -> str:
+    """`<chart> <user_id or organization>`, cut to the name's 200 characters (a user id may
+    have 256)."""
+    return f"{chart} {user_id or 'organization'}"[:NAME_MAX]
+
+
 def _new_monitor(
     customer: Customer, body: MonitorCreateInput, baseline: dict[str, Any] | None, now: dt.datetime
 ) -> DriftMonitor:
     return DriftMonitor(
         customer=customer,
-        name=body.name or f"{body.chart} {body.user_id or 'organization'}",
+        name=body.name or default_name(body.chart, body.user_id),
         chart=body.chart,
         scope=body.scope,
         user_id=body.user_id,

@@ -264,3 +264,14 @@ def test_options_on_drift_routes_is_a_problem_document_not_a_500(api, path):
     r = api.options(path)
     assert r.status_code == 405, r.content
     assert r["Content-Type"].startswith("application/problem+json")
+
+
+def test_default_name_of_a_long_user_id_fits(api):
+    """A user id may have 256 characters, a name 200: the default name is cut, never a 500."""
+    user_id = "r" * 256
+    created = api.post(
+        "/v1/drift-monitors", {"chart": "probe_sprt", "scope": "user", "user_id": user_id}, format="json"
+    )
+    assert created.status_code == 201, created.content
+    assert created.json()["name"] == ("probe_sprt " + user_id)[:200]
+    assert created.json()["user_id"] == user_id
