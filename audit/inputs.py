@@ -15,7 +15,7 @@ from pydantic import AliasChoices, AliasPath, ConfigDict, Field, field_validator
 from config.api import require_object
 from config.bodymodels import BodyModel, body_parse
 from config.bodyrules import Timestamp, json_object, problems, text
-from config.inputs import check_document
+from config.jsonwalk import check_document
 
 __all__ = [
     "DecisionInput",

@@ -32,7 +32,7 @@ from audit.records import (
     probe_outcome_conflict,
 )
 from config.exceptions import DomainError
-from config.inputs import is_clean_text
+from config.jsonwalk import is_clean_text
 from config.unsaved import unsaved
 from keys.models import Customer
 

@@ -25,7 +25,7 @@ from audit.serializers import (
 from config.api import PagePagination, TenantAPIView, TenantViewSet, choice_param, require_object, text_param
 from config.bodymodels import body_parse
 from config.gcpause import collector_paused
-from config.inputs import check_document
+from config.jsonwalk import check_document
 from config.parsers import LargeJSONParser, NDJSONParser
 from config.scopes import Scope
 from config.timeutils import isoformat

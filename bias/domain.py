@@ -6,7 +6,7 @@ from fractions import Fraction
 from typing import Any
 
 from bias.models import CUSTOM_KEY_MAX, SEVERITY_RANK
-from config.inputs import is_clean_text
+from config.jsonwalk import is_clean_text
 
 DEFAULT_FAVORABLE_VALUES = (
     "approve",

@@ -6,7 +6,8 @@ from bias import selectors
 from bias.domain import is_valid_attribute_name
 from bias.models import BiasAlert, BiasType, Severity
 from config.filters import QueryFilterSet, RuleFilter, bound_filter, choice_filter, text_filter
-from config.inputs import invalid, text
+from config.inputs import text
+from config.jsonwalk import invalid
 from config.timeutils import BOUND_HELP
 
 ALERT_SEVERITIES = [s.value for s in Severity if s != Severity.NONE]

@@ -1,6 +1,6 @@
 """The walk over a parsed JSON document that every body and imported row takes before its
 fields are read (docs/reference/conventions.md, Strings): its nesting, and NUL, unpaired
-surrogates and numbers beyond a finite double anywhere in it. config.inputs re-exports it."""
+surrogates and numbers beyond a finite double anywhere in it."""
 
 import math
 from typing import Any

@@ -24,7 +24,8 @@ from config.bodyread import BodyReadTimeout, body_guard
 from config.clientaddr import from_trusted_proxy
 from config.headerread import header_phase_end
 from config.ids import ulid
-from config.inputs import invalid, is_clean_text, query_problem
+from config.inputs import query_problem
+from config.jsonwalk import invalid, is_clean_text
 from config.threadshare import CLOSE_CONNECTION, ShareExceeded, admit_wait, thread_share
 
 logger = logging.getLogger("trustcal.request")

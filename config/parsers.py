@@ -5,7 +5,8 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
 from config.exceptions import ValidationFailed
-from config.inputs import JSON_DECODER, MAX_JSON_DEPTH, check_document, json_error, load_json
+from config.inputs import JSON_DECODER, json_error, load_json
+from config.jsonwalk import MAX_JSON_DEPTH, check_document
 
 # The most items a batch body may hold (docs/reference/limits.md, "Batch bodies"). Both batch
 # parsers stop reading at the item after it, so an oversized body is refused as soon as that

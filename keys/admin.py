@@ -6,10 +6,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import URLPattern, path
 from django.utils import timezone
 
 from config.models import WorkerHeartbeat
@@ -52,10 +52,10 @@ class EffectiveStatusFilter(admin.SimpleListFilter):
     title = "status"
     parameter_name = "effective_status"
 
-    def lookups(self, request, model_admin):
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
         return [(s, s) for s in ("active", "rotated", "revoked", "expired")]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> QuerySet[ApiKey]:
         value = self.value()
         now = timezone.now()
         if value == "expired":
@@ -107,16 +107,18 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def effective_status(self, obj: ApiKey) -> str:
         return obj.effective_status()
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: ApiKey | None = None) -> bool:
         return False
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         return [
             path("new/", self.admin_site.admin_view(self.create_view), name="keys_apikey_create"),
             *super().get_urls(),
         ]
 
-    def add_view(self, request: HttpRequest, form_url="", extra_context=None):
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, object] | None = None
+    ) -> HttpResponseRedirect:
         return redirect("admin:keys_apikey_create")
 
     def create_view(self, request: HttpRequest) -> HttpResponse:
@@ -134,7 +136,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "keys/admin/create_key.html", context)
 
     @admin.action(description="Revoke selected keys (with a reason)", permissions=["change"])
-    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]):
+    def revoke_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> TemplateResponse | None:
         form = ReasonForm(request.POST if "apply" in request.POST else None)
         if not form.is_valid():
             context = {**self.admin_site.each_context(request), "title": "Revoke API keys", "form": form,
@@ -153,7 +155,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
         return None
 
     @admin.action(description="Rotate selected keys (old key valid 24 h)", permissions=["change"])
-    def rotate_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]):
+    def rotate_keys(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> TemplateResponse | None:
         issued = []
         for key in queryset:
             try:
@@ -189,10 +191,10 @@ class AdminAuditLogAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: AdminAuditLog | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: AdminAuditLog | None = None) -> bool:
         return False
 
 
@@ -201,7 +203,7 @@ class CustomerAdmin(admin.ModelAdmin):
     list_display = ["id", "created_at"]
     search_fields = ["id"]
 
-    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Customer | None = None) -> bool:
         return False
 
 

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
 
-def _ensure_bootstrap_admin_key(sender, **kwargs) -> None:
+def _ensure_bootstrap_admin_key(sender: AppConfig, **kwargs: object) -> None:
     from django.conf import settings
 
     if settings.TRUSTCAL_BOOTSTRAP_ADMIN_KEY:

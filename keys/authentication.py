@@ -2,10 +2,11 @@
 (docs/reference/access.md, Authentication and Rate limits)."""
 
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from django.conf import settings
 from rest_framework import authentication, exceptions, permissions
+from rest_framework.request import Request
 
 from config.clientaddr import client_address
 from config.exceptions import AdminRequired, RateLimited
@@ -16,7 +17,12 @@ from keys.models import ApiKey, Customer
 from keys.services import key_digest, key_usage_record
 from keys.throttle import auth_failures, known_digests
 
+if TYPE_CHECKING:  # rest_framework.views imports this module through its settings
+    from rest_framework.views import APIView
+
 tier_bucket = TokenBucket("tier")
+# The request attribute that hands the tier bucket's state to config.middleware.
+RATELIMIT_STATE = "trustcal_ratelimit"
 
 
 @dataclass(frozen=True)
@@ -44,7 +50,7 @@ class ApiPrincipal:
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[ApiPrincipal, ApiKey] | None:
         header = request.META.get("HTTP_AUTHORIZATION", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
@@ -79,7 +85,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
                 if key is None:
                     self._fail(request)
                 state = tier_consume(tier_bucket, key)
-            request._request.trustcal_ratelimit = state  # the middleware sets the headers
+            setattr(request._request, RATELIMIT_STATE, state)  # the middleware sets the headers
             if not state.allowed:
                 per_minute, burst = settings.TIER_LIMITS[key.tier]
                 raise RateLimited(
@@ -90,21 +96,22 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         return ApiPrincipal(key), key
 
     @staticmethod
-    def _fail(request) -> NoReturn:
+    def _fail(request: Request) -> NoReturn:
         auth_failures.fail(client_address(request.META))
         raise exceptions.AuthenticationFailed("The API key is unknown, revoked or expired.")
 
-    def authenticate_header(self, request) -> str:
+    def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="trustcal"'
 
 
 class IsAdminKey(permissions.BasePermission):
-    def has_permission(self, request, view) -> bool:
+    def has_permission(self, request: Request, view: "APIView") -> bool:
         if not getattr(request.user, "is_authenticated", False):
             return False
-        if not request.user.is_admin:
+        principal = cast(ApiPrincipal, request.user)  # ApiKeyAuthentication's, the API's only one
+        if not principal.is_admin:
             raise AdminRequired()
-        if request.user.key.status != ApiKey.Status.ACTIVE:
+        if principal.key.status != ApiKey.Status.ACTIVE:
             # A key in its rotation grace keeps working for everything else, but may not
             # administer keys: it could otherwise mint or rotate its own replacements.
             raise AdminRequired("A key in its rotation grace cannot be used on /admin; use its replacement.")

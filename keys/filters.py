@@ -4,7 +4,7 @@ from django.db.models import QuerySet
 
 from config.filters import QueryFilterSet, choice_filter, text_filter
 from keys import selectors
-from keys.models import Customer, Tier
+from keys.models import ApiKey, Customer, Tier
 
 CUSTOMER_ID_MAX = Customer._meta.get_field("id").max_length or 128
 
@@ -23,5 +23,5 @@ class ApiKeyFilters(QueryFilterSet):
         help_text="Only keys in this state",
     )
 
-    def status_narrow(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+    def status_narrow(self, queryset: QuerySet[ApiKey], name: str, value: str) -> QuerySet[ApiKey]:
         return selectors.api_keys_in_status(queryset, value)

@@ -16,7 +16,7 @@ from django.conf import settings
 from config.ratelimit import BucketState, TokenBucket, register_limiter, stamp_read, stamp_renew
 from config.redis import get_redis
 from keys.models import ApiKey
-from keys.selectors import api_key_from_row, api_key_row
+from keys.selectors import KeyRow, api_key_from_row, api_key_row
 from keys.services import KEYS_STAMP
 
 MAX_KEYS = 10_000
@@ -25,17 +25,17 @@ MAX_AGE_SECONDS = 60.0
 
 class VerifiedKeys:
     def __init__(self) -> None:
-        self._rows: dict[str, tuple[tuple, str, float]] = {}  # digest -> (row, stamp, when)
+        self._rows: dict[str, tuple[KeyRow, str, float]] = {}  # digest -> (row, stamp, when)
         self._lock = threading.Lock()
         register_limiter(self)
 
-    def get(self, digest: str) -> tuple[tuple, str] | None:
+    def get(self, digest: str) -> tuple[KeyRow, str] | None:
         entry = self._rows.get(digest)
         if entry is None or time.monotonic() - entry[2] > MAX_AGE_SECONDS:
             return None
         return entry[0], entry[1]
 
-    def put(self, digest: str, row: tuple, stamp: str) -> None:
+    def put(self, digest: str, row: KeyRow, stamp: str) -> None:
         with self._lock:
             if len(self._rows) >= MAX_KEYS and digest not in self._rows:
                 self._rows = {}

@@ -1,3 +1,4 @@
+import datetime as dt
 import re
 
 from django.db import models
@@ -69,7 +70,7 @@ class ApiKey(models.Model):
     def __str__(self) -> str:
         return f"{self.id} ({self.customer_id}, {self.tier})"
 
-    def effective_status(self, now=None) -> str:
+    def effective_status(self, now: dt.datetime | None = None) -> str:
         now = now or timezone.now()
         if self.status == self.Status.ROTATED and self.expires_at is not None and self.expires_at <= now:
             return "expired"
@@ -85,7 +86,7 @@ class ApiKey(models.Model):
     def scope_set(self) -> frozenset[str]:
         return frozenset(self.scopes.split())
 
-    def is_usable(self, now=None) -> bool:
+    def is_usable(self, now: dt.datetime | None = None) -> bool:
         return self.effective_status(now) in (self.Status.ACTIVE, self.Status.ROTATED)
 
 

@@ -1,12 +1,13 @@
 import datetime as dt
 import hmac
 from functools import lru_cache
-from typing import cast
+from typing import Any, cast
 
 from django.db import connection
 from django.db.models import (
     BooleanField,
     DateTimeField,
+    Field,
     IntegerField,
     Model,
     OuterRef,
@@ -23,18 +24,23 @@ from config.db import prepared
 from keys.models import AdminAuditLog, ApiKey, ApiKeyUsageDay, Customer
 from keys.services import key_digest
 
+# A key's row as the driver gives it: the key's columns, then its customer's.
+KeyRow = tuple[object, ...]
+# Any: a model's concrete fields, of every value type (django-stubs' Field[set, get])
+Fields = list["Field[Any, Any]"]
 
-def _from_row(model: type[Model], fields: list, values: tuple) -> Model:
+
+def _from_row(model: type[Model], fields: Fields, values: KeyRow) -> Model:
     """The row as the model's instance. PostgreSQL's driver already gives aware datetimes and
     booleans; SQLite gives text and integers, converted here."""
     if connection.vendor == "postgresql":
         return model.from_db(connection.alias, _attnames(model), values)
-    converted = []
+    converted: list[object] = []
     for field, value in zip(fields, values, strict=True):
         if value is not None and isinstance(field, DateTimeField):
             if isinstance(value, str):  # SQLite
                 value = parse_datetime(value)
-            if timezone.is_naive(value):
+            if isinstance(value, dt.datetime) and timezone.is_naive(value):
                 value = value.replace(tzinfo=dt.UTC)
         elif value is not None and isinstance(field, BooleanField):
             value = bool(value)
@@ -48,7 +54,7 @@ def _attnames(model: type[Model]) -> list[str]:
 
 
 @lru_cache(maxsize=1)
-def _key_lookup_sql() -> tuple[str, list, list]:
+def _key_lookup_sql() -> tuple[str, Fields, Fields]:
     key_fields = list(ApiKey._meta.concrete_fields)
     customer_fields = list(Customer._meta.concrete_fields)
     quote = connection.ops.quote_name
@@ -72,19 +78,21 @@ def api_key_for_value(*, value: str, digest: str | None = None) -> ApiKey | None
     return None if row is None else api_key_from_row(row, digest=digest)
 
 
-def api_key_row(*, digest: str) -> tuple | None:
+def api_key_row(*, digest: str) -> KeyRow | None:
     """The row of the key with this digest (its fields, then its customer's), or None."""
     sql, _, _ = _key_lookup_sql()
     if connection.vendor == "postgresql":  # prepared once per connection, bound on the server
         with prepared.cursor() as bound:
             bound.execute(sql, [digest])
-            return bound.fetchone()
+            row: KeyRow | None = bound.fetchone()
+            return row
     with connection.cursor() as cursor:
         cursor.execute(sql, [digest])
-        return cursor.fetchone()
+        row = cursor.fetchone()
+        return row
 
 
-def api_key_from_row(row: tuple, *, digest: str) -> ApiKey | None:
+def api_key_from_row(row: KeyRow, *, digest: str) -> ApiKey | None:
     """A new instance of the row's key if it is usable now and its digest equals `digest`
     (compared in constant time), else None."""
     _, key_fields, customer_fields = _key_lookup_sql()

@@ -2,6 +2,7 @@ from rest_framework import serializers
 
 from config.api import UTCDateTimeField
 from keys.models import AdminAuditLog, ApiKey
+from keys.services import IssuedKey
 
 
 def _limits(key: ApiKey) -> tuple[int, int]:
@@ -10,7 +11,7 @@ def _limits(key: ApiKey) -> tuple[int, int]:
     return settings.TIER_LIMITS[key.tier]
 
 
-class ApiKeyCreatedOutput(serializers.Serializer):
+class ApiKeyCreatedOutput(serializers.Serializer[IssuedKey]):
     """The only place a key value is ever shown (create and rotate)."""
 
     key_id = serializers.CharField(source="key.id")
@@ -24,10 +25,10 @@ class ApiKeyCreatedOutput(serializers.Serializer):
     burst = serializers.SerializerMethodField()
     created_at = UTCDateTimeField(source="key.created_at")
 
-    def get_rate_limit(self, obj) -> int:
+    def get_rate_limit(self, obj: IssuedKey) -> int:
         return _limits(obj.key)[0]
 
-    def get_burst(self, obj) -> int:
+    def get_burst(self, obj: IssuedKey) -> int:
         return _limits(obj.key)[1]
 
 
@@ -36,7 +37,7 @@ class ApiKeyRotatedOutput(ApiKeyCreatedOutput):
     previous_key_expires_at = UTCDateTimeField()
 
 
-class ApiKeyOutput(serializers.ModelSerializer):
+class ApiKeyOutput(serializers.ModelSerializer[ApiKey]):
     key_id = serializers.CharField(source="id")
     key_prefix = serializers.CharField(source="prefix")
     customer_id = serializers.CharField()
@@ -72,24 +73,24 @@ class ApiKeyOutput(serializers.ModelSerializer):
             "replaced_by",
         ]
 
-    def get_rate_limit(self, obj) -> int:
+    def get_rate_limit(self, obj: ApiKey) -> int:
         return _limits(obj)[0]
 
-    def get_burst(self, obj) -> int:
+    def get_burst(self, obj: ApiKey) -> int:
         return _limits(obj)[1]
 
-    def get_status(self, obj) -> str:
+    def get_status(self, obj: ApiKey) -> str:
         return obj.effective_status()
 
 
-class ApiKeyRevokedOutput(serializers.Serializer):
+class ApiKeyRevokedOutput(serializers.Serializer[ApiKey]):
     key_id = serializers.CharField(source="id")
     status = serializers.CharField()
     revoked_at = UTCDateTimeField()
     reason = serializers.CharField(source="revoke_reason")
 
 
-class AdminAuditLogOutput(serializers.ModelSerializer):
+class AdminAuditLogOutput(serializers.ModelSerializer[AdminAuditLog]):
     created_at = UTCDateTimeField()
 
     class Meta:

@@ -18,7 +18,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from config.db.bulk import additive_upsert
-from config.inputs import invalid
+from config.jsonwalk import invalid
 from config.ratelimit import stamp_renew
 from config.scopes import ALL_SCOPES
 from keys.exceptions import ApiKeyNotActive

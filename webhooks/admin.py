@@ -3,10 +3,11 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils import timezone
 
 from config.exceptions import DomainError
-from webhooks import services
+from webhooks import services, validation
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 
 
@@ -18,15 +19,15 @@ class WebhookForm(forms.ModelForm):
         model = Webhook
         fields = ["url", "events", "description"]
 
-    def clean_url(self):
+    def clean_url(self) -> str:
         try:
-            return services.webhook_url_validate(self.cleaned_data.get("url"))
+            return validation.webhook_url_validate(self.cleaned_data.get("url"))
         except DomainError as exc:
             raise forms.ValidationError(exc.detail)
 
-    def clean_events(self):
+    def clean_events(self) -> list[str]:
         try:
-            return services.webhook_events_validate(self.cleaned_data.get("events"))
+            return validation.webhook_events_validate(self.cleaned_data.get("events"))
         except DomainError as exc:
             raise forms.ValidationError(exc.detail)
 
@@ -62,15 +63,15 @@ class WebhookAdmin(admin.ModelAdmin):
     ]
     actions = ["enable_webhooks"]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # created through the API, which validates the URL and issues the secret
 
-    def save_model(self, request, obj, form, change) -> None:
+    def save_model(self, request: HttpRequest, obj: Webhook, form: forms.ModelForm, change: bool) -> None:
         obj.updated_at = timezone.now()
         super().save_model(request, obj, form, change)
 
     @admin.action(description="Enable the selected webhooks")
-    def enable_webhooks(self, request, queryset: QuerySet[Webhook]) -> None:
+    def enable_webhooks(self, request: HttpRequest, queryset: QuerySet[Webhook]) -> None:
         enabled = 0
         for webhook in queryset:
             try:
@@ -89,7 +90,7 @@ class DeliveryAttemptInline(admin.TabularInline):
     fields = ("attempt", "attempted_at", "response_status", "duration_ms", "error", "response_body")
     readonly_fields = fields
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Delivery | None = None) -> bool:
         return False
 
 
@@ -126,11 +127,11 @@ class DeliveryAdmin(admin.ModelAdmin):
     inlines = [DeliveryAttemptInline]
     actions = ["retry_now"]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     @admin.action(description="Retry now")
-    def retry_now(self, request, queryset: QuerySet[Delivery]) -> None:
+    def retry_now(self, request: HttpRequest, queryset: QuerySet[Delivery]) -> None:
         count = 0
         for delivery in queryset:
             services.delivery_retry_now(delivery=delivery)

@@ -14,7 +14,7 @@ import json
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
@@ -175,7 +175,7 @@ RETURNING id, event_id, event_type, attempt_count, created_at, claimed_until,
 """
 
 
-def _datetime(value: Any) -> dt.datetime:
+def _datetime(value: object) -> dt.datetime:
     """A timestamp as the backend returns it from raw SQL (SQLite: ISO text, in UTC)."""
     if isinstance(value, dt.datetime):
         return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
@@ -185,7 +185,7 @@ def _datetime(value: Any) -> dt.datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
-def _db_value(value: dt.datetime) -> Any:
+def _db_value(value: dt.datetime) -> str | None:
     return connection.ops.adapt_datetimefield_value(value)
 
 

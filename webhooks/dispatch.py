@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import cast
 
 from django.core.cache import cache
 from django.db import close_old_connections
@@ -62,7 +63,7 @@ def _hold(webhook_id: str, *, until: float) -> tuple[int, bool]:
 
 def _holder_submit(
     pool: ThreadPoolExecutor, hook: str, customer: str, function: Callable[..., object], **kwargs: float
-) -> Future | None:
+) -> Future[object] | None:
     """Run `function(hook, **kwargs)` on a sender thread unless this process already holds the
     webhook; the thread counts as busy until it ends."""
     with pools.holding_lock:
@@ -168,7 +169,7 @@ def _dispatch_threaded(run: _Dispatch) -> None:
     """One holder per sender thread; a thread that ends is refilled at once while time is left."""
     pool = pools.send_pool()
     slots = conf.dispatch_threads()
-    mine: dict[Future, str] = {}
+    mine: dict[Future[object], str] = {}
     while True:
         free = slots - len(pools.inflight)
         started = 0
@@ -179,7 +180,7 @@ def _dispatch_threaded(run: _Dispatch) -> None:
                     mine[future] = hook
                     started += 1
         for future in [f for f in mine if f.done()]:
-            sent, was_cut = future.result()
+            sent, was_cut = cast("tuple[int, bool]", future.result())  # _hold's
             run.record(mine.pop(future), sent, was_cut)
         if not mine and not started:
             return

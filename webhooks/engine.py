@@ -5,13 +5,13 @@ pending rows, failures in 24 h from (status, completed_at); the per-status total
 /metrics are cached for a few seconds, so scraping does not rescan the table each time."""
 
 import datetime as dt
-from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
 from config.heartbeat import workers_online
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from keys.models import Customer
 from webhooks import platform, selectors
@@ -19,7 +19,7 @@ from webhooks import platform, selectors
 METRICS_CACHE_SECONDS = 10
 
 
-def engines() -> list[dict[str, Any]]:
+def engines() -> list[JSONObject]:
     now = timezone.now()
     online = workers_online()
     pending = platform.platform_deliveries_pending_count()
@@ -42,7 +42,7 @@ def engines() -> list[dict[str, Any]]:
     ]
 
 
-def metrics() -> dict[str, Any]:
+def metrics() -> JSONObject:
     counts = cache.get("trustcal:webhooks:status-counts")
     if counts is None:
         counts = platform.platform_delivery_status_counts()
@@ -54,7 +54,7 @@ def metrics() -> dict[str, Any]:
     }
 
 
-def platform_metrics() -> dict[str, Any]:
+def platform_metrics() -> JSONObject:
     """Figures about the service itself, shown to every key: the due backlog and bugs of ours
     while sending (never counted as failed attempts)."""
     return {
@@ -63,7 +63,7 @@ def platform_metrics() -> dict[str, Any]:
     }
 
 
-def customer_metrics(customer: Customer) -> dict[str, Any]:
+def customer_metrics(customer: Customer) -> JSONObject:
     """The caller's own deliveries by status, for a non-admin key (cached a few seconds)."""
     key = f"trustcal:webhooks:status-counts:{customer.pk}"
     counts = cache.get(key)
@@ -73,7 +73,7 @@ def customer_metrics(customer: Customer) -> dict[str, Any]:
     return {"deliveries": counts}
 
 
-def customer_engines(customer: Customer) -> dict[str, dict[str, Any]]:
+def customer_engines(customer: Customer) -> dict[str, JSONObject]:
     """The caller's own delivery figures inside the `webhook_delivery` engine (non-admin keys)."""
     now = timezone.now()
     return {

@@ -20,6 +20,10 @@ from webhooks.models import Delivery, DeliveryAttempt, Webhook
 logger = logging.getLogger("trustcal.webhooks")
 
 _Batch = list[tuple[Delivery, dt.datetime, dt.datetime, transport.SendResult]]
+# One outcome kind of a flush: the rows' new status and response status (the last is unused).
+_OutcomeKey = tuple[str, int | None, None]
+# An attempt row: delivery id, attempt, attempted at, response status, duration, error, body.
+_AttemptRow = tuple[str, int, dt.datetime, int | None, int, str | None, str]
 
 
 class Outcomes:
@@ -81,19 +85,19 @@ class Outcomes:
     def _write(self, batch: _Batch) -> dict[str, bool]:
         if not batch:
             return {}
-        groups: dict[tuple, list[tuple[Delivery, dt.datetime, dt.datetime, transport.SendResult]]] = {}
+        groups: dict[_OutcomeKey, _Batch] = {}
         for item in batch:
             delivery, _attempted_at, finished, result = item
             number = delivery.attempt_count + 1
             if result.ok:
-                key: tuple = (Delivery.Status.SUCCEEDED, result.status, None)
+                key: _OutcomeKey = (Delivery.Status.SUCCEEDED, result.status, None)
             elif number >= conf.MAX_ATTEMPTS:
                 key = (Delivery.Status.FAILED, result.status, None)
             else:
                 key = (Delivery.Status.PENDING, result.status, None)
             groups.setdefault(key, []).append(item)
         written: dict[str, bool] = {}
-        attempts: list[tuple] = []
+        attempts: list[_AttemptRow] = []
         disable = set()
         with bookkeeping():
             for (status, response_status, _), members in groups.items():
@@ -179,7 +183,7 @@ def _rows_write(
     time. A group's `completed_at` is its latest finish, at most one flush after the others;
     the attempt rows keep each exact time."""
     adapt = connection.ops.adapt_datetimefield_value
-    params: dict[str, Any] = {
+    params: dict[str, Any] = {  # Any: SQL parameters of mixed types
         "status": status,
         "response_status": response_status,
         "completed_at": adapt(completed_at) if completed_at else None,
@@ -199,14 +203,14 @@ def _rows_write(
         return {row[0] for row in cursor.fetchall()}
 
 
-def _attempts_insert(rows: list[tuple]) -> None:
+def _attempts_insert(rows: list[_AttemptRow]) -> None:
     """The flush's attempt rows in one plain INSERT (no model instances: it runs beside the
     senders, on their interpreter)."""
     adapt = connection.ops.adapt_datetimefield_value
     table = connection.ops.quote_name(DeliveryAttempt._meta.db_table)
     columns = "delivery_id, attempt, attempted_at, response_status, duration_ms, error, response_body"
     values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(rows))
-    params: list[Any] = []
+    params: list[Any] = []  # Any: SQL parameters of mixed types
     for delivery_id, attempt, attempted_at, status, duration_ms, error, body in rows:
         params += [delivery_id, attempt, adapt(attempted_at), status, duration_ms, error, body]
     with connection.cursor() as cursor:

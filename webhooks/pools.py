@@ -18,7 +18,7 @@ logger = logging.getLogger("trustcal.webhooks")
 
 _pool: ThreadPoolExecutor | None = None
 _pool_pid = 0
-inflight: set[Future] = set()
+inflight: set[Future[object]] = set()
 holding: dict[str, str] = {}  # webhook id -> customer id, holders of this process
 holding_lock = threading.Lock()
 

@@ -1,10 +1,12 @@
 from rest_framework import serializers
 
 from config.api import UTCDateTimeField
-from webhooks.models import Delivery, Webhook
+from webhooks.models import Delivery, DeliveryAttempt, Webhook
+from webhooks.selectors import TestResult
+from webhooks.services import IssuedWebhook
 
 
-class WebhookOutput(serializers.Serializer):
+class WebhookOutput(serializers.Serializer[Webhook]):
     webhook_id = serializers.CharField(source="id")
     url = serializers.CharField()
     events = serializers.ListField(child=serializers.CharField())
@@ -16,7 +18,7 @@ class WebhookOutput(serializers.Serializer):
     updated_at = UTCDateTimeField()
 
 
-class WebhookCreatedOutput(serializers.Serializer):
+class WebhookCreatedOutput(serializers.Serializer[IssuedWebhook]):
     """The create answer: the only place besides rotate-secret where the secret appears."""
 
     webhook_id = serializers.CharField(source="webhook.id")
@@ -28,13 +30,13 @@ class WebhookCreatedOutput(serializers.Serializer):
     created_at = UTCDateTimeField(source="webhook.created_at")
 
 
-class WebhookRotatedOutput(serializers.Serializer):
+class WebhookRotatedOutput(serializers.Serializer[IssuedWebhook]):
     webhook_id = serializers.CharField(source="webhook.id")
     secret = serializers.CharField()
     previous_secret_expires_at = UTCDateTimeField(source="webhook.previous_secret_expires_at")
 
 
-class WebhookTestOutput(serializers.Serializer):
+class WebhookTestOutput(serializers.Serializer[TestResult]):
     """The answer of a test delivery. 200 when the attempt finished within the wait; 202 with `success`,
     `response_status`, `duration_ms` and `error` null while it is still running (poll the
     delivery in GET /webhooks/:id/deliveries?event_type=webhook.test)."""
@@ -47,7 +49,7 @@ class WebhookTestOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
 
 
-class DeliveryAttemptOutput(serializers.Serializer):
+class DeliveryAttemptOutput(serializers.Serializer[DeliveryAttempt]):
     attempt = serializers.IntegerField()
     attempted_at = UTCDateTimeField()
     response_status = serializers.IntegerField(allow_null=True)
@@ -55,7 +57,7 @@ class DeliveryAttemptOutput(serializers.Serializer):
     error = serializers.CharField(allow_null=True)
 
 
-class DeliveryOutput(serializers.Serializer):
+class DeliveryOutput(serializers.Serializer[Delivery]):
     delivery_id = serializers.CharField(source="id")
     event_id = serializers.CharField()
     event_type = serializers.CharField()

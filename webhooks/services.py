@@ -10,7 +10,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
@@ -20,6 +20,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 
 from config.db.bulk import bulk_insert
 from config.exceptions import RateLimited
+from config.jsondoc import JSONObject
 from config.ratelimit import SlidingWindow
 from config.redis import get_redis
 from config.unsaved import unsaved
@@ -43,7 +44,7 @@ logger = logging.getLogger("trustcal.webhooks")
 # --- events and fan-out ------------------------------------------------------------------------
 
 
-def event_emit(*, customer: Customer, type: str, data: dict[str, Any]) -> Event:
+def event_emit(*, customer: Customer, type: str, data: JSONObject) -> Event:
     """Store an event inside the caller's transaction. `data` carries the ids a receiver
     needs; `regulation` is added where docs/reference/events.md ("Event list") names one.
 
@@ -53,7 +54,7 @@ def event_emit(*, customer: Customer, type: str, data: dict[str, Any]) -> Event:
     return events_emit(customer=customer, events=[(type, data)])[0]
 
 
-def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]]) -> list[Event]:
+def events_emit(*, customer: Customer, events: list[tuple[str, JSONObject]]) -> list[Event]:
     """event_emit for many events of one customer, in order, with no savepoint (a failure rolls
     the caller back, which is what "stored before delivery" needs)."""
     with transaction.atomic(savepoint=False):
@@ -63,7 +64,7 @@ def events_emit(*, customer: Customer, events: list[tuple[str, dict[str, Any]]])
 
 
 def events_emit_sent(
-    *, customer: Customer, events: list[tuple[str, dict[str, Any]]]
+    *, customer: Customer, events: list[tuple[str, JSONObject]]
 ) -> tuple[list[Event], Callable[[], None]]:
     """events_emit in two steps for a caller in pipeline mode (audit.apply): the events' insert and
     the webhooks read sent now; the function returned reads them and writes the deliveries."""
@@ -174,7 +175,9 @@ def _url_unique(*, customer_id: str, url: str, exclude_id: str | None = None) ->
 
 
 @transaction.atomic
-def webhook_create(*, customer: Customer, url: Any, events: Any, description: str = "") -> IssuedWebhook:
+def webhook_create(
+    *, customer: Customer, url: object, events: object, description: str = ""
+) -> IssuedWebhook:
     """At most WEBHOOK_MAX_PER_CUSTOMER webhooks per customer (every event fans out to each,
     inside the emitter's transaction), and one per URL."""
     url = webhook_url_validate(url)

@@ -1,7 +1,7 @@
 """Thin Celery tasks: they take ids and call one service; running one twice is harmless
 (a claim is exclusive, and a row that is not due is not claimed)."""
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import worker_process_shutdown
 
 from webhooks import dispatch, pools, services
@@ -13,7 +13,7 @@ from webhooks import dispatch, pools, services
 
 @shared_task(name="webhooks.tasks.deliveries_start", ignore_result=True, bind=True)
 def deliveries_start(
-    self, delivery_ids: list[str], webhook_ids: list[str] | None = None, customer_id: str | None = None
+    self: Task, delivery_ids: list[str], webhook_ids: list[str] | None = None, customer_id: str | None = None
 ) -> int:
     """Enqueued on commit by event_emit: the first attempt, at once (`webhook_ids`,
     `customer_id`: the deliveries' webhooks and their customer, when the sender knows them)."""
@@ -26,19 +26,19 @@ def deliveries_start(
 
 
 @shared_task(name="webhooks.tasks.deliveries_dispatch_due", ignore_result=True, bind=True)
-def deliveries_dispatch_due(self) -> int:
+def deliveries_dispatch_due(self: Task) -> int:
     """Every 2 s (beat): claims due rows (retries, lost messages, expired leases)."""
     return dispatch.deliveries_dispatch_due(background=not self.request.is_eager)
 
 
 @shared_task(name="webhooks.tasks.deliveries_continue", ignore_result=True, bind=True)
-def deliveries_continue(self, webhook_ids: list[str]) -> int:
+def deliveries_continue(self: Task, webhook_ids: list[str]) -> int:
     """Queued by a dispatch whose time budget ended while these webhooks' rows were due."""
     return dispatch.deliveries_dispatch_due(webhook_ids=webhook_ids, background=not self.request.is_eager)
 
 
 @shared_task(name="webhooks.tasks.webhook_test_send", ignore_result=True, bind=True)
-def webhook_test_send(self, delivery_id: str) -> None:
+def webhook_test_send(self: Task, delivery_id: str) -> None:
     """POST /webhooks/:id/test: the attempt runs on a worker, never on a web thread, and on
     the worker in a small pool of its own, so test sends to receivers that never answer hold
     neither a worker process nor the dispatcher's senders (a lost one is closed after
@@ -50,5 +50,5 @@ def webhook_test_send(self, delivery_id: str) -> None:
 
 
 @worker_process_shutdown.connect
-def _close_send_pool(**kwargs) -> None:
+def _close_send_pool(**kwargs: object) -> None:
     pools.send_pool_close()

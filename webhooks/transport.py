@@ -59,8 +59,8 @@ class _NothingReceived(Exception):
 class _PinnedHTTPConnection(http.client.HTTPConnection):
     response_class = _Response
 
-    def __init__(self, *args, address: str, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, host: str, port: int | None, *, timeout: float, address: str) -> None:
+        super().__init__(host, port, timeout=timeout)
         self._address = address
 
     def connect(self) -> None:
@@ -71,8 +71,10 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
 class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     response_class = _Response
 
-    def __init__(self, *args, address: str, ssl_context: ssl.SSLContext, **kwargs) -> None:
-        super().__init__(*args, context=ssl_context, **kwargs)
+    def __init__(
+        self, host: str, port: int | None, *, timeout: float, address: str, ssl_context: ssl.SSLContext
+    ) -> None:
+        super().__init__(host, port, timeout=timeout, context=ssl_context)
         self._address = address
         self._ssl_context = ssl_context
 

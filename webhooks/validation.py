@@ -1,8 +1,6 @@
 """The rules a webhook's URL and event list meet at create and update (the API and the admin
 alike): docs/reference/webhooks.md, "URL safety" and "Subscriptions"."""
 
-from typing import Any
-
 from webhooks import url_safety
 from webhooks.events import EVENT_TYPES
 from webhooks.exceptions import WebhookInvalidEvent, WebhookInvalidUrl
@@ -10,7 +8,7 @@ from webhooks.exceptions import WebhookInvalidEvent, WebhookInvalidUrl
 SUBSCRIBABLE = [*EVENT_TYPES, "*"]
 
 
-def webhook_url_validate(url: Any) -> str:
+def webhook_url_validate(url: object) -> str:
     """The URL rule at create/update (docs/reference/webhooks.md, "URL safety"): https (unless insecure URLs are allowed), and the host must not
     resolve to a loopback, private, link-local, multicast, reserved or unspecified address."""
     if not isinstance(url, str):
@@ -22,7 +20,7 @@ def webhook_url_validate(url: Any) -> str:
     return url.strip()
 
 
-def webhook_events_validate(events: Any) -> list[str]:
+def webhook_events_validate(events: object) -> list[str]:
     if not isinstance(events, list) or not events:
         raise WebhookInvalidEvent("events must be a non-empty array of event names.")
     unknown = [e for e in events if not isinstance(e, str) or e not in SUBSCRIBABLE]

@@ -15,7 +15,16 @@ ROOT = Path(__file__).resolve().parents[2]
 MYPY = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
 
 # Where the rule holds: the decision path, from the view to the plan and the aggregates.
-DECISION_PATH = ["audit", "calibration", "bias", "oversight", "config/api.py", "config/db"]
+DECISION_PATH = [
+    "audit",
+    "calibration",
+    "bias",
+    "oversight",
+    "webhooks",
+    "keys",
+    "config/api.py",
+    "config/db",
+]
 # mypy --strict's flags that can be set per module.
 STRICT_FLAGS = {
     "disallow_any_generics",
@@ -30,7 +39,16 @@ STRICT_FLAGS = {
     "strict_equality",
     "extra_checks",
 }
-STRICT_MODULES = ["audit.*", "calibration.*", "bias.*", "oversight.*", "config.api", "config.db.*"]
+STRICT_MODULES = [
+    "audit.*",
+    "calibration.*",
+    "bias.*",
+    "oversight.*",
+    "webhooks.*",
+    "keys.*",
+    "config.api",
+    "config.db.*",
+]
 # The admin pages' ModelAdmin and ModelForm bases cannot be subscripted at run time (no
 # django-stubs-ext monkeypatch): those modules may let disallow_any_generics off, and only it.
 ADMIN_PAGES = {
@@ -39,6 +57,8 @@ ADMIN_PAGES = {
     "audit.admin_retention",
     "bias.admin",
     "calibration.admin",
+    "keys.admin",
+    "webhooks.admin",
 }
 
 

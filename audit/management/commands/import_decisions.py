@@ -20,7 +20,8 @@ from rest_framework.exceptions import ParseError
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from audit import services
-from config.inputs import MAX_JSON_DEPTH, check_document, json_loads
+from config.inputs import json_loads
+from config.jsonwalk import MAX_JSON_DEPTH, check_document
 from keys.models import Customer
 
 JSON_CELLS = ("subgroups", "metadata")

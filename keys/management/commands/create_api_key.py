@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from config.scopes import ALL_SCOPES
 from keys.models import CUSTOMER_ID_HELP, Tier, customer_id_valid
@@ -8,7 +10,7 @@ from keys.services import api_key_create
 class Command(BaseCommand):
     help = "Create an API key and print it (the value alone on the last line)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--customer-id", required=True)
         parser.add_argument("--tier", required=True, choices=[t.value for t in Tier])
         parser.add_argument("--admin", action="store_true", help="make it an admin key")
@@ -19,7 +21,7 @@ class Command(BaseCommand):
             help=f"comma-separated subset of {', '.join(ALL_SCOPES)} (default: all three)",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:  # Any: Django's command options
         customer_id = options["customer_id"].strip()
         if not customer_id_valid(customer_id):
             raise CommandError(f"--customer-id must be {CUSTOMER_ID_HELP}")
