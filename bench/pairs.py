@@ -7,7 +7,8 @@ Run:  DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/p
           --a DIR_WITH --b DIR_WITHOUT --pairs 10 -- --requests 5 --batch 1000
 (DIR: a checkout, e.g. `git archive <commit> | tar -x -C DIR`; the arguments after `--` go to
 log_cpu.py; the database must be migrated.) A ratio above 1 means B (without the mechanism)
-spends more per request."""
+spends more per request. On PostgreSQL the ratio of the backend's CPU is printed too (what a
+set-wise statement saves is the server's), and the sum of both CPUs (the two cores' work)."""
 
 import argparse
 import json
@@ -36,19 +37,29 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=10)
     args, extra = parser.parse_known_args()
     extra = [arg for arg in extra if arg != "--"]
-    cpu, wall = [], []
+    cpu, wall, backend, both = [], [], [], []
     for at in range(args.pairs):
         order = ("a", "b") if at % 2 == 0 else ("b", "a")
         got = {side: run(getattr(args, side), extra) for side in order}
         cpu.append(got["b"]["cpu_ms_per_request"] / got["a"]["cpu_ms_per_request"])
         wall.append(got["b"]["wall_ms_per_request"] / got["a"]["wall_ms_per_request"])
+        server = {side: got[side]["backend_cpu_ms_per_request"] for side in ("a", "b")}
+        if server["a"] == server["a"]:  # not NaN: PostgreSQL
+            backend.append(server["b"] / server["a"])
+            total = {side: got[side]["cpu_ms_per_request"] + server[side] for side in ("a", "b")}
+            both.append(total["b"] / total["a"])
         print(
             f"pair {at + 1} ({'-'.join(order)}): cpu ms A {got['a']['cpu_ms_per_request']:.2f} "
             f"B {got['b']['cpu_ms_per_request']:.2f} ({cpu[-1]:.3f}); wall ms A "
-            f"{got['a']['wall_ms_per_request']:.2f} B {got['b']['wall_ms_per_request']:.2f} ({wall[-1]:.3f})",
+            f"{got['a']['wall_ms_per_request']:.2f} B {got['b']['wall_ms_per_request']:.2f} ({wall[-1]:.3f})"
+            + (
+                f"; backend ms A {server['a']:.2f} B {server['b']:.2f} ({backend[-1]:.3f})" if backend else ""
+            ),
             flush=True,
         )
-    for name, ratios in (("cpu", cpu), ("wall", wall)):
+    for name, ratios in (("cpu", cpu), ("wall", wall), ("backend cpu", backend), ("cpu + backend", both)):
+        if not ratios:
+            continue
         print(
             f"{name} B/A: median {statistics.median(ratios):.3f}, min {min(ratios):.3f}, "
             f"max {max(ratios):.3f}, {sum(r > 1 for r in ratios)} of {len(ratios)} above 1"
