@@ -60,11 +60,14 @@ def make_keys(env: dict[str, str], *, customer: str, count: int, admin: bool = F
     return [k for k in out.split() if k.startswith("tcal_")]
 
 
-def wait_healthy(base: str, attempts: int = 100) -> None:
-    """Poll `base`/v1/health (a service just started) until it answers, 0.1 s apart."""
+def wait_healthy(base: str, attempts: int = 900) -> None:
+    """Poll `base`/v1/health (a service just started) until it answers, 0.1 s apart (90 s: on a
+    loaded machine gunicorn's workers took over 10 s to start, and a run that went on measured
+    refused connections as errors); raise when it never does."""
     for _ in range(attempts):
         try:
             urllib.request.urlopen(f"{base}/v1/health", timeout=1)
             return
         except OSError:
             time.sleep(0.1)
+    raise RuntimeError(f"{base}/v1/health never answered")
