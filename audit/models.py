@@ -8,6 +8,7 @@ state (a late outcome updates them); the entries never change after they are wri
 from django.db import models
 from django.utils import timezone
 
+from audit.entry_types import EntryType
 from audit.fields import (  # the sizes are declared with the decision's fields
     ID_MAX,
     MODEL_ID_MAX,
@@ -167,21 +168,7 @@ class AuditEntry(models.Model):
     not personal, and the salted commitment to those that are), read back as written by
     verify and the export; the personal fields and the salt are the columns beside it."""
 
-    class Type(models.TextChoices):
-        DECISION = "decision"
-        OUTCOME = "outcome"
-        # The decision with the subgroups POST /detect-bias attached to it (docs/reference/bias.md, Subgroups).
-        SUBGROUPS_ATTACHED = "subgroups_attached"
-        ERASURE = "erasure"
-        # A change of the retention policy or legal hold (docs/reference/erasure.md).
-        RETENTION_POLICY_CHANGED = "retention_policy_changed"
-        # The drift monitors' entries (docs/reference/drift.md, The entries).
-        DRIFT_MONITOR_CONFIGURED = "drift_monitor.configured"
-        DRIFT_MONITOR_BASELINE_COMPLETED = "drift_monitor.baseline_completed"
-        DRIFT_MONITOR_CALIBRATED = "drift_monitor.calibrated"
-        DRIFT_ALARM_RAISED = "drift_alarm.raised"
-        DRIFT_ALARM_ACKNOWLEDGED = "drift_alarm.acknowledged"
-        PROBE_SPRT_CONCLUDED = "probe_sprt.concluded"
+    Type = EntryType  # audit/entry_types.py
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
     # No index of its own: (customer_id, sequence) is unique and leads several others.

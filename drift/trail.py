@@ -7,17 +7,17 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.models import AuditEntry
 from audit.services import trail_entries_append, trail_entry
 from keys.models import Customer
 from webhooks.services import events_emit
 
-CONFIGURED = AuditEntry.Type.DRIFT_MONITOR_CONFIGURED.value
-BASELINE_COMPLETED = AuditEntry.Type.DRIFT_MONITOR_BASELINE_COMPLETED.value
-CALIBRATED = AuditEntry.Type.DRIFT_MONITOR_CALIBRATED.value
-RAISED = AuditEntry.Type.DRIFT_ALARM_RAISED.value
-ACKNOWLEDGED = AuditEntry.Type.DRIFT_ALARM_ACKNOWLEDGED.value
-CONCLUDED = AuditEntry.Type.PROBE_SPRT_CONCLUDED.value
+CONFIGURED = "drift_monitor.configured"
+BASELINE_COMPLETED = "drift_monitor.baseline_completed"
+CALIBRATED = "drift_monitor.calibrated"
+RAISED = "drift_alarm.raised"
+ACKNOWLEDGED = "drift_alarm.acknowledged"
+CONCLUDED = "probe_sprt.concluded"
+# Each is also an AuditEntry.Type member (audit/models.py), so the API schema names it.
 TYPES = (CONFIGURED, BASELINE_COMPLETED, CALIBRATED, RAISED, ACKNOWLEDGED, CONCLUDED)
 
 

@@ -275,3 +275,10 @@ def test_default_name_of_a_long_user_id_fits(api):
     assert created.status_code == 201, created.content
     assert created.json()["name"] == ("probe_sprt " + user_id)[:200]
     assert created.json()["user_id"] == user_id
+
+
+def test_every_drift_entry_type_is_an_audit_entry_type():
+    from audit.models import AuditEntry
+    from drift.trail import TYPES
+
+    assert set(TYPES) <= set(AuditEntry.Type.values)
