@@ -22,6 +22,45 @@ hypothesis_settings.register_profile("trustcal", deadline=None)
 hypothesis_settings.load_profile("trustcal")
 
 
+# Modules of pure computation (statistics against scipy/statsmodels, simulations, canonical text,
+# static checks of the source): no database, cache or broker, so their result cannot depend on
+# the backend. CI's PostgreSQL + Redis leg sets TRUSTCAL_SKIP_BACKEND_FREE=1 and leaves out
+# their tests that use no database fixture (they ran in the SQLite leg of the same run).
+BACKEND_FREE = frozenset(
+    f"tests/{name}.py"
+    for name in (
+        "audit/test_json_text", "audit/test_note", "audit/test_standard_jcs",
+        "audit/test_stored_canonical_texts", "bias/test_detection_simulation", "bias/test_significance",
+        "calibration/test_measures_stats", "calibration/test_reviewer_simulation",
+        "calibration/test_risk_user_figures", "calibration/test_validity", "compliance/test_drift_section",
+        "compliance/test_recommendations", "drift/test_calibration_mc", "drift/test_chart_math",
+        "drift/test_drift_simulation", "drift/test_engine", "drift/test_follow_fit",
+        "drift/test_offline_drift", "fairness/test_amplification_math", "system/test_architecture",
+        "system/test_architecture_walk", "system/test_body_rules", "system/test_boundaries",
+        "system/test_typing", "system/test_no_conflict_markers", "system/test_reference_citations",
+        "system/test_settings_documented",
+    )
+)  # fmt: skip
+_DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"}  # fmt: skip
+
+
+def _backend_free(item: pytest.Item) -> bool:
+    return (
+        item.nodeid.split("::", 1)[0] in BACKEND_FREE
+        and item.get_closest_marker("django_db") is None
+        and not _DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("TRUSTCAL_SKIP_BACKEND_FREE") != "1":
+        return
+    left_out = [item for item in items if _backend_free(item)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if not _backend_free(item)]
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """`postgres`/`redis` tests skip where the service is not configured, except under
     TRUSTCAL_REQUIRE_SERVICES=1 (CI's second leg), where a missing service is a failure."""
