@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from audit.fields import ENTRY_DOCUMENT_FIELDS, ENTRY_OPTIONAL_FIELDS
+from audit.fields import ENTRY_DOCUMENT_FIELDS, ENTRY_NEW_FIELDS, ENTRY_OPTIONAL_FIELDS
 from audit.hashing import (
     PERSONAL_FIELDS,
     SALT_BYTES,
@@ -33,12 +33,15 @@ FORMAT2_COLUMNS = ["format", "canonical", "salt", "erased"]
 ENTRY_COLUMNS = [*FORMAT1_COLUMNS, *FORMAT2_COLUMNS]
 _WIDTH = len(FORMAT1_COLUMNS)
 _AT = {name: at for at, name in enumerate(ENTRY_DOCUMENT_FIELDS)}
+_SHOWN_WHEN_SET = [*ENTRY_OPTIONAL_FIELDS, *ENTRY_NEW_FIELDS]
 
 
 # Any: an entry's fields by name: JSON values of several types, from the entry's columns
 def _format1(values: Sequence[Any]) -> dict[str, Any]:
     doc = dict(zip(ENTRY_DOCUMENT_FIELDS, values, strict=True))
-    for name in ENTRY_OPTIONAL_FIELDS:  # shown (and hashed) only when the decision has it
+    # Shown (and hashed) only when the decision has it; a field of ENTRY_NEW_FIELDS, which no
+    # format-1 entry hashed, is null in its column.
+    for name in _SHOWN_WHEN_SET:
         if doc[name] is None:
             del doc[name]
     doc["timestamp"] = isoformat(doc["timestamp"])
@@ -183,8 +186,9 @@ def entries_seal(entries: Sequence[Any]) -> list[Template]:
 
 
 # The columns of a decision's or outcome's entry that its canonical text shows in clear, by the
-# name it shows them under: those always shown, those shown only when set (the personal fields,
-# the hash and the two link values aside, which the caller or the commitment supply).
+# name it shows them under: those always shown (ENTRY_NEW_FIELDS among them: null when unset),
+# those shown only when set (the personal fields, the hash and the two link values aside, which
+# the caller or the commitment supply).
 _LINKS = ("hash", "previous_hash", "sequence")
 _CLEAR = [
     (name, column)
@@ -208,6 +212,8 @@ def _sealed_fields(entry: Any, times: dict[Any, str | None]) -> dict[str, Any]:
     if not row.keys() >= _COLUMNS:  # a row loaded with deferred fields
         doc = clear_fields(entry)
         del doc["previous_hash"], doc["sequence"]
+        for name in ENTRY_NEW_FIELDS:  # a new entry holds them, null or not
+            doc[name] = getattr(entry, name)
         doc["personal"] = commitment(entry.salt, personal_fields(entry))
         return doc
     doc = {name: row[column] for name, column in _CLEAR}

@@ -19,3 +19,6 @@ class EntryType(models.TextChoices):
     DRIFT_ALARM_RAISED = "drift_alarm.raised"
     DRIFT_ALARM_ACKNOWLEDGED = "drift_alarm.acknowledged"
     PROBE_SPRT_CONCLUDED = "probe_sprt.concluded"
+    # A change of a model's favourable values or of the category thresholds
+    # (docs/reference/decisions.md, "What the hash covers").
+    SETTINGS_CHANGED = "settings_changed"

@@ -24,11 +24,10 @@ from django.utils import timezone
 
 from audit import registry
 from audit.apply import entries_append
-from audit.chain import entry_seal
 from audit.erasure_storage import secure_delete_on
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.models_erasure import ERASED_FINGERPRINT, PSEUDONYM_PREFIX, Erasure
-from config.timeutils import isoformat
+from audit.own_entries import own_entry
 from keys.models import Customer
 from webhooks.services import event_emit, events_rekey_user
 
@@ -177,28 +176,13 @@ def _decisions_erase(
 def _append(erasure: Erasure, part: Part, now: dt.datetime) -> int:
     """The part's `erasure` entry: the erasure's id, the affected sequences as ranges, their
     count and the basis; the chain head (locked last) counts the erased entries."""
-    entry = AuditEntry(
+    entry = own_entry(
         customer_id=erasure.customer_id,
-        decision=None,
         type=AuditEntry.Type.ERASURE,
-        decision_ref=erasure.pk,
-        timestamp=now,
-        logged_at=now,
-        user_id=None,
-        ai_recommendation="",
-        user_decision="",
-        followed_ai=False,
-        calibration_category="",
-        context=None,
-        subgroups=None,
-    )
-    entry_seal(
-        entry,
-        clear={
-            "entry_id": entry.id,
-            "type": "erasure",
+        ref=erasure.pk,
+        at=now,
+        fields={
             "erasure_id": erasure.pk,
-            "logged_at": isoformat(now),
             "legal_basis": erasure.legal_basis,
             "entries": len(part.sequences),
             "sequences": ranges(part.sequences),

@@ -65,6 +65,10 @@ DECISION_FIELDS = [name for name in DECISION_ENTRY if name != "timestamp"]
 # Decision fields an entry shows only when the decision has a value (see audit.inputs.Entry).
 ENTRY_OPTIONAL_FIELDS = [name for name, shown in DECISION_ENTRY.items() if shown == "when_set"]
 
+# Decision fields every entry appended since they were hashed shows (null when the decision has
+# none); older entries hold no key for them (see audit.inputs.Entry, "new_entries").
+ENTRY_NEW_FIELDS = [name for name, shown in DECISION_ENTRY.items() if shown == "new_entries"]
+
 # What the service derives when it logs a decision (docs/reference/calibration.md).
 DERIVED_FIELDS = ["followed_ai", "calibration_category"]
 
@@ -91,8 +95,9 @@ ENTRY_FIELDS = [
     "previous_hash",
 ]
 
-# Every key an entry's document can hold: the ones always shown, then those shown when set.
-ENTRY_DOCUMENT_FIELDS = [*ENTRY_FIELDS, *ENTRY_OPTIONAL_FIELDS]
+# Every key an entry's document can hold: the ones always shown, then those shown when set, then
+# those only entries appended since they were hashed show.
+ENTRY_DOCUMENT_FIELDS = [*ENTRY_FIELDS, *ENTRY_OPTIONAL_FIELDS, *ENTRY_NEW_FIELDS]
 
 # The entry's own fields: its identity, its place in the chain and when it was appended.
 _ENTRY_OWN = {"entry_id", "sequence", "type", "decision_id", "logged_at", "hash", "previous_hash"}

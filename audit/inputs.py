@@ -54,7 +54,10 @@ REVIEW_TOLERANCE_SECONDS = 1.0
 class Entry:
     """Whether the audit entries show (and hash) a decision field: "always", "when_set" (the
     entry holds the key only when the decision has a value, so the entries and hashes of
-    decisions without it are unchanged) or "never". A field with this mark is stored: a column
+    decisions without it are unchanged), "new_entries" (every entry appended since the field
+    was added holds the key, null when the decision has none; an older entry holds none, its
+    hash unchanged, and the key's absence tells a verifier that the hash does not cover it)
+    or "never". A field with this mark is stored: a column
     of its name on Decision (and on AuditEntry when the entry shows it), and in the replay
     fingerprint."""
 
@@ -62,6 +65,7 @@ class Entry:
 
 
 ALWAYS, WHEN_SET, NEVER = Entry("always"), Entry("when_set"), Entry("never")
+NEW_ENTRIES = Entry("new_entries")
 
 _SUBGROUP = text(SUBGROUP_VALUE_MAX, trim=True)
 _CUSTOM_KEY = text(CUSTOM_KEY_MAX, trim=True)
@@ -169,7 +173,9 @@ class DecisionInput(BodyModel):
     ] = None
     confidence: Annotated[float | None, _CONFIDENCE, Field(description="Alias of ai_confidence")] = None
     user_decision: Annotated[str, _VALUE, ALWAYS]
-    initial_decision: Annotated[str | None, _VALUE, NEVER] = None
+    # In the canonical text of every entry appended since it was hashed (docs/reference/decisions.md,
+    # "What the hash covers"): the switch rate, RAIR and RSR rest on it.
+    initial_decision: Annotated[str | None, _VALUE, NEW_ENTRIES] = None
     # A probe's outcome is its correct decision (docs/reference/oversight.md, Probe rules):
     # without an outcome, the probe's correct_decision is read as one.
     outcome: Annotated[

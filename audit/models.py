@@ -203,6 +203,9 @@ class AuditEntry(models.Model):
     # Shown (and hashed) only when the decision has them, so older entries keep their hashes.
     review_seconds = models.FloatField(null=True, blank=True)
     probe = models.JSONField(null=True, blank=True, help_text='{"kind", "correct_decision"}')
+    # In the canonical text of every entry appended since it was hashed (null there when the
+    # decision has none); null on older entries, whose hash does not cover it.
+    initial_decision = models.CharField(max_length=VALUE_MAX, null=True, blank=True)
     hash = models.CharField(max_length=64)
     previous_hash = models.CharField(max_length=64)
     format = models.PositiveSmallIntegerField(default=1)

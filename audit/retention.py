@@ -9,10 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.apply import entries_append
-from audit.chain import entry_seal
 from audit.models import AuditEntry
 from audit.models_erasure import RetentionPolicy
-from config.timeutils import isoformat
+from audit.own_entries import own_entry
 from keys.models import Customer
 
 ENTRY_TYPE = AuditEntry.Type.RETENTION_POLICY_CHANGED
@@ -68,31 +67,11 @@ def _append(
     staff_user: str | None,
     now: dt.datetime,
 ) -> None:
-    entry = AuditEntry(
+    entry = own_entry(
         customer_id=customer.pk,
-        decision=None,
         type=ENTRY_TYPE,
-        decision_ref="retention_policy",
-        timestamp=now,
-        logged_at=now,
-        user_id=None,
-        ai_recommendation="",
-        user_decision="",
-        followed_ai=False,
-        calibration_category="",
-        context=None,
-        subgroups=None,
-    )
-    entry_seal(
-        entry,
-        clear={
-            "entry_id": entry.id,
-            "type": str(ENTRY_TYPE),
-            "logged_at": isoformat(now),
-            "previous": previous,
-            "policy": new,
-            "key_id": key_id,
-            "staff_user": staff_user,
-        },
+        ref="retention_policy",
+        at=now,
+        fields={"previous": previous, "policy": new, "key_id": key_id, "staff_user": staff_user},
     )
     entries_append(customer.pk, [entry], decisions=0)

@@ -13,7 +13,7 @@ from django.db.models.functions import Cast
 from audit.chain import ENTRY_COLUMNS, clear_fields_from_values, document_from_values
 from audit.erasure_listing import erasures_of_period as erasures_of_period  # reports list them
 from audit.fields import DECISION_LOG_COLUMNS as DECISION_LOG_COLUMNS  # the reports' csv columns
-from audit.fields import IMMUTABLE_FIELDS
+from audit.fields import ENTRY_NEW_FIELDS, IMMUTABLE_FIELDS
 from audit.hashing import PERSONAL_FIELDS, entry_hash_matches, format2_problem, same_value
 from audit.models import GENESIS_HASH, AuditEntry, ChainHead, Decision
 from audit.models_erasure import ERASED, ERASED_FINGERPRINT, PSEUDONYM_PREFIX
@@ -210,6 +210,9 @@ def _beyond_head(customer: Customer) -> int | None:
     return head_sequence + 1 if last_sequence > head_sequence else None
 
 
+_NEW_FIELDS = frozenset(ENTRY_NEW_FIELDS)
+
+
 # Any: an entry's fields by name: JSON values of several types
 def _decision_matches(doc: dict[str, Any], decision_values: tuple[Any, ...]) -> bool:
     if doc.get("type") != AuditEntry.Type.DECISION:
@@ -221,11 +224,13 @@ def _decision_matches(doc: dict[str, Any], decision_values: tuple[Any, ...]) -> 
         return False
     # doc.get: a field shown only when set is absent from the document when the row holds None.
     # An erased entry no longer holds the personal fields, so only the others are compared.
+    # A field of ENTRY_NEW_FIELDS is compared when the entry holds its key: an entry appended
+    # before it was hashed does not (docs/reference/decisions.md, "What the hash covers").
     erased = doc.get("erased") is True
     return all(
         value == doc.get(name)
         for name, value in zip(IMMUTABLE_FIELDS, immutable, strict=True)
-        if not (erased and name in PERSONAL_FIELDS)
+        if not (erased and name in PERSONAL_FIELDS) and (name not in _NEW_FIELDS or name in doc)
     )
 
 

@@ -83,6 +83,12 @@ class AuditEntryOutput(serializers.Serializer[dict[str, object]]):
         required=False, help_text="Only on the entries of decisions that carry it (then hashed)"
     )
     probe = ProbeOutput(required=False, help_text="Only on the entries of vigilance probes (then hashed)")
+    initial_decision = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text="The reviewer's decision before seeing the AI's: on every entry appended since it "
+        "was hashed (null when none was recorded); absent on older entries, whose hash does not cover it",
+    )
 
 
 assert list(AuditEntryOutput().fields) == ENTRY_DOCUMENT_FIELDS

@@ -9,21 +9,22 @@ from functools import partial
 from typing import Any
 
 from audit.apply import entries_append
-from audit.chain import entry_seal
 from audit.fields import DECISION_FIELDS
 from audit.group import GroupCommit
 from audit.inputs import BATCH_MAX, DecisionInput, Item, LateOutcomeInput, item_validated
 from audit.models import AuditEntry, ChainHead, Decision
+from audit.own_entries import chain_lock, own_entry
 from audit.pipeline import items_write
 from audit.plan import ItemResult, new_entry
 from audit.records import payload_fingerprint
+from audit.settings_trail import FAVOURABLE_VALUES, settings_changed_append, thresholds_recorded
 from config.exceptions import DomainError
-from config.timeutils import isoformat
 from keys.models import Customer
 
 __all__ = [
     "BATCH_MAX",
     "DECISION_FIELDS",
+    "FAVOURABLE_VALUES",
     "BatchResult",
     "ItemResult",
     "LogResult",
@@ -33,7 +34,9 @@ __all__ = [
     "decision_outcome_record",
     "decisions_log_batch",
     "payload_fingerprint",
+    "settings_changed_append",
     "subgroups_attached_record",
+    "thresholds_recorded",
     "trail_entries_append",
     "trail_entry",
 ]
@@ -136,14 +139,6 @@ def subgroups_attached_record(
     return entry
 
 
-def chain_lock(customer_id: str) -> None:
-    """Lock the customer's chain head (until the transaction ends) before the caller reads and
-    changes rows that the decision pipeline changes after its own append, under that lock (the
-    drift monitors' state): every such writer then holds the head first, in one order."""
-    ChainHead.objects.bulk_create([ChainHead(customer_id=customer_id)], ignore_conflicts=True)
-    list(ChainHead.objects.select_for_update().filter(customer_id=customer_id).values_list("pk"))
-
-
 def chain_followers_set(customer_id: str, followers: int) -> None:
     """Store on the customer's chain head how many records follow its chain after each write
     (the enabled drift monitors), in the transaction that changed them, holding the head's lock
@@ -166,27 +161,16 @@ def trail_entry(
     drift monitor's): `clear` its fields shown in clear (besides entry_id, type and logged_at,
     added here), with a personal part committing to `user_id` and `context`
     (docs/reference/erasure.md, "Entry format 2"); `ref` is stored as its decision_ref."""
-    entry = AuditEntry(
+    return own_entry(
         customer_id=customer_id,
-        decision=None,
         type=type,
-        decision_ref=ref,
-        timestamp=at,
-        logged_at=at,
+        ref=ref,
+        at=at,
+        fields=clear,
         user_id=user_id,
         context=context,
-        subgroups=None,
-        subject_id=None,
-        ai_recommendation="",
-        user_decision="",
-        followed_ai=False,
-        calibration_category="",
+        personal=True,
     )
-    # subgroups: {} as every entry's personal part shows none (the verifiers read it so)
-    personal: dict[str, Any] = {"context": context, "subgroups": {}, "subject_id": None, "user_id": user_id}
-    fields = {"entry_id": entry.id, "type": type, "logged_at": isoformat(at), **clear}
-    entry_seal(entry, clear=fields, personal=personal)
-    return entry
 
 
 def trail_entries_append(customer_id: str, entries: list[AuditEntry]) -> None:

@@ -5,9 +5,8 @@ from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.utils import timezone
 
-from bias import admin_display
+from bias import admin_display, services
 from bias.domain import normalize_value
 from bias.models import BiasAlert, BiasAlertFinding, ModelFavorableValues
 from config.admin import badge, when
@@ -156,5 +155,12 @@ class ModelFavorableValuesAdmin(admin.ModelAdmin):
         form: "forms.ModelForm[ModelFavorableValues]",
         change: bool,
     ) -> None:
-        obj.updated_at = timezone.now()
-        super().save_model(request, obj, form, change)
+        # Through the service: a change of the values in force is an entry of the chain.
+        services.favourable_values_save(row=obj, staff_user=request.user.get_username())
+
+    def delete_model(self, request: HttpRequest, obj: ModelFavorableValues) -> None:
+        services.favourable_values_delete(row=obj, staff_user=request.user.get_username())
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[ModelFavorableValues]) -> None:
+        for row in queryset:
+            services.favourable_values_delete(row=row, staff_user=request.user.get_username())

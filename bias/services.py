@@ -15,9 +15,16 @@ from django.utils import timezone
 
 from audit import selectors as audit_selectors
 from audit import services as audit_services
+from bias import selectors as bias_selectors
 from bias.detection import analysis
-from bias.domain import DETECTION_WINDOW_DAYS, subgroups_object, worst
-from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, SubgroupAttachment
+from bias.domain import (
+    DEFAULT_FAVORABLE_VALUES,
+    DETECTION_WINDOW_DAYS,
+    normalize_value,
+    subgroups_object,
+    worst,
+)
+from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, ModelFavorableValues, SubgroupAttachment
 from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
 from bias.subgroup_counts import subgroup_counts
 from keys.models import Customer
@@ -145,3 +152,62 @@ def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, s
             "alert_id": alert.id if alert else None,
             "analyzed_at": now,
         }
+
+
+# --- favourable values (docs/reference/bias.md, Favourable values) ---------------------------
+
+
+def _favourable_append(
+    customer_id: str, *, model_id: str, values: list[str], previous: list[str], staff_user: str | None
+) -> None:
+    if values != previous:
+        audit_services.settings_changed_append(
+            customer_id,
+            setting=audit_services.FAVOURABLE_VALUES,
+            model_id=model_id,
+            values=values,
+            previous=previous,
+            staff_user=staff_user,
+        )
+
+
+def favourable_values_save(*, row: ModelFavorableValues, staff_user: str | None = None) -> None:
+    """Save a model's favourable values (new or changed): a change of the values in force for
+    that model appends a `settings_changed` entry with them and the previous ones (its row moved
+    to another model: the old model's values fall back to the default list, an entry too)."""
+    with transaction.atomic():
+        before = (
+            ModelFavorableValues.objects.select_for_update().filter(pk=row.pk).first() if row.pk else None
+        )
+        customer = Customer.objects.get(pk=row.customer_id)
+        previous = bias_selectors.favorable_values(customer=customer, model_id=row.model_id)
+        row.updated_at = timezone.now()
+        row.save()
+        now = bias_selectors.favorable_values(customer=customer, model_id=row.model_id)
+        _favourable_append(
+            row.customer_id, model_id=row.model_id, values=now, previous=previous, staff_user=staff_user
+        )
+        if before is not None and (before.customer_id, before.model_id) != (row.customer_id, row.model_id):
+            _favourable_append(
+                before.customer_id,
+                model_id=before.model_id,
+                values=list(DEFAULT_FAVORABLE_VALUES),
+                previous=sorted({normalize_value(v) for v in before.values or [] if normalize_value(v)}),
+                staff_user=staff_user,
+            )
+
+
+def favourable_values_delete(*, row: ModelFavorableValues, staff_user: str | None = None) -> None:
+    """Delete a model's favourable values: the default list applies again, and a change of the
+    values in force appends a `settings_changed` entry."""
+    with transaction.atomic():
+        customer = Customer.objects.get(pk=row.customer_id)
+        previous = bias_selectors.favorable_values(customer=customer, model_id=row.model_id)
+        row.delete()
+        _favourable_append(
+            customer.pk,
+            model_id=row.model_id,
+            values=list(DEFAULT_FAVORABLE_VALUES),
+            previous=previous,
+            staff_user=staff_user,
+        )

@@ -67,6 +67,11 @@ USER_CATEGORIES = [CALIBRATED, OVERTRUSTING, UNDERTRUSTING, NON_DISCRIMINATING, 
 RISK_LEVELS = ["low", "medium", "high", "insufficient_data"]
 
 
+# The documented defaults (docs/reference/calibration.md, Settings): a chain that recorded no
+# `settings_changed` entry of the thresholds was judged with these.
+DEFAULT_THRESHOLDS = measures.Thresholds()
+
+
 def thresholds() -> measures.Thresholds:
     """The settings of docs/reference/calibration.md, Settings."""
     return measures.Thresholds(

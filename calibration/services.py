@@ -2,6 +2,7 @@
 calibration.contributions, inside the decision's transaction),
 trust.miscalibrated, risk_user.identified and threshold.breached."""
 
+import dataclasses
 import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
@@ -11,9 +12,10 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.utils import timezone
 
+from audit import selectors as audit_selectors
 from audit import services as audit_services
 from audit.inputs import DecisionInput
-from calibration import rules, selectors
+from calibration import reporting, rules, selectors
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
 from config.db.bulk import additive_upsert
 from keys.models import Customer
@@ -103,9 +105,42 @@ def decision_calibrate(*, customer: Customer, data: DecisionInput) -> CalibrateR
     inside the chain head's critical section and serialise every writer of the customer."""
     result = audit_services.decision_log(customer=customer, data=data, source="calibrate")
     decision = result.decision
-    profile = selectors.user_profile(customer, user_id=decision.user_id)
+    profile = user_profile_judged(customer, user_id=decision.user_id)
     risk_user_evaluate(customer=customer, user_id=decision.user_id, figures=profile)
     return CalibrateResult(decision=decision, entry_id=result.entry.id, profile=profile)
+
+
+# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+def user_profile_judged(customer: Customer, *, user_id: str) -> dict[str, Any]:
+    """The user's profile over the default window (docs/reference/calibration.md, POST /calibrate)
+    as POST /trust-score would give it: the confidence check over the organisation's decisions of
+    the window, and, when it rejects, every figure judged with the recalibrated p' (from the
+    window's decisions; the daily aggregates hold the logged confidence)."""
+    thresholds_record(customer)
+    days = selectors.DayRange.last_days(rules.window_days())
+    start = dt.datetime.combine(days.start, dt.time.min, tzinfo=dt.UTC)
+    window = audit_selectors.decision_set(
+        customer, since=start, until=start + dt.timedelta(days=(days.end - days.start).days + 1)
+    )
+    _, recalibrate = reporting.recalibration_for(window)
+    if recalibrate is None:
+        return selectors.user_profile(customer, user_id=user_id, days=days)
+    figures, _ = reporting.exact_figures(
+        window.filter(user_id=user_id), user_id=user_id, recalibrate=recalibrate
+    )
+    return {
+        "user_id": user_id,
+        **{key: value for key, value in figures.items() if key not in ("user_id", "at_risk")},
+    }
+
+
+def thresholds_record(customer: Customer) -> None:
+    """Make the customer's chain record the category thresholds in force when they differ from
+    the last it recorded (the documented defaults when none): a `settings_changed` entry
+    (docs/reference/calibration.md, Settings). Costs no statement while they stay the same."""
+    audit_services.thresholds_recorded(
+        customer.pk, dataclasses.asdict(rules.thresholds()), dataclasses.asdict(rules.DEFAULT_THRESHOLDS)
+    )
 
 
 # --- risk users ----------------------------------------------------------------------------

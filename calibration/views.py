@@ -62,6 +62,7 @@ class TrustScoreView(TenantAPIView):
     def post(self, request: Request) -> Response:
         customer = self.customer
         data = body_parse(TrustScoreInput, request.data)
+        services.thresholds_record(customer)
         user_id, model_id = data.user_id, data.model_id
         window_of = data.window()
         exact, days = window_of.exact, DayRange(*window_of.days)
@@ -135,6 +136,7 @@ class TrustScoreTrendView(TenantAPIView):
         user_id = text_param(request, "user_id")
         model_id = text_param(request, "model_id")
         bounds = span.exact or _day_bounds(DayRange(*span.days))
+        services.thresholds_record(self.customer)
         # A trend fits the confidence check once over its whole window, like the AI's accuracy.
         _, recalibrate = reporting.recalibration_for(
             _decisions(self.customer, bounds, user_id=None, model_id=model_id)

@@ -15,6 +15,7 @@ from audit import verify as audit_verify
 from bias import selectors as bias_selectors
 from bias.domain import DETECTION_WINDOW_DAYS
 from calibration import reporting, rules
+from calibration import services as calibration_services
 from compliance import citations, profiles
 from config.timeutils import iso8601, isoformat
 from drift import reporting as drift_reporting
@@ -320,6 +321,8 @@ def gather(scope: Scope) -> dict[str, Any]:
     """Every figure both templates draw on. Features that add report figures put them here
     under their own key (`review_effort`, `vigilance`, `checkpoint`, `erasures`); the templates print
     "not measured" with the reason while a key is absent."""
+    # The thresholds in force are in the chain before the checkpoint below covers it.
+    calibration_services.thresholds_record(scope.customer)
     decisions = scope.decisions()
     # The confidence check over the report's decisions; when it rejects the AI's confidence, every
     # confidence-based figure of the report is judged with the recalibrated p' (one fit, like pi).
