@@ -3,6 +3,7 @@ import_decisions): validate each item (audit.inputs.item_validated), read and lo
 stored rows the items touch (here), plan the effects (audit.plan, pure), apply them
 set-wise (audit.apply), all in one transaction."""
 
+import datetime as dt
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -122,8 +123,10 @@ def items_write(
     bodies: Sequence[object],
     sources: Sequence[str],
     optimistic: bool = False,
+    at: dt.datetime | None = None,
 ) -> list[ItemResult]:
-    """Plan and apply the items in one transaction; every result in input order.
+    """Plan and apply the items in one transaction; every result in input order. `at`: the
+    write's time when not now (decisions_log_batch).
 
     A concurrent writer of the same new decision_id meets the unique constraint (as does a
     stored decision that an `optimistic` write did not read, see stored_load); the whole write
@@ -131,10 +134,10 @@ def items_write(
     that decision."""
     try:
         return _write_once(
-            customer=customer, items=items, bodies=bodies, sources=sources, optimistic=optimistic
+            customer=customer, items=items, bodies=bodies, sources=sources, optimistic=optimistic, at=at
         )
     except (IntegrityError, LoadsFoundRows):
-        return _write_once(customer=customer, items=items, bodies=bodies, sources=sources)
+        return _write_once(customer=customer, items=items, bodies=bodies, sources=sources, at=at)
 
 
 def _loads_guessed(items: Sequence[Item | DomainError]) -> bool:
@@ -155,8 +158,9 @@ def _write_once(
     bodies: Sequence[object],
     sources: Sequence[str],
     optimistic: bool = False,
+    at: dt.datetime | None = None,
 ) -> list[ItemResult]:
-    now = ms(timezone.now())
+    now = ms(at or timezone.now())
     new_entry_id = AuditEntry._meta.get_field("id").get_default
     with transaction.atomic():
         # The contributors' loads come first: the bias contributor takes the per-decision locks

@@ -111,12 +111,18 @@ def items_validated(items: Sequence[object]) -> list[Item | DomainError]:
     return validated
 
 
-def decisions_log_batch(*, customer: Customer, items: Sequence[object], source: str = "log") -> BatchResult:
+def decisions_log_batch(
+    *, customer: Customer, items: Sequence[object], source: str = "log", at: dt.datetime | None = None
+) -> BatchResult:
     """Many POST /log bodies with exactly the effects of the same calls in order, in one
     plan: every valid item is committed together; an invalid one is reported and stores
-    nothing."""
+    nothing. `at` backdates the write (its entries' logged_at and what the drift charts raise
+    in it: seed_demo's history, not reachable from the API); it must not precede the chain's
+    latest entry (docs/reference/drift.md, Processing in the write)."""
     validated = items_validated(items)
-    results = items_write(customer=customer, items=validated, bodies=items, sources=[source] * len(items))
+    results = items_write(
+        customer=customer, items=validated, bodies=items, sources=[source] * len(items), at=at
+    )
     return BatchResult(results)
 
 

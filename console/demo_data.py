@@ -1,15 +1,20 @@
 """The demo dataset of `seed_demo`, generated (deterministically) as the POST /log bodies a loan
-desk would send: a loan-approval model, 36 reviewers of whom some over-trust and some under-trust it,
-three subgroup attributes, and reviewers who widen the model's gender gap (a human-amplified
-disparity), more mildly on ethnicity and age.
+desk would send: a loan-approval model, 36 reviewers (calibrated ones, over-trusters and
+under-trusters, each behaving as the name says: see `_follows`), three subgroup attributes, and
+under-trusters whose overrides lean on the applicant's group, widening the model's gender gap in
+the recent month and its age gaps in the older one (human-amplified disparities).
 
-Two model versions tell a story over two months of 30 UTC days (`months`): 2.2 (the older month)
-was unsure and often wrong, and those loans' outcomes are known: its over-trusting reviewers
-follow it where it rates itself more likely wrong (what the month's report names them for; its
-status is the README's); 2.3 (the recent month, ending today) is better and its loans have no
-outcome yet."""
+Two model versions tell a story over two months of 30 UTC days (`months`). 2.2 (the older month)
+was unsure and often wrong, and those loans' outcomes are known; its confidence understated how
+often it was right (its odds were OLD_UNDERSTATEMENT times those it stated), so the service's
+confidence check rejects it and judges reliance against the recalibrated confidence. 2.3 (the
+recent month, ending today) is better, its confidence is calibrated, and its loans have no outcome
+yet. Every reviewer decides by how likely the advice is right (the truth the recalibration
+recovers), so calibrated reviewers read CALIBRATED in both months and over-trusters are flagged
+(README, "seed_demo"; tests/console/test_demo_readme.py)."""
 
 import datetime as dt
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -39,28 +44,27 @@ SEED = 2026
 GENDERS = (("male", 0.5), ("female", 0.5))
 AGE_GROUPS = (("18-34", 0.35), ("35-54", 0.4), ("55+", 0.25))
 ETHNICITIES = (("white", 0.6), ("black", 0.2), ("hispanic", 0.2))
-# Reviewer profiles: how often they follow the AI when it rates its advice more likely right
-# (confidence over 0.5) and when it rates it more likely wrong (docs/reference/calibration.md, Rates).
-PROFILES = {
-    "over-trusting": (0.98, 0.95),  # follows whatever the AI says (automation bias)
-    "under-trusting": (0.45, 0.10),  # overrides even a confident AI (algorithm aversion)
-    "calibrated": (0.93, 0.10),  # follows the AI where it is more likely right, rarely where it is not
-}
-REVIEWERS = [("over-trusting", 8), ("under-trusting", 6), ("calibrated", 22)]
-# The reviewers' own lean per group, applied for each of an applicant's groups in turn: a negative
-# lean turns an approval into a denial with that probability, a positive one a denial into an approval.
+# The share of cases on which the AI's advice is more likely wrong than right (older month, recent
+# month): enough of them that each reviewer's over-trust can be judged within a month.
+UNSURE_SHARE_OLD, UNSURE_SHARE = 0.38, 0.25
+OLD_UNDERSTATEMENT = 2.0
+SHARPNESS = 15.0  # how sharply a calibrated reviewer's following turns at even odds (see _follows)
+REVIEWERS = [("over-trusting", 6), ("under-trusting", 12), ("calibrated", 18)]
+# The under-trusters' own lean per group, applied for each of an applicant's groups in turn: a
+# negative lean turns an approval into a denial with that probability, a positive one a denial into
+# an approval. Only they lean: a lean that moves a confident AI's advice is under-trust, and a
+# reviewer who has it cannot read CALIBRATED. A third of the desk deciding by group gives
+# amplification scores of about 0.1-0.3 (low and medium); higher ones need most of the desk.
 HUMAN_LEAN = {
-    # The desk of the recent month widens the model's gender gap (critical amplification: a score
-    # of 0.75 or more needs the humans' gap to exceed the model's by three quarters of the room left).
-    "2.3": {("gender", "male"): 0.75, ("gender", "female"): -0.85},
-    # The desk of the older month was harsher on older applicants (high), on black applicants
-    # (medium) and a little on young ones (low): gaps of tens of points, as real desks show.
+    # The recent month's under-trusters decide by the applicant's gender.
+    "2.3": {("gender", "male"): 1.0, ("gender", "female"): -1.0},
+    # The older month's were harsher on older and on young applicants, and on black applicants.
     "2.2": {
-        ("ethnicity", "white"): 0.2,
-        ("ethnicity", "black"): -0.9,
-        ("age_group", "35-54"): 0.3,
-        ("age_group", "55+"): -0.93,
-        ("age_group", "18-34"): -0.16,
+        ("ethnicity", "white"): 0.3,
+        ("ethnicity", "black"): -1.0,
+        ("age_group", "35-54"): 0.4,
+        ("age_group", "55+"): -1.0,
+        ("age_group", "18-34"): -0.6,
     },
 }
 LEAN_ORDER = ("ethnicity", "age_group", "gender")
@@ -127,21 +131,17 @@ def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
                 "age_group": _pick(rng, AGE_GROUPS),
                 "ethnicity": _pick(rng, ETHNICITIES),
             }
-            repays = rng.random() < 0.62
+            likely = _likely_right(rng, old)
             lean = sum(MODEL_LEAN.get(item, 0.0) for item in subgroups.items())
-            right = rng.random() < (0.67 if old else 0.84) + lean * (1 if repays else -1)
+            repays = rng.random() < 0.62
+            right = rng.random() < min(max(likely + lean * (1 if repays else -1), 0.0), 1.0)
             ai = ("approve" if repays else "deny") if right else ("deny" if repays else "approve")
-            confidence = rng.uniform(0.5, 0.97) if right else rng.uniform(0.25, 0.65)
-            if old:
-                confidence -= 0.12
-            confidence = round(min(max(confidence, 0.05), 0.99), 2)
+            confidence = _stated(likely, old)
             reviewer = rng.choice(staff)
-            confident, unsure = PROFILES[reviewer.profile]
-            follow = rng.random() < (confident if confidence > 0.5 else unsure)
-            own = ai if follow else ("deny" if ai == "approve" else "approve")
-            human = _lean(rng, own, subgroups, version)
-            if reviewer.profile == "over-trusting" and confidence <= 0.5:
-                human = own  # who follows whatever the AI says adds no lean of their own where it is unsure
+            follow = rng.random() < _follows(reviewer.profile, likely)
+            human = ai if follow else ("deny" if ai == "approve" else "approve")
+            if reviewer.profile == "under-trusting":
+                human = _lean(rng, human, subgroups, version)
             body = {
                 "decision_id": f"demo-{version}-{DAYS - day:02d}-{i:03d}",
                 "user_id": reviewer.user_id,
@@ -159,3 +159,29 @@ def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
             bodies.append(body)
     bodies.sort(key=lambda b: str(b["timestamp"]))
     return bodies
+
+
+def _likely_right(rng: random.Random, old: bool) -> float:
+    """How likely the AI's advice on a case is right: the truth its confidence should state."""
+    if rng.random() < (UNSURE_SHARE_OLD if old else UNSURE_SHARE):
+        return rng.uniform(0.08, 0.5)
+    return rng.uniform(0.55, 0.95) if old else rng.uniform(0.6, 0.98)
+
+
+def _stated(likely: float, old: bool) -> float:
+    """The confidence the AI states: v2.3's is calibrated; v2.2 understated itself (its odds of
+    being right were OLD_UNDERSTATEMENT times those it stated)."""
+    c = likely
+    if old:
+        c = 1 / (1 + math.exp(-(math.log(likely / (1 - likely)) - math.log(OLD_UNDERSTATEMENT))))
+    return round(min(max(c, 0.02), 0.99), 2)
+
+
+def _follows(profile: str, likely: float) -> float:
+    """The probability that a reviewer of this profile follows advice that is right with
+    probability `likely` (docs/reference/calibration.md, Rates)."""
+    if profile == "calibrated":  # follows where the AI is more likely right, errs only near 0.5
+        return 1 / (1 + math.exp(-SHARPNESS * (likely - 0.5)))
+    if profile == "over-trusting":  # follows whatever the AI says (automation bias)
+        return 0.97
+    return 0.45 if likely > 0.5 else 0.10  # under-trusting: overrides even a confident AI

@@ -11,16 +11,17 @@ import math
 import random
 from typing import Any
 
-from audit import services as audit_services
 from console import demo_data
-from keys.models import Customer
 
 SEED = 1814
 RUBBER_STAMPERS = 3  # the first over-trusting reviewers
 TIMED_SHARE = 0.85  # some desks' workflows do not record when the case was opened
-PROBE_SHARE = 0.02
+# The older month ran a probe programme: every reviewer met PROGRAMME known cases, PROGRAMME_WRONG
+# of them with the AI wrong, enough for a reviewer's probe test to conclude; the recent month
+# the usual PROBE_SHARE of its decisions, at random.
+PROGRAMME, PROGRAMME_WRONG, PROBE_SHARE = 8, 6, 0.02
 # Per profile: probability of catching a known_wrong probe and of overriding a known_right one.
-PROBE_BEHAVIOUR = {"over-trusting": (0.35, 0.03), "calibrated": (0.85, 0.08), "under-trusting": (0.9, 0.35)}
+PROBE_BEHAVIOUR = {"over-trusting": (0.2, 0.03), "calibrated": (0.85, 0.08), "under-trusting": (0.9, 0.35)}
 
 
 def _rubber_stampers() -> set[str]:
@@ -57,26 +58,31 @@ def timed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def probes(*, now: dt.datetime, decisions: int) -> list[dict[str, Any]]:
-    """About 2 % as many probes as decisions, spread over the demo's days and reviewers: 70 %
-    known_wrong (the AI recommends the wrong answer), 30 % known_right."""
+    """The older month's probe programme (PROGRAMME known cases per reviewer, PROGRAMME_WRONG of
+    them known_wrong, the AI recommending the wrong answer) and, in the recent month, about
+    PROBE_SHARE as many probes as its decisions for random reviewers, 70 % known_wrong."""
     rng = random.Random(SEED + 1)
     staff = demo_data.reviewers()
-    bodies = []
-    for n in range(round(decisions * PROBE_SHARE)):
-        reviewer = rng.choice(staff)
+    older = [(r, n < PROGRAMME_WRONG) for r in staff for n in range(PROGRAMME)]
+    recent = [(rng.choice(staff), rng.random() < 0.7) for _ in range(round(decisions / 2 * PROBE_SHARE))]
+    bodies: list[dict[str, Any]] = []
+    today = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    for (reviewer, wrong), (first_day, last_day) in [  # days before today: inside each month
+        *((case, (demo_data.MONTH_DAYS - 1, demo_data.DAYS - 1)) for case in older),
+        *((case, (0, demo_data.MONTH_DAYS - 1)) for case in recent),
+    ]:
         catch, false_override = PROBE_BEHAVIOUR[reviewer.profile]
-        wrong = rng.random() < 0.7
         correct = rng.choice(("approve", "deny"))
         other = "deny" if correct == "approve" else "approve"
         ai = other if wrong else correct
         follows = rng.random() >= (catch if wrong else false_override)
-        at = now - dt.timedelta(days=rng.uniform(0.5, demo_data.DAYS))
+        at = today - dt.timedelta(days=rng.uniform(first_day, last_day))
         bodies.append(
             {
-                "decision_id": f"demo-probe-{n + 1:03d}",
+                "decision_id": f"demo-probe-{len(bodies) + 1:03d}",
                 "user_id": reviewer.user_id,
                 "model_id": demo_data.MODEL,
-                "model_version": "2.2" if at < now - dt.timedelta(days=30) else "2.3",
+                "model_version": "2.2" if first_day else "2.3",
                 "ai_recommendation": ai,
                 "ai_confidence": round(rng.uniform(0.7, 0.95), 2),
                 "user_decision": ai if follows else (other if ai == correct else correct),
@@ -90,14 +96,11 @@ def probes(*, now: dt.datetime, decisions: int) -> list[dict[str, Any]]:
     return bodies
 
 
-def log_probes(customer: Customer, *, now: dt.datetime, decisions: int) -> str:
-    """Log the probe programme through the batch service; one line for the demo's report."""
-    bodies = probes(now=now, decisions=decisions)
-    result = audit_services.decisions_log_batch(customer=customer, items=bodies)
-    if result.rejected:
-        raise RuntimeError(f"{result.rejected} demo probes were refused; the demo generator is out of date.")
+def probes_line(bodies: list[dict[str, Any]]) -> str:
+    """One line for the demo's report on the probes logged with the decisions."""
     wrong = sum(1 for b in bodies if b["probe"]["kind"] == "known_wrong")
     return (
-        f"Vigilance probes: {result.accepted} known cases ({wrong} with a wrong AI recommendation); "
-        f"review times on about {TIMED_SHARE:.0%} of decisions, {RUBBER_STAMPERS} reviewers rubber-stamp."
+        f"Vigilance probes: {len(bodies)} known cases ({wrong} with a wrong AI recommendation; in the older "
+        f"month {PROGRAMME} per reviewer); review times on about {TIMED_SHARE:.0%} of decisions, "
+        f"{RUBBER_STAMPERS} reviewers rubber-stamp."
     )

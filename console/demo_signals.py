@@ -31,22 +31,23 @@ class SignalPlan:
 
 
 # The older month's signals ran ten days before its end and were triaged within it; the recent
-# month's ran today and yesterday.
+# month's ran today and yesterday. The ethnicity signal raises no alert: the model's gap is there,
+# but the desk did not widen it.
 PLANS = (
     SignalPlan("gender", "male", "female", "demographic_parity", "2.3", 0.1),
     SignalPlan("gender", "male", "female", "disparate_impact", "2.3", 0.9,
                (Step("acknowledged", 0.5, "Seen; gender gap under review with the desk lead this week."),)),
-    SignalPlan("age_group", "35-54", "55+", "demographic_parity", "2.2", 40),
-    SignalPlan("ethnicity", "white", "black", "equalized_odds", "2.2", 40, (
-        Step("acknowledged", 1, "Pulling the declined files of black applicants for a second review."),
+    SignalPlan("age_group", "35-54", "55+", "equalized_odds", "2.2", 40, (
+        Step("acknowledged", 1, "Pulling the declined files of applicants over 55 for a second review."),
         Step("resolved", 5,
-             "Reviewed 40 declined files of black applicants with the desk lead: 11 lacked a recorded reason. "
+             "Reviewed 40 declined files of applicants over 55 with the desk lead: 11 lacked a recorded reason. "
              "Overrides now require a reason code; re-check next quarter."),
     )),
     SignalPlan("age_group", "35-54", "18-34", "demographic_parity", "2.2", 40, (
         Step("false_positive", 3,
              "The gap comes from a promotion aimed at first-time borrowers that month, not from the reviewers."),
     )),
+    SignalPlan("ethnicity", "white", "black", "equalized_odds", "2.2", 40),
 )  # fmt: skip
 
 

@@ -66,7 +66,7 @@ def points_process(*, customer: Customer, entries: Sequence[Any], first_outcomes
     )
     if not monitors:
         return
-    run = _Run(customer)
+    run = _Run(customer, now=candidates[0].logged_at)  # the write's time, shared by its entries
     for entry in candidates:
         first = entry.type == "outcome" or entry.outcome is not None
         for monitor in monitors:
@@ -86,7 +86,7 @@ _CARRIED = [
 class _Run:
     """One write's drift effects, accumulated in order, written at the end."""
 
-    def __init__(self, customer: Customer) -> None:
+    def __init__(self, customer: Customer, *, now: dt.datetime) -> None:
         self.customer = customer
         self.touched: dict[str, _Touched] = {}
         self.points: list[DriftPoint] = []
@@ -94,7 +94,7 @@ class _Run:
         self.new_alarms: list[DriftAlarm] = []
         self.signalled: dict[str, tuple[int, int, int]] = {}  # open alarm -> (signals, index, sequence)
         self.completed: list[DriftMonitor] = []
-        self.now = dt.datetime.now(dt.UTC)
+        self.now = now
 
     def _touch(self, monitor: DriftMonitor) -> _Touched:
         touched = self.touched.get(monitor.pk)

@@ -1,6 +1,7 @@
 """Reads of the drift monitors (docs/reference/drift.md)."""
 
-from drift.models import DriftMonitor, DriftPoint
+from drift.models import DriftAlarm, DriftMonitor, DriftPoint
+from keys.models import Customer
 
 
 def series(
@@ -13,3 +14,8 @@ def series(
     if start >= total:
         return [], total
     return list(rows.order_by("index")[start : start + limit]), total
+
+
+def alarms(customer: Customer) -> list[DriftAlarm]:
+    """Every alarm of the customer, oldest first."""
+    return list(DriftAlarm.objects.filter(customer=customer).order_by("raised_at", "id"))

@@ -118,13 +118,16 @@ def _new_monitor(
 
 
 @transaction.atomic
-def monitor_create(*, customer: Customer, body: MonitorCreateInput) -> DriftMonitor:
+def monitor_create(
+    *, customer: Customer, body: MonitorCreateInput, at: dt.datetime | None = None
+) -> DriftMonitor:
     """Create a monitor; a `previous` baseline is fitted (and calibrated with arl0_target)
-    before it answers. A refused request stores and appends nothing."""
+    before it answers. A refused request stores and appends nothing. `at` backdates it
+    (seed_demo's history; not reachable from the API)."""
     chain_lock(customer.pk)
     if DriftMonitor.objects.filter(customer=customer, deleted_at__isnull=True).count() >= MONITORS_MAX:
         raise DriftMonitorLimitReached(f"A customer has at most {MONITORS_MAX} monitors.")
-    now = _now()
+    now = at or _now()
     baseline = _baseline_of(body)
     monitor = _new_monitor(customer, body, baseline, now)
     if not body.enabled:
@@ -308,13 +311,17 @@ def monitor_calibrate(*, monitor: DriftMonitor, body: CalibrateInput) -> dict[st
 
 
 @transaction.atomic
-def alarm_acknowledge(*, alarm: DriftAlarm, body: AcknowledgeInput, default_by: str) -> DriftAlarm:
+def alarm_acknowledge(
+    *, alarm: DriftAlarm, body: AcknowledgeInput, default_by: str, at: dt.datetime | None = None
+) -> DriftAlarm:
+    """Acknowledge an open alarm; `at` backdates it (seed_demo's history; not reachable from
+    the API)."""
     chain_lock(alarm.customer_id)
     alarm = DriftAlarm.objects.select_for_update().get(pk=alarm.pk)
     if alarm.status == DriftAlarm.Status.ACKNOWLEDGED:
         raise DriftAlarmAlreadyAcknowledged(f"Alarm {alarm.pk} is already acknowledged.")
     monitor = DriftMonitor.objects.select_for_update().get(pk=alarm.monitor_id)
-    now = _now()
+    now = at or _now()
     alarm.status = DriftAlarm.Status.ACKNOWLEDGED
     alarm.acknowledged_at = now
     alarm.acknowledged_by = body.acknowledged_by or default_by

@@ -1,6 +1,6 @@
 """The staff console in a real browser: headless Chromium (Debian's `chromium`, driven by Playwright
 for Python, nothing downloaded) against a live server holding the demo organisation. A compliance
-officer signs in, filters open critical alerts, resolves one with notes, and the API shows the new
+officer signs in, filters open medium alerts, resolves one with notes, and the API shows the new
 status and the officer in the status history; the keys pages stay closed to them. Screenshots of the
 overview, the alert list and an alert page go to var/screenshots/."""
 
@@ -90,7 +90,7 @@ def signed_in(browser, base: str):
     return page
 
 
-def test_officer_resolves_an_open_critical_alert_in_the_browser_and_the_api_shows_it(
+def test_officer_resolves_an_open_medium_alert_in_the_browser_and_the_api_shows_it(
     browser, demo, live_server
 ):
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -98,16 +98,16 @@ def test_officer_resolves_an_open_critical_alert_in_the_browser_and_the_api_show
     assert "Trustcal staff console" in page.content()
     page.screenshot(path=str(SHOTS / "overview.png"), full_page=True)
 
-    # Filter open critical alerts with the list's own filters.
+    # Filter open medium alerts (the demo's top amplification severity) with the list's own filters.
     page.click("#panel-alerts >> text=All open amplification alerts")
     filters = page.locator("#changelist-filter")
-    filters.get_by_role("link", name="Critical", exact=True).click()
-    page.wait_for_url("**severity__exact=critical**")
+    filters.get_by_role("link", name="Medium", exact=True).click()
+    page.wait_for_url("**severity__exact=medium**")
     # The overview counts open and acknowledged alerts; its link lists exactly those.
     assert "status__in=open%2Cacknowledged" in page.url
     rows = page.locator("#result_list tbody tr")
-    assert rows.count() == 2  # the demo's open critical alert and its acknowledged one
-    assert rows.first.locator(".tc-badge.tc-critical").count() == 1
+    assert rows.count() == 2  # the demo's open medium alert and its acknowledged one
+    assert rows.first.locator(".tc-badge.tc-medium").count() == 1
     page.screenshot(path=str(SHOTS / "alert-list.png"), full_page=True)
 
     rows.first.locator("th a").first.click()
@@ -157,8 +157,8 @@ def test_officer_requests_a_report_and_downloads_it(browser, demo, live_server):
         page.click(f"a[href$='/{job.pk}/download/']")
     report = json.loads(Path(download.value.path()).read_text())
     summary = report["sections"]["executive_summary"]
-    # The demo's earlier month: its over-trusting reviewers and an open high alert need review
-    # (README, seed_demo), never COMPLIANT; its critical alert is in the recent month.
+    # The demo's older month: its over-trusting reviewers and open drift alarms need review
+    # (README, seed_demo), never COMPLIANT; its critical bias alert is in the recent month.
     assert summary["compliance_status"] == "NEEDS_REVIEW", summary["compliance_status_reason"]
     page.close()
 

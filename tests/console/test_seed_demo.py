@@ -34,9 +34,9 @@ def test_seed_demo_creates_a_demo_organisation_through_the_services_in_under_a_m
     assert time.monotonic() - started < 60
     assert "3300 of model loan-approval" in first and "demo-officer (compliance staff) password:" in first
     alerts = demo_api.get("/v1/bias/amplification?limit=100").json()["data"]
-    assert {a["severity"] for a in alerts} == {"critical", "high", "medium", "low"}
+    assert {a["severity"] for a in alerts} == {"medium", "low"}  # README: the under-trusters' leaning
     assert {a["status"] for a in alerts} == {"open", "acknowledged", "resolved", "false_positive"}
-    assert any(a["severity"] == "critical" and a["status"] == "open" for a in alerts)
+    assert any(a["severity"] == "medium" and a["status"] == "open" for a in alerts)
     signals = demo_api.get("/v1/model-fairness-signals?limit=100").json()["data"]
     assert {s["externalToolId"] for s in signals} == {"fairlearn"}
     assert all(s["rawPayload"]["function"].startswith("fairlearn.metrics.") for s in signals)
@@ -53,21 +53,22 @@ def test_seed_demo_is_idempotent_and_never_prints_an_existing_password(demo_api)
     assert demo_api.get("/v1/audit-trail?limit=1").json()["pagination"] == total["pagination"]
 
 
-def test_the_older_period_is_not_compliant_and_its_over_trusters_are_flagged(demo_api):
+def test_the_older_period_needs_review_and_its_report_reads_each_reviewer_as_they_behave(demo_api):
     seed()
     _, body = export_file(
         demo_api, template="eu_ai_act", format="json", time_period={"from": at(59)[:10], "to": at(30)[:10]}
     )
     data = json.loads(body)
     summary = data["sections"]["executive_summary"]
-    assert summary["compliance_status"] in ("NEEDS_REVIEW", "NON_COMPLIANT"), summary[
-        "compliance_status_reason"
-    ]
-    over_trusters = {r.user_id for r in demo_data.reviewers() if r.profile == "over-trusting"}
+    assert summary["compliance_status"] == "NEEDS_REVIEW", summary["compliance_status_reason"]
+    profiles = {r.user_id: r.profile for r in demo_data.reviewers()}
     users = data["sections"]["trust_calibration_analysis"]["users"]
-    flagged = {u["user_id"] for u in users if u["category"] in ("OVERTRUSTING", "NON_DISCRIMINATING")}
-    assert len(flagged & over_trusters) >= 6, flagged
-    assert not flagged - over_trusters  # nobody else is flagged for over-trust
+    read = {u["user_id"]: u["category"] for u in users}
+    over = {read[u] for u, p in profiles.items() if p == "over-trusting"}
+    calibrated = [read[u] for u, p in profiles.items() if p == "calibrated"]
+    assert over <= {"OVERTRUSTING", "NON_DISCRIMINATING"}, read
+    assert calibrated.count("CALIBRATED") > len(calibrated) / 2, read  # the rest cannot be judged
+    assert set(calibrated) <= {"CALIBRATED", "INSUFFICIENT_DATA"}, read
 
 
 def test_user_calibration_page_lists_risk_users_first_and_bias_alerts_show_badges(client, django_user_model):
@@ -90,7 +91,7 @@ def test_user_calibration_page_lists_risk_users_first_and_bias_alerts_show_badge
     assert all(u["risk_level"] == "high" or u["category"] != "INSUFFICIENT_DATA" for u in at_risk)
     over_trusters = {r.user_id for r in demo_data.reviewers() if r.profile == "over-trusting"}
     shown = {u["user_id"] for u in users if u["category"] in ("OVERTRUSTING", "NON_DISCRIMINATING")}
-    assert len(shown & over_trusters) >= 6, shown
+    assert shown & over_trusters == over_trusters, shown
     bias = client.get("/admin/bias/biasalert/?severity__exact=critical").content.decode()
     assert 'class="tc-badge tc-critical"' in bias
 
@@ -159,9 +160,9 @@ def test_seed_demo_signs_in_at_its_bind_says_when_to_start_the_service_and_repri
     )
 
 
-def test_the_demo_has_drift_monitors_with_alarms_some_acknowledged(demo_api):
+def test_the_demo_has_drift_monitors_with_alarms_some_acknowledged(demo_api, admin_client):
     report = seed()
-    assert "Drift monitors: 4 (" in report and "Drift alarms raised: " in report
+    assert "Drift monitors: 40 (" in report and "Drift alarms raised: older month " in report
     monitors = demo_api.get("/v1/drift-monitors").json()["data"]
     assert {m["chart"] for m in monitors} == {
         "over_reliance",
@@ -178,4 +179,25 @@ def test_the_demo_has_drift_monitors_with_alarms_some_acknowledged(demo_api):
     older = [a for a in alarms if a["chart"] == "ai_calibration_down"]
     first, last = demo_data.months(dt.datetime.now(dt.UTC))[0]
     assert older and first.isoformat() <= older[-1]["run"]["decision_time_from"][:10] <= last.isoformat()
+    # The over-trusters' probe tests alarm in the older month, raised (and some acknowledged) on the
+    # days their decisions were logged: the month's report and the console show them.
+    in_older = [a for a in alarms if first.isoformat() <= a["raised_at"][:10] <= last.isoformat()]
+    over_trusters = {r.user_id for r in demo_data.reviewers() if r.profile == "over-trusting"}
+    reviewers = {a["user_id"] for a in in_older if a["user_id"]}
+    assert reviewers and reviewers <= over_trusters, reviewers
+    acknowledged = [a for a in in_older if a["status"] == "acknowledged" and a["user_id"]]
+    assert acknowledged and all(a["acknowledged_at"][:10] <= last.isoformat() for a in acknowledged)
+    _, body = export_file(
+        demo_api, template="eu_ai_act", format="json",
+        time_period={"from": first.isoformat(), "to": last.isoformat()},
+    )  # fmt: skip
+    drift = json.loads(body)["sections"]["trust_calibration_analysis"]["drift_monitoring"]
+    assert drift["totals"]["alarms_raised"] == len(in_older)
+    assert {a["user_id"] for a in drift["alarms"] if a["user_id"]} >= reviewers
+    listing = admin_client.get("/admin/drift/driftalarm/").content.decode()
+    assert all(user_id in listing for user_id in reviewers)
+    # The chain's entries were appended in time order (docs/reference/drift.md, Processing in the write).
+    lines = b"".join(demo_api.get("/v1/audit-trail/export").streaming_content).splitlines()
+    times = [json.loads(line)["logged_at"] for line in lines]
+    assert times == sorted(times)
     assert demo_api.get("/v1/audit-trail/verify").json()["valid"] is True

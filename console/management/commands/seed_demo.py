@@ -9,8 +9,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 class Command(BaseCommand):
     help = (
-        "Create a demo organisation (demo-bank): a loan-approval model, 36 reviewers, 3,300 decisions, "
-        "bias and amplification alerts of every severity, Fairlearn signals, a webhook, and staff users. "
+        "Create a demo organisation (demo-bank): a loan-approval model, 36 reviewers (calibrated, over- and "
+        "under-trusting), 3,300 decisions and 321 vigilance probes over two months, drift monitors and their "
+        "alarms, bias and amplification alerts, Fairlearn signals, a webhook, and staff users. "
         "Idempotent: a second run changes nothing."
     )
 
