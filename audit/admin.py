@@ -22,8 +22,10 @@ from audit.verify import chain_verify_incremental
 from config.admin import (
     FieldsNeedPermission,
     ReadOnlyAdmin,
+    badge,
     count_column,
     input_filter,
+    reviewer_column,
     when,
     when_stacked,
 )
@@ -74,7 +76,7 @@ class DecisionAdmin(FieldsNeedPermission, ReadOnlyAdmin):
     list_display = [
         "decision_id",
         "customer",
-        "user_id",
+        "reviewer",
         "model_id",
         "ai_recommendation",
         "ai_confidence",
@@ -88,6 +90,18 @@ class DecisionAdmin(FieldsNeedPermission, ReadOnlyAdmin):
     date_hierarchy = "timestamp"
     ordering = ["-id"]
     list_select_related = ["customer"]
+    reviewer = reviewer_column()
+    readonly_fields = ["reviewer_page"]
+    reviewer_page = reviewer_column("reviewer's page")
+
+    def get_list_display(self, request: HttpRequest) -> list[str]:
+        """Probes marked in the list for staff who may see them (a per-person figure)."""
+        columns = list(super().get_list_display(request))
+        return [*columns, "probe_mark"] if request.user.has_perm(PER_PERSON_PERMISSION) else columns
+
+    @admin.display(description="probe", ordering="probe_kind")
+    def probe_mark(self, obj: Decision) -> str:
+        return badge("acknowledged", f"probe: {obj.probe_kind.replace('_', ' ')}") if obj.probe_kind else ""
 
 
 @admin.register(AuditEntry)
@@ -99,7 +113,7 @@ class AuditEntryAdmin(FieldsNeedPermission, ReadOnlyAdmin):
         "customer",
         "type",
         "decision_short",
-        "user_id",
+        "reviewer",
         "model_id",
         "category",
         "decided",
@@ -113,6 +127,7 @@ class AuditEntryAdmin(FieldsNeedPermission, ReadOnlyAdmin):
     list_select_related = ["customer"]
     actions = ["verify_chain"]
     sequence_count = count_column("sequence")
+    reviewer = reviewer_column()
 
     @admin.display(description="decision", ordering="decision_ref")
     def decision_short(self, obj: AuditEntry) -> str:

@@ -65,6 +65,17 @@ def decision_get(customer: Customer, decision_id: str) -> Decision | None:
     return Decision.objects.filter(customer=customer, decision_id=decision_id).first()
 
 
+def reviewer_decisions(
+    customer: Customer, *, user_id: str, since: dt.datetime, until: dt.datetime
+) -> QuerySet[Decision]:
+    """Every decision one reviewer made in [since, until), vigilance probes included (their
+    `probe_kind` tells them), newest first: the console's page of a reviewer."""
+    rows = Decision.objects.filter(
+        customer=customer, user_id=user_id, timestamp__gte=since, timestamp__lt=until
+    )
+    return rows.order_by("-timestamp", "-id")
+
+
 def audit_trail_list(rows: QuerySet[AuditEntry]) -> QuerySet[AuditEntry]:
     """The entries of a tenant-filtered (and list-filtered) queryset, newest first."""
     return rows.order_by("-sequence")

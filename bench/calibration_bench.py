@@ -93,7 +93,8 @@ for scope, body in (("organisation", {}), ("user", {"user_id": "user-7"})):
                                          "p99": samples[-1 - TRUST_N // 100], "errors": 0}
 # where the organisation's time goes: its three reads (and the Python over their rows), each alone
 from calibration import reporting, selectors
-from calibration.views import _day_bounds, _decisions
+from calibration.windows import day_bounds as _day_bounds
+from calibration.windows import decisions_of as _decisions
 from keys.models import Customer
 customer = Customer.objects.get(pk="bench")
 days = selectors.DayRange.last_days(90)

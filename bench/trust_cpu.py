@@ -51,7 +51,8 @@ def main() -> None:
     from rest_framework.test import APIClient
 
     from calibration import reporting, selectors, services
-    from calibration.views import _day_bounds, _decisions
+    from calibration.windows import day_bounds as _day_bounds
+    from calibration.windows import decisions_of as _decisions
     from keys.models import Customer
     from keys.services import api_key_create
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from audit.measures import Thresholds, accuracy
 from calibration import rules
-from calibration.models import ALL_MODELS, UserDailyAggregate, UserWeeklyAggregate
+from calibration.models import ALL_MODELS, RiskUserState, UserDailyAggregate, UserWeeklyAggregate
 from calibration.periods import as_date, complete, period_expr, periods, trend_point, trend_summary
 from config.db import prepared
 from keys.models import Customer
@@ -296,6 +296,11 @@ def risk_users(
 ) -> list[dict[str, Any]]:
     """The risk users over `days`, largest reliance gap first (see `organization_window`)."""
     return organization_window(customer, days=days, model_id=model_id).risk_users[:limit]
+
+
+def risk_user_state(customer: Customer, user_id: str) -> RiskUserState | None:
+    """Whether the user is a risk user now, and when risk_user.identified last fired for them."""
+    return RiskUserState.objects.filter(customer=customer, user_id=user_id).first()
 
 
 RISK_USER_KEYS = (

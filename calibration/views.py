@@ -1,18 +1,13 @@
 """POST /calibrate, POST /trust-score, GET /trust-score/trend
 (docs/reference/calibration.md)."""
 
-import datetime as dt
-from typing import TYPE_CHECKING, Any
-
-from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from audit import selectors as audit_selectors
 from audit.inputs import DecisionInput, decision_validated
-from calibration import explain, reporting, selectors, services
+from calibration import explain, selectors, services, windows
 from calibration.inputs import MAX_RANGE_DAYS, TrustScoreInput
 from calibration.periods import INTERVALS
 from calibration.selectors import DayRange
@@ -21,11 +16,7 @@ from config.api import TenantAPIView, choice_param, text_param
 from config.bodymodels import body_parse
 from config.inputs import query_day_window
 from config.scopes import Scope
-from config.timeutils import iso8601, isoformat
-from keys.models import Customer
-
-if TYPE_CHECKING:
-    from audit.models import Decision
+from config.timeutils import isoformat
 
 
 class CalibrateView(TenantAPIView):
@@ -65,28 +56,11 @@ class TrustScoreView(TenantAPIView):
         services.thresholds_record(customer)
         user_id, model_id = data.user_id, data.model_id
         window_of = data.window()
-        exact, days = window_of.exact, DayRange(*window_of.days)
-        window: dict[str, str | None] = dict(days.as_dict())
-        at_risk: list[dict[str, Any]] = []
-        span = exact or _day_bounds(days)
-        # The confidence check over the organisation's decisions of the window and model filter;
-        # when it rejects, every confidence-based figure is judged with the recalibrated p'.
-        check, recalibrate = reporting.recalibration_for(
-            _decisions(customer, span, user_id=None, model_id=model_id)
+        exact = window_of.exact
+        result = windows.trust_score_window(
+            customer, days=DayRange(*window_of.days), exact=exact, user_id=user_id, model_id=model_id
         )
-        if exact is not None or recalibrate is not None:
-            # A bound inside a day or a recalibrated confidence: from the decisions of the window.
-            decisions = _decisions(customer, span, user_id=user_id, model_id=model_id)
-            figures, at_risk = reporting.exact_figures(
-                decisions, user_id=user_id or None, recalibrate=recalibrate
-            )
-            if exact is not None:
-                window = {"from": iso8601(exact[0]), "to": iso8601(exact[1])}
-        elif user_id:
-            figures = selectors.user_profile(customer, user_id=user_id, days=days, model_id=model_id)
-        else:
-            organization = selectors.organization_window(customer, days=days, model_id=model_id)
-            figures, at_risk = organization.figures, organization.risk_users
+        figures, at_risk, window = result.figures, result.risk_users, result.window
         if model_id is None and exact is None:
             if user_id:
                 services.risk_user_evaluate(customer=customer, user_id=user_id, figures=figures)
@@ -103,7 +77,7 @@ class TrustScoreView(TenantAPIView):
             "computed_at": isoformat(timezone.now()),
         }
         if not user_id:
-            body["confidence_check"] = check
+            body["confidence_check"] = result.confidence_check
         return Response(body)
 
 
@@ -135,64 +109,13 @@ class TrustScoreTrendView(TenantAPIView):
         span = query_day_window(request, default_days=30, max_days=MAX_RANGE_DAYS)
         user_id = text_param(request, "user_id")
         model_id = text_param(request, "model_id")
-        bounds = span.exact or _day_bounds(DayRange(*span.days))
         services.thresholds_record(self.customer)
-        # A trend fits the confidence check once over its whole window, like the AI's accuracy.
-        _, recalibrate = reporting.recalibration_for(
-            _decisions(self.customer, bounds, user_id=None, model_id=model_id)
+        result, window = windows.trend_window(
+            self.customer,
+            days=DayRange(*span.days),
+            exact=span.exact,
+            interval=interval,
+            user_id=user_id,
+            model_id=model_id,
         )
-        if span.exact is not None or recalibrate is not None:
-            # A bound inside a day (the edge periods hold only the decisions inside the window, and
-            # are not fitted) or a recalibrated confidence: from the decisions of the window.
-            decisions = _decisions(self.customer, bounds, user_id=user_id, model_id=model_id)
-            first = bounds[0].date() if span.exact is None else _next_day(bounds[0])
-            last = (bounds[1] - dt.timedelta(microseconds=1)).date()
-            result = reporting.trust_trend(
-                decisions,
-                start=bounds[0].date(),
-                end=last,
-                interval=interval,
-                recalibrate=recalibrate,
-                first=first,
-                last=last
-                if span.exact is None or bounds[1].time() == dt.time.min
-                else last - dt.timedelta(days=1),
-            )
-            result.pop("interval")
-            if span.exact is not None:
-                window: dict[str, str | None] = {"from": iso8601(span.exact[0]), "to": iso8601(span.exact[1])}
-            else:
-                window = dict(DayRange(*span.days).as_dict())
-        else:
-            days = DayRange(*span.days)
-            result = selectors.trend(
-                self.customer, days=days, interval=interval, user_id=user_id, model_id=model_id
-            )
-            window = dict(days.as_dict())
         return Response({"interval": interval, **window, "user_id": user_id, "model_id": model_id, **result})
-
-
-def _decisions(
-    customer: Customer, window: tuple[dt.datetime, dt.datetime], *, user_id: str | None, model_id: str | None
-) -> "QuerySet[Decision]":
-    return audit_selectors.decision_set(
-        customer,
-        since=window[0],
-        until=window[1],
-        user_ids=[user_id] if user_id else None,
-        model_ids=[model_id] if model_id else None,
-    )
-
-
-def _next_day(instant: dt.datetime) -> dt.date:
-    """The first whole day at or after `instant` (UTC)."""
-    day = instant.astimezone(dt.UTC).date()
-    return day if instant.astimezone(dt.UTC).time() == dt.time.min else day + dt.timedelta(days=1)
-
-
-def _day_bounds(days: DayRange) -> tuple[dt.datetime, dt.datetime]:
-    """The instants [start of the first day, start of the day after the last) in UTC."""
-    start = dt.datetime.combine(days.start, dt.time.min, tzinfo=dt.UTC)
-    if days.end >= dt.date.max:  # the day after 9999-12-31 is not a date: its last instant ends it
-        return start, dt.datetime.max.replace(tzinfo=dt.UTC)
-    return start, start + dt.timedelta(days=(days.end - days.start).days + 1)

@@ -8,6 +8,8 @@ import math
 import re
 from typing import Any
 
+from config.figures import p_value_text
+
 NOT_MEASURED = "not measured"
 # Why a figure can be absent, by its key (the calibration reference's denominators and the analyses' minimums).
 REASONS = {
@@ -170,7 +172,7 @@ def figure(key: str, value: Any) -> str:
         if key in RATE_KEYS or key.endswith(("_rate", "_rate_ci")):
             return pct(value, key)
         if key in ("p_value", "q_value", "lr_p_value"):
-            return "under 0.001" if value < 0.001 else f"{value:.3f}"
+            return p_value_text(value)
         if math.isnan(value):
             return not_measured(key)
         return score(value, key) if key in SCORE_KEYS else f"{value:,.4g}"

@@ -2,12 +2,16 @@
 
 import datetime as dt
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.db.models.constants import LOOKUP_SEP
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
+
+from config.figures import p_value_text
 
 
 class FieldsNeedPermission:
@@ -125,6 +129,35 @@ def count_column(field: str, description: str = "") -> Any:
     return admin.display(description=description or field.replace("_", " "), ordering=field)(column)
 
 
+def reviewer_url(customer_id: str, user_id: str) -> str:
+    """The console's page of one reviewer (their figures, decisions and alerts)."""
+    query = urlencode({"customer": customer_id, "user": user_id})
+    return f"{reverse('admin:console-page', kwargs={'name': 'reviewer'})}?{query}"
+
+
+def reviewer_window_url(customer_id: str, user_id: str, first: dt.date, last: dt.date) -> str:
+    """The reviewer's page over the days [first, last] (a list's window carried to the page)."""
+    window = urlencode({"from": first.isoformat(), "to": last.isoformat()})
+    return f"{reviewer_url(customer_id, user_id)}&{window}"
+
+
+def reviewer_link(customer_id: str, user_id: str | None) -> str:
+    """A reviewer's id as a link to their page, wherever the console names a reviewer."""
+    if not user_id:
+        return "-"
+    return format_html('<a class="tc-reviewer" href="{}">{}</a>', reviewer_url(customer_id, user_id), user_id)
+
+
+def reviewer_column(description: str = "user id") -> Any:
+    """A changelist column (or read-only field) of a row's `user_id` as a link to the reviewer's
+    page, sorted by the id."""
+
+    def reviewer(model_admin: admin.ModelAdmin, obj: Any) -> str:
+        return reviewer_link(obj.customer_id, obj.user_id)
+
+    return admin.display(description=description, ordering="user_id")(reviewer)
+
+
 def when(value: dt.datetime | str | None) -> str:
     """A time in UTC with its zone ("2026-11-25 21:16 UTC"); an ISO string (JSON figures) too."""
     if not value:
@@ -149,10 +182,9 @@ def count(value: int | None) -> str:
 
 
 def p_text(value: float | None) -> str:
-    """A p- or q-value: "< 0.0001" below that, otherwise four decimals; "not tested" when null."""
-    if value is None:
-        return "not tested"
-    return "< 0.0001" if value < 0.0001 else f"{value:.4f}"
+    """A p- or q-value as a report prints it ("under 0.001", else three decimals); "not tested"
+    when null."""
+    return "not tested" if value is None else p_value_text(value)
 
 
 def period_text(time_period: dict | None) -> str:

@@ -44,6 +44,7 @@ TASK_GROUPS: tuple[TaskGroup, ...] = (
         "Decisions and calibration",
         (
             "page:user-calibration",
+            "page:reviewer",
             "audit.decision",
             "audit.auditentry",
             "audit.chainhead",

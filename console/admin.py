@@ -9,7 +9,13 @@ from django.contrib.auth.models import User
 
 from config.admin import ReadOnlyAdmin
 from config.models import StaffOrganisation
-from console import drift_admin, oversight_pages, overview, pages  # noqa: F401 (imported for their registrations)
+from console import (  # noqa: F401 (imported for their registrations)
+    drift_admin,
+    oversight_pages,
+    overview,
+    pages,
+    reviewer_page,
+)
 
 
 @admin.register(LogEntry)

@@ -10,13 +10,18 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
 
 from compliance.charts import drift_chart
-from config.admin import ReadOnlyAdmin, when
+from config.admin import ReadOnlyAdmin, reviewer_link, when
+from config.admin_scope import scope_form
 from config.exceptions import DomainError
+from console import drift_forms
 from drift import reporting
 from drift import services as drift_services
 from drift.charts import RELIANCE_CHARTS, Fit, Sprt, follow_probability
@@ -40,9 +45,16 @@ def _per_person(request: HttpRequest) -> bool:
     return request.user.has_perm(PER_PERSON)
 
 
-def _watches(chart: str, scope: str, user_id: str | None, model_id: str | None) -> str:
-    who = f"reviewer {user_id}" if scope == "user" else "organisation"
-    return f"{chart.replace('_', ' ')} of {who}, {model_id or 'every model'}"
+def _watches(customer_id: str, chart: str, scope: str, user_id: str | None, model_id: str | None) -> str:
+    """What a monitor watches; a reviewer's id links to their page."""
+    if scope == "user":
+        return format_html(
+            "{} of reviewer {}, {}",
+            chart.replace("_", " "),
+            reviewer_link(customer_id, user_id),
+            model_id or "every model",
+        )
+    return f"{chart.replace('_', ' ')} of organisation, {model_id or 'every model'}"
 
 
 def _sprt(monitor: DriftMonitor) -> Sprt:
@@ -80,7 +92,7 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
 
     @admin.display(description="watches")
     def watches(self, obj: DriftMonitor) -> str:
-        return _watches(obj.chart, obj.scope, obj.user_id, obj.model_id)
+        return _watches(obj.customer_id, obj.chart, obj.scope, obj.user_id, obj.model_id)
 
     @admin.display(description="limit")
     def limit(self, obj: DriftMonitor) -> str:
@@ -92,6 +104,67 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
     def created(self, obj: DriftMonitor) -> str:
         return when(obj.created_at)
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(drift_forms.ADD)
+
+    def _form_page(
+        self, request: HttpRequest, form: Any, title: str, explanation: str, submit: str
+    ) -> HttpResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": title,
+            "form": form,
+            "explanation": explanation,
+            "submit": submit,
+        }
+        request.current_app = self.admin_site.name
+        return TemplateResponse(request, "console/admin/drift_monitor_form.html", context)
+
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """A new monitor through POST /drift-monitors' service (the same drift_monitor.configured entry)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = scope_form(request, drift_forms.MonitorCreateForm(request.POST or None))
+        if request.method == "POST" and form.is_valid():
+            monitor = form.save(per_person=_per_person(request))
+            if monitor is not None:
+                self.log_addition(
+                    request, monitor, f"Drift monitor created: {monitor.chart}, {monitor.scope}"
+                )
+                messages.success(request, f"Drift monitor {monitor.name} created ({monitor.pk}).")
+                return HttpResponseRedirect(reverse("admin:drift_driftmonitor_change", args=[monitor.pk]))
+        explanation = (
+            "The monitor starts with its baseline, then charts every decision it watches "
+            "(docs/reference/drift.md). The request is checked and made as POST /v1/drift-monitors makes it, "
+            "and the audit trail records it."
+        )
+        return self._form_page(request, form, "Add a drift monitor", explanation, "Create monitor")
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """Delete through DELETE /drift-monitors/{id}'s service: the monitor stops, its alarms stay."""
+        monitor = self.get_object(request, unquote(object_id))
+        if monitor is None:
+            raise Http404(f"No such {self.opts.verbose_name}.")
+        if not request.user.has_perm(drift_forms.DELETE):
+            raise PermissionDenied
+        if request.method == "POST":
+            drift_services.monitor_delete(monitor=monitor)
+            self.log_deletions(request, DriftMonitor.objects.filter(pk=monitor.pk))
+            messages.success(request, f"Drift monitor {monitor.name} deleted; its alarms stay.")
+            return HttpResponseRedirect(reverse("admin:drift_driftmonitor_changelist"))
+        explanation = format_html(
+            "Delete {} ({})? It stops charting; its alarms and its entries in the audit trail stay, and the "
+            "audit trail records the deletion.",
+            monitor.name,
+            self.watches(monitor),
+        )
+        return self._form_page(request, forms.Form(), f"Delete {monitor.name}", explanation, "Delete monitor")
+
     def change_view(
         self,
         request: HttpRequest,
@@ -102,6 +175,19 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
         monitor = self.get_object(request, unquote(object_id))  # the admin's URLs quote "_" as "_5F"
         if monitor is None or not self.has_view_permission(request, monitor):
             raise Http404(f"No such {self.opts.verbose_name}.")
+        change_form = None
+        if request.user.has_perm(drift_forms.CHANGE):
+            change_form = drift_forms.MonitorChangeForm(request.POST or None, monitor=monitor)
+            if request.method == "POST" and change_form.is_valid():
+                saved = change_form.save()
+                if saved is not None:
+                    monitor, changed = saved
+                    if changed:
+                        self.log_change(request, monitor, f"Changed {', '.join(changed)}")
+                    messages.success(request, f"Changed: {', '.join(changed) or 'nothing'}.")
+                    return HttpResponseRedirect(request.path)
+        elif request.method == "POST":
+            raise PermissionDenied
         points = reporting.last_points(monitor, CHART_POINTS)
         context = {
             **self.admin_site.each_context(request),
@@ -115,6 +201,8 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
             "chart": _chart_uri(points, monitor, f"{monitor.name}: the last {len(points)} points"),
             "points": points,
             "alarms": monitor.alarms.order_by("-raised_at")[:20],
+            "change_form": change_form,
+            "may_delete": request.user.has_perm(drift_forms.DELETE),
         }
         request.current_app = self.admin_site.name
         return TemplateResponse(request, "console/admin/drift_monitor.html", context)
@@ -124,7 +212,7 @@ def _parameters(m: DriftMonitor) -> list[tuple[str, str]]:
     rows = [
         ("Organisation", str(m.customer_id)),
         ("Chart", m.chart),
-        ("Watches", _watches(m.chart, m.scope, m.user_id, m.model_id)),
+        ("Watches", _watches(m.customer_id, m.chart, m.scope, m.user_id, m.model_id)),
     ]
     rows.append(("Model version", m.model_version or "every version"))
     if m.chart == "probe_sprt":
@@ -180,7 +268,7 @@ class DriftAlarmAdmin(ReadOnlyAdmin):
 
     @admin.display(description="watches")
     def watches(self, obj: DriftAlarm) -> str:
-        return _watches(obj.chart, obj.monitor.scope, obj.user_id, obj.model_id)
+        return _watches(obj.customer_id, obj.chart, obj.monitor.scope, obj.user_id, obj.model_id)
 
     @admin.display(description="excess", ordering="excess")
     def excess_text(self, obj: DriftAlarm) -> str:
@@ -242,3 +330,13 @@ class DriftAlarmAdmin(ReadOnlyAdmin):
         }
         request.current_app = self.admin_site.name
         return TemplateResponse(request, "console/admin/drift_alarm.html", context)
+
+
+def reviewer_drift(customer_id: str, user_id: str) -> tuple[list[DriftMonitor], list[DriftAlarm]]:
+    """The monitors watching one reviewer and their alarms, open first (the reviewer's page;
+    shown only with oversight.view_reviewer_figures)."""
+    monitors = DriftMonitor.objects.filter(
+        customer_id=customer_id, scope="user", user_id=user_id, deleted_at__isnull=True
+    ).order_by("-created_at")
+    alarms = DriftAlarm.objects.filter(customer_id=customer_id, monitor__scope="user", user_id=user_id)
+    return list(monitors), list(alarms.select_related("monitor").order_by("-status", "-raised_at")[:50])

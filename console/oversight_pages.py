@@ -3,6 +3,7 @@ who may see oversight; the rows per reviewer (worker monitoring) only with
 oversight.view_reviewer_figures, which the "oversight per-person figures" group holds."""
 
 import datetime as dt
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib import admin
@@ -11,6 +12,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from compliance.oversight_print import interval, percent
+from config.admin import reviewer_window_url
 from config.admin_site import console_page
 from config.inputs import lenient_choice
 from console.organisations import organisation_choices, organisation_picked
@@ -57,7 +59,16 @@ def _utc_days(context: dict[str, Any]) -> tuple[dt.datetime, dt.datetime]:
     since = until - dt.timedelta(days=context["window"])
     last = until - dt.timedelta(days=1)
     context["period"] = f"{since.date().isoformat()} to {last.date().isoformat()}"
+    context["days"] = (since.date(), last.date())
     return since, until
+
+
+# Any: a reviewer's figures by name (a TypedDict row of the selectors)
+def _linked(
+    customer_id: str, days: tuple[dt.date, dt.date], rows: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """Each reviewer's row with the link to their page over the same days."""
+    return [{**row, "page": reviewer_window_url(customer_id, row["user_id"], *days)} for row in rows]
 
 
 def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
@@ -85,7 +96,7 @@ def review_effort(request: HttpRequest) -> HttpResponse:
                     "quick_text": _share(u["overreliance_when_quick"]),
                     "considered_text": _share(u["overreliance_when_considered"]),
                 }
-                for u in effort.users
+                for u in _linked(customer.pk, context["days"], effort.users)
             ]
             if context["per_person"]
             else []
@@ -109,7 +120,7 @@ def vigilance(request: HttpRequest) -> HttpResponse:
         context["reviewers"] = (
             [
                 {**u, "rate_text": _rate(u["catch_rate"], u["catch_rate_ci"], "no known_wrong probe")}
-                for u in result.users
+                for u in _linked(customer.pk, context["days"], result.users)
             ]
             if context["per_person"]
             else []

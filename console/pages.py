@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from calibration import selectors as calibration_selectors
+from config.admin import reviewer_window_url
 from config.admin_site import console_page
 from config.inputs import lenient_choice
 from console.organisations import organisation_choices, organisation_picked
@@ -26,6 +27,8 @@ def user_calibration(request: HttpRequest) -> HttpResponse:
     if customer is not None:
         days = calibration_selectors.DayRange.last_days(window)
         users = calibration_selectors.user_calibration_list(customer, days=days, model_id=model_id)
+        for user in users:
+            user["page"] = reviewer_window_url(customer.pk, user["user_id"], days.start, days.end)
     context = {
         **admin.site.each_context(request),
         "title": "User calibration",

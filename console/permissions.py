@@ -42,6 +42,10 @@ COMPLIANCE_STAFF_PERMISSIONS = (
     "drift.view_driftmonitor",
     "drift.view_driftalarm",
     "drift.acknowledge_alarm",
+    # ... and create, change and delete monitors (through the API's services, with their entries).
+    "drift.add_driftmonitor",
+    "drift.change_driftmonitor",
+    "drift.delete_driftmonitor",
     # Reports: whatever the compliance app registers, to read, request and download.
     "compliance.view_*",
     "compliance.add_*",

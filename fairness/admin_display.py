@@ -15,11 +15,15 @@ FIGURES = (
     ("amplificationScore", "Amplification score", "How much of the room left by the model the humans used to widen the gap (0 to 1)."),
     ("direction", "Direction", "amplifying: people widen the model's gap; mitigating: they narrow it."),
     ("modelDisparityReported", "Model disparity reported", "The metric value the fairness tool sent."),
-    ("modelDisparityObserved", "Model disparity observed", "The AI recommendations' gap between the groups in the logged decisions."),
-    ("humanDisparity", "Human disparity", "The final human decisions' gap between the same groups."),
+    ("modelDisparityObserved", "Model disparity observed", "The AI recommendations' gap between the groups in the logged decisions, in percentage points."),
+    ("humanDisparity", "Human disparity", "The final human decisions' gap between the same groups, in percentage points."),
     ("decisionsAnalyzed", "Decisions analysed", "Logged decisions of this model carrying the attribute."),
     ("analyzedAt", "Analysed at", ""),
 )  # fmt: skip
+
+
+# The gaps between the groups' rates, printed in percentage points like the rates beside them.
+GAPS = ("modelDisparityObserved", "humanDisparity")
 
 
 def _pct(value: Any) -> str:
@@ -33,9 +37,18 @@ def _figure(key: str, value: Any) -> str:
         return when(value)
     if key == "decisionsAnalyzed" and isinstance(value, int):
         return count(value)
+    if key in GAPS and isinstance(value, int | float):
+        return _points(value)
     if isinstance(value, float):
-        return f"{value:.3f}"  # a score or a gap, to three decimals (the API answers it in full)
+        return (
+            f"{value:.3f}"  # a score or the tool's own metric, to three decimals (the API answers it in full)
+        )
     return str(value)
+
+
+def _points(value: float) -> str:
+    """A gap between two rates in percentage points, beside the rates' percentages ("12.3 points")."""
+    return f"{value * 100:.1f} points"
 
 
 def analysis_figures(analysis: dict[str, Any] | None) -> SafeString:
@@ -72,9 +85,9 @@ def group_rates(analysis: dict[str, Any] | None) -> SafeString:
                 _pct(ph),
                 _pct(ua),
                 _pct(uh),
-                _pct(pa - ua),
+                _points(pa - ua),
                 "tc-up" if wider else "",
-                _pct(ph - uh),
+                _points(ph - uh),
             )
         )
     body = format_html_join(
@@ -86,7 +99,7 @@ def group_rates(analysis: dict[str, Any] | None) -> SafeString:
     return format_html(
         "<table class='tc-rates'><thead><tr><th rowspan='2'>Decision</th>"
         "<th colspan='2'>Privileged: {} ({} decisions)</th><th colspan='2'>Unprivileged: {} ({} decisions)</th>"
-        "<th colspan='2'>Gap between the groups</th></tr>"
+        "<th colspan='2'>Gap between the groups (points)</th></tr>"
         "<tr><th>AI</th><th>Human</th><th>AI</th><th>Human</th><th>AI</th><th>Human</th></tr></thead>"
         "<tbody>{}</tbody></table><p class='tc-help'>Red: the humans' gap is wider than the AI's.</p>",
         priv.get("name") or "-", count(priv.get("decisions", 0)), unpriv.get("name") or "-",

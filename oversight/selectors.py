@@ -11,6 +11,7 @@ from audit import selectors as audit_selectors
 from audit.selectors import Narrow, UserReviewCounts
 from keys.models import Customer
 from oversight import rules
+from oversight.models import RubberStampState
 
 
 class ModelTimes(TypedDict):
@@ -211,3 +212,9 @@ def probe_figures(counts: dict[str, int]) -> ProbeFigures:
         ),
         "evidence": rules.evidence(known_wrong),
     }
+
+
+def rubber_stamp_state(customer: Customer, user_id: str) -> RubberStampState | None:
+    """Whether the review-effort check flags the reviewer now, and when oversight.rubber_stamp
+    last fired for them."""
+    return RubberStampState.objects.filter(customer=customer, user_id=user_id).first()

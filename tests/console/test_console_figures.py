@@ -1,5 +1,5 @@
 """The console prints figures, never program data: a bias alert's findings as groups, sizes, rates,
-gap or ratio, p and q ("< 0.0001", never 3.49e-238), no JSON list; times in UTC with their zone,
+gap or ratio, p and q ("under 0.001", as reports print them, never 3.49e-238), no JSON list; times in UTC with their zone,
 never a raw ISO string; counts with separators; trust scores on the API's 0 to 1 scale; one
 decision count per organisation with its vigilance probes named apart; a report's period on its
 export job; an empty status history said in words; review effort over the days of a report."""
@@ -70,9 +70,11 @@ def test_a_bias_alert_page_shows_each_finding_as_figures_and_no_raw_data(root, b
         "Disparate impact favourable rate of the final decisions gender female 1,822 9.9% male 883 89.7%"
         in text
     )
-    assert "ratio 0.11 (under 0.8) z-test < 0.0001 < 0.0001 critical" in text
-    assert "gap 10.9 points Fisher's exact test 0.5656 0.5656 low" in text
-    assert "gap 79.8 points z-test 0.0123 not adjusted critical" in text
+    # p and q as a report prints them (one formatter: config.figures.p_value_text)
+    assert "ratio 0.11 (under 0.8) z-test under 0.001 under 0.001 critical" in text
+    assert "gap 10.9 points Fisher's exact test 0.566 0.566 low" in text
+    assert "gap 79.8 points z-test 0.012 not adjusted critical" in text
+    assert "0.0001" not in text
     assert "2026-11-25 21:16 UTC" in text and not ISO_STRING.search(text)
 
 

@@ -161,4 +161,4 @@ def test_changed_alert_and_oversight_pages_fit_1400_px(page, live_server):
     assert page.evaluate(RIGHT_EDGE, "#bias-findings")[0] <= WIDTH
     assert page.evaluate(LINES, "#bias-findings td.tc-num") and all(
         n == 1 for n in page.evaluate(LINES, "#bias-findings td.tc-num")
-    )  # "< 0.0001" and "gap 79.8 points" never wrap
+    )  # "under 0.001" and "gap 79.8 points" never wrap

@@ -4,6 +4,8 @@ status; every request is recorded in the console's log with the staff user and w
 value; under a legal hold the request is refused and recorded; other staff cannot open the pages;
 and no console page shows an erased value afterwards."""
 
+import re
+
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
@@ -49,8 +51,15 @@ def test_compliance_staff_request_an_erasure_and_the_console_records_it_without_
     assert erasure.pk in listed and "tc-done" in listed
     recorded = LogEntry.objects.get(object_id=erasure.pk)
     assert (
-        recorded.user.username == "olivia" and "completed (gdpr_art_17_1_a)" in recorded.get_change_message()
+        recorded.user.username == "olivia"
+        and "completed (GDPR Art. 17(1)(a): no longer necessary)" in recorded.get_change_message()
     )
+    # The legal basis by its label on every page (the list's filter too), never its code; the
+    # organisation as text, since its own page (Access -> Customers) answers 403 to compliance staff.
+    for html in (page, listed):
+        assert "gdpr_art_17_1_a" not in re.sub(r"<[^>]+>", " ", html)
+    assert "/admin/keys/customer/" not in page and "acme" in page
+    assert officer.get("/admin/keys/customer/acme/change/").status_code == 403
     assert found(f"{recorded.object_repr} {recorded.change_message}", SUBJECT, CONTEXT) == []
     # the same request again erases nothing more, says so, and is recorded too
     again = officer.post(ADD, _form(), follow=True)
