@@ -7,10 +7,20 @@ time, probes). The models are also the OpenAPI components of the bodies (Decisio
 LateOutcomeInput, LogBatchInput). tests/audit/test_log_api.py holds the validator to every rule."""
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Self, get_args
+from typing import Annotated, Any, Literal, NamedTuple, Self, get_args
 
-from pydantic import AliasChoices, AliasPath, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    AliasPath,
+    ConfigDict,
+    Field,
+    InstanceOf,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
 
 from config.api import require_object
 from config.bodymodels import BodyModel, body_parse
@@ -23,6 +33,7 @@ __all__ = [
     "LateOutcomeInput",
     "SubgroupsInput",
     "decision_validated",
+    "decisions_at_once",
     "item_validated",
 ]
 
@@ -201,25 +212,16 @@ class DecisionInput(BodyModel):
     review_seconds: Annotated[float | None, Field(ge=0, le=REVIEW_SECONDS_MAX), WHEN_SET] = None
     probe: Annotated[ProbeInput | None, WHEN_SET] = None
 
-    @model_validator(mode="before")
-    @classmethod
-    def _probe_outcome(cls, data: object) -> object:
-        """A probe's outcome is its correct_decision as sent (docs/reference/oversight.md, Probe
-        rules): an outcome sent with it that is the same once trimmed and case-folded is read
-        as the correct decision (without one, `outcome` reads it through its alias path)."""
-        if not isinstance(data, dict) or not isinstance(probe := data.get("probe"), dict):
-            return data
-        correct, outcome = probe.get("correct_decision"), data.get("outcome")
-        if isinstance(correct, str) and isinstance(outcome, str) and _norm(outcome) == _norm(correct):
-            return {**data, "outcome": correct}
-        return data
-
     @model_validator(mode="after")
     def _together(self) -> Self:
         """The rules over several fields, once every field is valid: the alias, the review
         time and the probe (docs/reference/oversight.md, Review time rules and Probe rules).
         `review_seconds` stays as sent (None when only the start was sent: the record derives
-        it from the stored timestamp)."""
+        it from the stored timestamp). A probe's outcome is its correct_decision as sent: an
+        outcome sent with it that is the same once trimmed and case-folded is read as the
+        correct decision (without one, `outcome` reads it through its alias path)."""
+        if self.confidence is None and self.review_started_at is None and self.probe is None:
+            return self  # most decisions: no rule over several fields applies
         found: list[tuple[str, str]] = []
         if self.confidence is not None and self.ai_confidence != self.confidence:
             found.append(("confidence", "differs from ai_confidence; send one of them"))
@@ -247,6 +249,8 @@ class DecisionInput(BodyModel):
                 )
         if found:
             raise problems(found)
+        if probe is not None and self.outcome != probe.correct_decision:
+            return self.model_copy(update={"outcome": probe.correct_decision})
         return self
 
 
@@ -293,8 +297,9 @@ class LateOutcomeInput(BodyModel):
 class LogBatchInput(BodyModel):
     """Up to 1,000 POST /log bodies, each with exactly the effects of the same POST /log call."""
 
+    # Each item an object, checked and passed on as parsed (a dict's check would copy it).
     decisions: Annotated[
-        list[dict[str, object]],
+        list[InstanceOf[dict[str, object]]],
         Field(min_length=1, max_length=BATCH_MAX),
         Field(description="1 to 1,000 POST /log bodies (decisions or outcome updates)"),
     ]
@@ -309,8 +314,7 @@ def is_late_outcome(body: dict[str, object]) -> bool:
     return len(body) == 2 and body.keys() == LATE_OUTCOME_KEYS and body.get("outcome") is not None
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):
     """A validated decision item: `kind` is "decision" or "outcome" (a later ground truth)."""
 
     kind: Literal["decision", "outcome"]
@@ -333,3 +337,19 @@ def item_validated(body: object, *, strings_checked: bool = True, outcomes: bool
     if outcomes and is_late_outcome(data):
         return Item("outcome", body_parse(LateOutcomeInput, data))
     return Item("decision", body_parse(DecisionInput, data))
+
+
+# Any: an item the model refuses comes back as sent, to be judged alone
+_AT_ONCE: TypeAdapter[list[Any]] = TypeAdapter(
+    list[Annotated[DecisionInput | Any, Field(union_mode="left_to_right")]]
+)
+
+
+def decisions_at_once(items: Sequence[object]) -> list[object]:
+    """A batch's decisions validated in one call: each item its `DecisionInput`, or the item as
+    sent where the model refuses it, for `item_validated` to judge alone (a late outcome, a bad
+    item, keys the model does not declare, which `item_validated` walks). An item the model
+    takes is validated as `item_validated` would: a null is a field left out there, and here
+    each null the model takes reads as that field left out
+    (tests/audit/test_batch_validation.py holds every field to it)."""
+    return _AT_ONCE.validate_python(items, extra="forbid")

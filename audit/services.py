@@ -11,7 +11,7 @@ from typing import Any
 from audit.apply import entries_append
 from audit.fields import DECISION_FIELDS
 from audit.group import GroupCommit
-from audit.inputs import BATCH_MAX, DecisionInput, Item, LateOutcomeInput, item_validated
+from audit.inputs import BATCH_MAX, DecisionInput, Item, LateOutcomeInput, decisions_at_once, item_validated
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.own_entries import chain_lock, own_entry
 from audit.pipeline import items_write
@@ -103,11 +103,15 @@ def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: st
 def items_validated(items: Sequence[object]) -> list[Item | DomainError]:
     """Each POST /log body of a batch validated alone: its item, or the error that rejects it."""
     validated: list[Item | DomainError] = []
-    for body in items:
+    keep = validated.append
+    for body, done in zip(items, decisions_at_once(items), strict=True):
+        if type(done) is DecisionInput:
+            keep(Item("decision", done))
+            continue
         try:
-            validated.append(item_validated(body, strings_checked=False))
+            keep(item_validated(body, strings_checked=False))
         except DomainError as exc:
-            validated.append(exc)
+            keep(exc)
     return validated
 
 

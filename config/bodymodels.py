@@ -66,8 +66,9 @@ def body_parse[M: BodyModel](model: type[M], data: Any) -> M:  # Any: whatever t
     body = require_object(data)
     if not model.partial and None in body.values():  # a null is a field left out
         body = {key: value for key, value in body.items() if value is not None or key in model.nulls_kept}
-    try:
-        return model.model_validate(body)
+    try:  # the model's own validator: model_validate's keyword handling costs a batch about 1 ms
+        validated: M = model.__pydantic_validator__.validate_python(body)
+        return validated
     except ValidationError as exc:
         errors = body_errors(model, exc)
     for name, refusal in model.refusals.items():  # a field with its own code answers alone

@@ -67,12 +67,13 @@ def text(
 
 
 def _timestamp(raw: object) -> object:
-    if raw is None or isinstance(raw, dt.datetime):
+    if type(raw) is str:
+        value = parse_timestamp(raw)
+        if value is not None:
+            return value
+    elif raw is None or isinstance(raw, dt.datetime):
         return raw
-    value = parse_timestamp(raw) if isinstance(raw, str) else None
-    if value is None:
-        raise problem("must be an ISO 8601 timestamp in years 1..9999")
-    return value
+    raise problem("must be an ISO 8601 timestamp in years 1..9999")
 
 
 def _bound(raw: str) -> str:
@@ -130,6 +131,10 @@ def _too_long(error: ErrorDetails) -> str:
     return f"must hold at most {ctx['max_length']:,} items"
 
 
+# InstanceOf's classes (a value checked and passed on as it is) in the words of their JSON type.
+_SHAPES = {"dict": "must be an object", "list": "must be an array"}
+
+
 def range_text(low: tuple[object, bool] | None, high: tuple[object, bool] | None) -> str:
     """A number's range in words from its bounds, each (value, inclusive): `between 0 and 1`,
     `at least 0`, `greater than 0 and at most 100`, `less than 1`."""
@@ -158,6 +163,7 @@ MESSAGES: dict[str, Any] = {  # Any: a message or a function of the error
     "finite_number": "must be a number that fits a finite double",
     "literal_error": _one_of,
     "dict_type": "must be an object",
+    "is_instance_of": lambda e: _SHAPES.get(e["ctx"]["class"], e["msg"]),
     "model_type": "must be an object",
     "model_attributes_type": "must be an object",
     "list_type": "must be an array",

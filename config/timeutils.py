@@ -48,6 +48,8 @@ def parse_timestamp(raw: str) -> dt.datetime | None:
     except ValueError:
         pass
     else:
+        if usual.tzinfo is UTC:  # "Z": already what the conversion gives
+            return usual
         try:
             return usual.replace(tzinfo=UTC) if usual.tzinfo is None else usual.astimezone(UTC)
         except OverflowError:
