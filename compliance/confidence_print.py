@@ -26,6 +26,11 @@ LABELS = {
 def verdict(check: dict[str, Any]) -> str:
     """The verdict in words, with the reason it was not checked."""
     code = check.get("verdict")
+    if code == "miscalibrated":
+        return (
+            "miscalibrated: reliance was judged against the recalibrated confidence "
+            "p' = expit(a + b · logit c) with the fit above, not against the confidence the AI stated"
+        )
     if code != "not_checked":
         return printing.figure("verdict", code)
     decisions = check.get("decisions") or 0

@@ -29,16 +29,17 @@ GLOSSARY: list[Term] = [
     },
     {
         "term": "Automation-bias incident (over-trust)",
-        "definition": "A decision classified OVERTRUSTING: with an AI confidence, the reviewer followed a "
-        "confidence under 0.5 (the AI itself rated its advice more likely wrong), whatever the outcome; "
-        "without one, the reviewer followed the AI and the known outcome shows it was wrong.",
+        "definition": "A decision with an AI confidence where the reviewer followed a confidence under 0.5 "
+        "(the AI itself rated its advice more likely wrong; the recalibrated confidence when the confidence "
+        "check rejected it), whatever the outcome. A decision without a confidence is never an incident: "
+        "followed where the known outcome shows the AI wrong, it is counted apart as a followed AI error.",
         "source": SERVICE,
     },
     {
         "term": "Algorithm-aversion incident (under-trust)",
-        "definition": "A decision classified UNDERTRUSTING: with an AI confidence, the reviewer overrode a "
-        "confidence over 0.5; without one, the reviewer overrode the AI and the known outcome shows it was "
-        "right.",
+        "definition": "A decision with an AI confidence where the reviewer overrode a confidence over 0.5 "
+        "(the recalibrated confidence when the confidence check rejected it). A decision without a "
+        "confidence is never an incident.",
         "source": SERVICE,
     },
     {
