@@ -40,7 +40,18 @@ ORGANISATION_FIGURES = [
     "ai_accuracy",
     "overreliance_rate",
     "underreliance_rate",
+    "coverage",
+    "outcomes_known",
+    "confidence_decisions",
+    "followed_ai_errors",
+    "confidence_recalibrated",
+    "discrimination",
+    "discrimination_ci",
 ]
+# The figures that rest on the reviewer's initial decision: re-derived only when every decision of
+# the window has an entry that hashed it (docs/reference/decisions.md, "What the hash covers"); an
+# entry written before holds no `initial_decision`, and its decision's is in the service's row alone.
+INITIAL_DECISION_FIGURES = ["switch_rate", "rair", "rsr"]
 # The Texas report's figures outside its organisation's table, with their recomputed names.
 TEXAS_FIGURES = [
     ("disclosure_and_human_review.human_reviewed_decisions", "decisions"),
@@ -68,4 +79,5 @@ BY_REVIEWER = {
     "undertrust_rate_ci",
     "category",
     "risk_level",
+    "discrimination_ci",
 }

@@ -35,6 +35,7 @@ from audit.offline_figures import (
     BY_REVIEWER as BY_REVIEWER,
 )
 from audit.offline_figures import (
+    INITIAL_DECISION_FIGURES,
     ORGANISATION_FIGURES,
     SUMMARY_FIGURES,
     SUMMARY_SOURCE,
@@ -63,6 +64,8 @@ class State:
     outcome: str | None
     erased: bool = False  # its personal fields were erased: its reviewer is not in the export
     probe: bool = False  # a vigilance probe: left out of every figure, as the service does
+    initial_decision: str | None = None
+    initial_hashed: bool = False  # its entry's canonical text holds `initial_decision`
 
 
 def _instant(value: str, *, end: bool) -> dt.datetime:
@@ -101,6 +104,8 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
                 outcome=doc.get("outcome"),
                 erased=doc.get("erased") is True,
                 probe=doc.get("probe") is not None,
+                initial_decision=doc.get("initial_decision"),
+                initial_hashed="initial_decision" in doc,
             )
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise Unreadable(f"export line {number} is not an audit entry: {short(exc)}") from exc
@@ -117,6 +122,7 @@ class Recomputed:
     by_filter: bool  # the report's reviewer filter could not be applied to them
     probes: int = 0  # vigilance probes of the window, left out of every figure
     users: dict[str, dict[str, Any]] = field(default_factory=dict)  # each reviewer's figures
+    initial_hashed: bool = True  # every decision of the window hashed its initial decision
 
 
 @dataclass(frozen=True)
@@ -157,7 +163,12 @@ def _record(state: State) -> measures.Record:
         outcome=state.outcome,
     )
     return measures.Record(
-        state.ai_recommendation, state.user_decision, state.ai_confidence, state.outcome, None, category
+        state.ai_recommendation,
+        state.user_decision,
+        state.ai_confidence,
+        state.outcome,
+        state.initial_decision,
+        category,
     )
 
 
@@ -182,6 +193,7 @@ def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
     recalibrate = _recalibration(report)
     per_user: dict[str | None, dict[str, float]] = defaultdict(lambda: dict.fromkeys(measures.SUM_FIELDS, 0))
     erased = probes = 0
+    initial_hashed = True
     for state in decisions_of(lines):
         if not window.start <= state.timestamp < window.end:
             continue
@@ -192,6 +204,7 @@ def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
         record = _record(state)
         if state.probe or (window.categories and record.category not in window.categories):
             continue
+        initial_hashed = initial_hashed and state.initial_hashed
         sums = per_user[state.user_id]
         for name, value in measures.contribution(record, recalibrate).items():
             sums[name] += value
@@ -207,7 +220,12 @@ def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
         if user_id is not None
     }
     return Recomputed(
-        figures, erased, by_filter=bool(window.users) and erased > 0, probes=probes, users=reviewers
+        figures,
+        erased,
+        by_filter=bool(window.users) and erased > 0,
+        probes=probes,
+        users=reviewers,
+        initial_hashed=initial_hashed,
     )
 
 
@@ -244,7 +262,9 @@ def _pairs(report: dict[str, Any]) -> list[tuple[str, str, Any]]:
         where = "performance_and_limitations"
         organisation = sections[where]["organisation"]
     pairs += [
-        (f"{where}.{key}", key, organisation[key]) for key in ORGANISATION_FIGURES if key in organisation
+        (f"{where}.{key}", key, organisation[key])
+        for key in [*ORGANISATION_FIGURES, *INITIAL_DECISION_FIGURES]
+        if key in organisation
     ]
     return pairs
 
@@ -262,7 +282,11 @@ def compare(report: dict[str, Any], recomputed: Recomputed) -> list[tuple[str, A
     figures = recomputed.figures
     rows: list[tuple[str, Any, Any, bool | None]] = []
     for name, source, reported in _pairs(report):
-        unknown = recomputed.by_filter or (recomputed.erased > 0 and source in BY_REVIEWER)
+        unknown = (
+            recomputed.by_filter
+            or (recomputed.erased > 0 and source in BY_REVIEWER)
+            or (source in INITIAL_DECISION_FIGURES and not recomputed.initial_hashed)
+        )
         rows.append((name, reported, figures[source], None if unknown else same(reported, figures[source])))
     where, users = _users_of(report)
     th = measures.Thresholds()
@@ -271,12 +295,13 @@ def compare(report: dict[str, Any], recomputed: Recomputed) -> list[tuple[str, A
         mine = recomputed.users.get(user_id)
         if mine is not None:
             mine = {**mine, "at_risk": measures.is_risk_user(mine, th)}
-        for key in USER_FIGURES:
+        for key in [*USER_FIGURES, *INITIAL_DECISION_FIGURES]:
             if key not in user:
                 continue
             # An erased decision no longer names its reviewer: with erasures in the window no
             # reviewer's figures can be re-derived (their pseudonym names no one in the export).
             unknown = recomputed.erased > 0 or recomputed.by_filter
+            unknown = unknown or (key in INITIAL_DECISION_FIGURES and not recomputed.initial_hashed)
             value = None if mine is None else mine.get(key)
             ok = None if unknown else mine is not None and same(user[key], value)
             rows.append((f"{where}.users[{user_id}].{key}", user[key], value, ok))

@@ -69,3 +69,25 @@ def test_unreadable_inputs_exit_2(tmp_path):
     (tmp_path / "e.ndjson").write_text("not json\n")
     assert check(tmp_path / "r.json", tmp_path / "e.ndjson")[0] == 2
     assert check(tmp_path / "missing.json", tmp_path / "e.ndjson")[0] == 2
+
+
+def test_the_initial_decision_figures_are_re_derived_where_the_entries_hash_them(api, tmp_path):
+    # docs/reference/decisions.md, "What the hash covers": RAIR, RSR and the switch rate rest on
+    # the initial decision, which every entry appended now holds in its canonical text.
+    seed(api, 120, overtrust=30, initial_decision="deny")
+    report, export = files(api, tmp_path)
+    status, text = check(report, export)
+    assert status == 0, text
+    rair = next(line for line in text.splitlines() if line.startswith("trust_calibration_analysis.rair "))
+    assert rair.split()[-1] == "match" and "null" not in rair
+    # The same export as entries written before the key was hashed: those figures rest on the
+    # service's rows alone, and say so.
+    lines = []
+    for line in export.read_text().splitlines():
+        doc = json.loads(line)
+        doc.pop("initial_decision", None)
+        lines.append(json.dumps(doc))
+    export.write_text("\n".join(lines) + "\n")
+    status, text = check(report, export)
+    rair = next(line for line in text.splitlines() if line.startswith("trust_calibration_analysis.rair "))
+    assert rair.endswith("not recomputable") and status == 0, text
