@@ -71,3 +71,32 @@ def wait_healthy(base: str, attempts: int = 900) -> None:
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"{base}/v1/health never answered")
+
+
+def in_process_service() -> None:
+    """Django set up in this process for the test client (after checkout_root): the database
+    migrated, any host allowed, the tier rate limit off."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.test.utils import setup_test_environment
+
+    call_command("migrate", verbosity=0)
+    setup_test_environment()
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.RATE_LIMITS_ENABLED = False
+
+
+def api_client(customer: str):
+    """A test client with a new enterprise key of `customer` (in_process_service first)."""
+    from rest_framework.test import APIClient
+
+    from keys.services import api_key_create
+
+    client = APIClient()
+    client.credentials(
+        HTTP_AUTHORIZATION=f"Bearer {api_key_create(customer_id=customer, tier='enterprise').value}"
+    )
+    return client

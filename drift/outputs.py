@@ -4,7 +4,7 @@ from typing import Any
 
 from config.timeutils import isoformat
 from drift.charts import PROBE_SPRT
-from drift.models import DriftAlarm, DriftMonitor, DriftPoint
+from drift.models import DriftAlarm, DriftMonitor
 from drift.wire import sprt_json
 
 
@@ -100,31 +100,31 @@ def _r6(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-# Any: JSON values
-def point_json(point: DriftPoint, chart: str) -> dict[str, Any]:
+# Any: a point's columns by name (drift.selectors.series), JSON values
+def point_json(point: dict[str, Any], chart: str) -> dict[str, Any]:
     common = {
-        "index": point.index,
-        "sequence": point.sequence,
-        "decision_id": point.decision_id,
-        "user_id": point.user_id,
-        "timestamp": isoformat(point.timestamp),
+        "index": point["index"],
+        "sequence": point["sequence"],
+        "decision_id": point["decision_id"],
+        "user_id": point["user_id"],
+        "timestamp": isoformat(point["timestamp"]),
     }
     if chart == PROBE_SPRT:
         return common | {
-            "event": point.event,
-            "llr": _r6(point.llr),
-            "llr_sum": _r6(point.llr_sum),
-            "restart": point.restart,
-            "conclusion": point.conclusion,
-            "alarm_id": point.alarm_id,
+            "event": point["event"],
+            "llr": _r6(point["llr"]),
+            "llr_sum": _r6(point["llr_sum"]),
+            "restart": point["restart"],
+            "conclusion": point["conclusion"],
+            "alarm_id": point["alarm_id"],
         }
     return common | {
-        "ai_confidence": point.ai_confidence,
-        "event": point.event,
-        "p": _r6(point.p),
-        "w": _r6(point.w),
-        "x": _r6(point.x),
-        "restart": point.restart,
-        "signal": point.signal,
-        "alarm_id": point.alarm_id,
+        "ai_confidence": point["ai_confidence"],
+        "event": point["event"],
+        "p": _r6(point["p"]),
+        "w": _r6(point["w"]),
+        "x": _r6(point["x"]),
+        "restart": point["restart"],
+        "signal": point["signal"],
+        "alarm_id": point["alarm_id"],
     }

@@ -1,19 +1,33 @@
 """Reads of the drift monitors (docs/reference/drift.md)."""
 
+from typing import Any
+
 from drift.models import DriftAlarm, DriftMonitor, DriftPoint
 from keys.models import Customer
 
+SERIES_COLUMNS = (
+    "index", "sequence", "decision_id", "user_id", "timestamp", "ai_confidence", "event", "p", "w", "x",
+    "llr", "llr_sum", "restart", "signal", "conclusion", "alarm_id",
+)  # fmt: skip
 
+
+# Any: a point's columns by name
 def series(
     monitor: DriftMonitor, *, low: int, high: int, page: int, limit: int
-) -> tuple[list[DriftPoint], int]:
-    """A page of the chart's points in ascending index (by the (monitor, baseline, index) index)."""
-    rows = DriftPoint.objects.filter(monitor=monitor, baseline=False, index__gte=low, index__lte=high)
-    total = rows.count()
-    start = (page - 1) * limit
-    if start >= total:
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of the chart's points in ascending index, and how many the range holds. A chart's
+    points are indexed 1, 2, ... without a gap (a restart does not renumber them) up to the
+    monitor's `state.points`, so the page is an index range read by the (monitor, baseline,
+    index) index: no count and no offset, the same cost at any history length."""
+    last = min(high, int((monitor.state or {}).get("points", 0)))
+    total = max(0, last - low + 1)
+    start = low + (page - 1) * limit
+    if start > last:
         return [], total
-    return list(rows.order_by("index")[start : start + limit]), total
+    rows = DriftPoint.objects.filter(
+        monitor=monitor, baseline=False, index__gte=start, index__lte=min(last, start + limit - 1)
+    )
+    return list(rows.order_by("index").values(*SERIES_COLUMNS)), total
 
 
 def alarms(customer: Customer) -> list[DriftAlarm]:

@@ -216,6 +216,30 @@ def test_patch_delete_and_tenancy(api, other_api):
     assert api.get("/v1/audit-trail/verify").json()["valid"] is True
 
 
+def test_series_pages_are_index_ranges(api):
+    mid = api.post("/v1/drift-monitors", {"chart": "ai_calibration_up", "scope": "organization", "h": 1000},
+                   format="json").json()["monitor_id"]  # fmt: skip
+    items = [log(api, f"s-{i}", c=0.8, followed=True, outcome="approve") for i in range(12)]
+    assert api.post("/v1/log/batch", {"decisions": items}, format="json").status_code in (200, 201)
+    url = f"/v1/drift-monitors/{mid}/series"
+
+    def indexes(**params):
+        answer = api.get(url, params).json()
+        return [p["index"] for p in answer["data"]], answer["pagination"]
+
+    assert indexes(limit=5) == ([1, 2, 3, 4, 5], {"page": 1, "limit": 5, "total": 12, "total_pages": 3,
+                                                  "has_more": True})  # fmt: skip
+    assert indexes(limit=5, page=3)[0] == [11, 12]
+    assert indexes(limit=3, page=2, from_index=4, to_index=9) == (
+        [7, 8, 9],
+        {"page": 2, "limit": 3, "total": 6, "total_pages": 2, "has_more": False},
+    )
+    assert indexes(limit=5, page=4)[0] == []
+    assert indexes(from_index=10**30) == ([], {"page": 1, "limit": 500, "total": 0, "total_pages": 0,
+                                               "has_more": False})  # fmt: skip
+    assert indexes(to_index=10**30, page=10**30)[0] == []
+
+
 def test_lists_refuse_unknown_filter_values_and_series_limits(api):
     assert_problem(api.get("/v1/drift-alarms", {"status": "closed"}), 400, "VALIDATION_ERROR")
     assert_problem(api.get("/v1/drift-alarms", {"severity": "huge"}), 400, "VALIDATION_ERROR")
