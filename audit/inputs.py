@@ -9,6 +9,7 @@ LateOutcomeInput, LogBatchInput). tests/audit/test_log_api.py holds the validato
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Annotated, Any, Literal, NamedTuple, Self, get_args
 
 from pydantic import (
@@ -32,6 +33,7 @@ __all__ = [
     "Item",
     "LateOutcomeInput",
     "SubgroupsInput",
+    "decision_items",
     "decision_validated",
     "decisions_at_once",
     "item_validated",
@@ -319,6 +321,12 @@ class Item(NamedTuple):
 
     kind: Literal["decision", "outcome"]
     data: "DecisionInput | LateOutcomeInput"
+
+
+def decision_items(decisions: list[Any]) -> list[Item]:  # Any: what decisions_at_once gave, all DecisionInput
+    """`Item("decision", d)` of each, each made by tuple's own constructor in one C pass:
+    Item's generated `__new__` is a Python call, about 0.2 ms a 1,000-item batch."""
+    return list(map(tuple.__new__, repeat(Item), zip(repeat("decision"), decisions)))
 
 
 def decision_validated(body: object) -> DecisionInput:

@@ -11,7 +11,15 @@ from typing import Any
 from audit.apply import entries_append
 from audit.fields import DECISION_FIELDS
 from audit.group import GroupCommit
-from audit.inputs import BATCH_MAX, DecisionInput, Item, LateOutcomeInput, decisions_at_once, item_validated
+from audit.inputs import (
+    BATCH_MAX,
+    DecisionInput,
+    Item,
+    LateOutcomeInput,
+    decision_items,
+    decisions_at_once,
+    item_validated,
+)
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.own_entries import chain_lock, own_entry
 from audit.pipeline import items_write
@@ -102,9 +110,12 @@ def decision_outcome_record(*, customer: Customer, decision_id: str, outcome: st
 
 def items_validated(items: Sequence[object]) -> list[Item | DomainError]:
     """Each POST /log body of a batch validated alone: its item, or the error that rejects it."""
+    at_once = decisions_at_once(items)
+    if set(map(type, at_once)) == {DecisionInput}:  # every item a decision the model took
+        return list(decision_items(at_once))
     validated: list[Item | DomainError] = []
     keep = validated.append
-    for body, done in zip(items, decisions_at_once(items), strict=True):
+    for body, done in zip(items, at_once, strict=True):
         if type(done) is DecisionInput:
             keep(Item("decision", done))
             continue
