@@ -1,4 +1,4 @@
-"""The planning step is pure (docs/architecture.md, "The decision pipeline"): given the stored
+"""The planning step is pure (docs/architecture.md, "One POST /log, from the view to the commit"): given the stored
 rows it runs no query, and it leaves its inputs (the stored rows, the items) as they were; the
 effects it plans are its own objects."""
 
