@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection, models
 
-from config.jsontext import one_shot
-
 if TYPE_CHECKING:
     AnyField = models.Field[Any, Any]  # Any: a field of any column type
 else:
@@ -73,7 +71,8 @@ def row_of(fields: list[AnyField], prepare: dict[str, Any]) -> Callable[[models.
     return row
 
 
-_JSON = one_shot(json.JSONEncoder())  # json.dumps's own text, its C encoder made once (config.jsontext)
+# JSONField's own text (json.dumps's defaults) by json's public API, its encoder made once
+_JSON = json.JSONEncoder().encode
 
 
 # Any: a JSON field's value, and its JSON text (or None)
