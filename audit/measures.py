@@ -12,7 +12,7 @@ Django).
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from audit.measures_stats import (
     N_TOLERANCE,
@@ -27,12 +27,18 @@ from audit.measures_stats import (
 
 __all__ = ["Z95", "Clusters", "Rate", "weighted_rate", "wilson"]  # re-exported: the calibration app's names
 
-CALIBRATED = "CALIBRATED"
-OVERTRUSTING = "OVERTRUSTING"
-UNDERTRUSTING = "UNDERTRUSTING"
-UNSCORED = "UNSCORED"
-INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
-NON_DISCRIMINATING = "NON_DISCRIMINATING"
+# A decision's category (stored with it), and a user's or organisation's (from their figures).
+RecordCategory = Literal["CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING", "UNSCORED"]
+UserCategory = Literal[
+    "CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING", "NON_DISCRIMINATING", "INSUFFICIENT_DATA"
+]
+RiskLevel = Literal["low", "medium", "high", "insufficient_data"]
+CALIBRATED: Final = "CALIBRATED"
+OVERTRUSTING: Final = "OVERTRUSTING"
+UNDERTRUSTING: Final = "UNDERTRUSTING"
+UNSCORED: Final = "UNSCORED"
+INSUFFICIENT_DATA: Final = "INSUFFICIENT_DATA"
+NON_DISCRIMINATING: Final = "NON_DISCRIMINATING"
 FLAGGED_CATEGORIES = (OVERTRUSTING, UNDERTRUSTING, NON_DISCRIMINATING)
 
 # The columns of the daily aggregate (docs/architecture.md, Calibration aggregates). Integers
@@ -106,7 +112,7 @@ def record_category(
     outcome: str | None,
     probe: bool = False,
     followed: bool | None = None,
-) -> str:
+) -> RecordCategory:
     """Category of a decision (docs/reference/calibration.md): the confidence judges the act when it was
     taken; without one a known outcome decides; with neither the record is UNSCORED. A vigilance
     probe's known truth (its outcome) always decides. `followed`: same(ai_recommendation,
@@ -259,7 +265,9 @@ def discrimination(over: Rate, under: Rate, th: Thresholds) -> tuple[float | Non
     return delta, ci
 
 
-def category(scored: int, over: Rate, under: Rate, th: Thresholds, *, organisation: bool = False) -> str:
+def category(
+    scored: int, over: Rate, under: Rate, th: Thresholds, *, organisation: bool = False
+) -> UserCategory:
     """Category of a user or an organisation (docs/reference/calibration.md, "Category of a user or
     an organisation"): a flag needs its effective n at the floor (a reviewer's 5, an
     organisation's 10) and its interval's lower bound above its threshold; NON_DISCRIMINATING
@@ -281,7 +289,7 @@ def category(scored: int, over: Rate, under: Rate, th: Thresholds, *, organisati
     return INSUFFICIENT_DATA
 
 
-def risk_level(scored: int, gap: float | None, cat: str, th: Thresholds) -> str:
+def risk_level(scored: int, gap: float | None, cat: str, th: Thresholds) -> RiskLevel:
     if scored < th.risk_min_scored or gap is None:
         return "insufficient_data"
     if gap >= th.risk_high_gap:

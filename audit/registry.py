@@ -28,7 +28,7 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from django.apps import apps
 from django.utils.module_loading import autodiscover_modules
@@ -47,7 +47,7 @@ class Change(NamedTuple):
     `decision` is the row as this change leaves it; a later item of the same plan may change
     it again, so a contributor takes what it needs during add()."""
 
-    kind: str
+    kind: Literal["new", "outcome"]
     decision: "Decision"
     entry_id: str
     source: str
