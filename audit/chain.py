@@ -22,6 +22,7 @@ from audit.hashing import (
     commitment,
     jcs,
 )
+from config.jsondoc import JSONObject, JSONValue
 from config.timeutils import isoformat
 
 # AuditEntry columns, in ENTRY_DOCUMENT_FIELDS order (the decision id is stored as decision_ref),
@@ -51,8 +52,8 @@ def _format1(values: Sequence[Any]) -> dict[str, Any]:
     return doc
 
 
-# Any: an entry's fields by name: JSON values of several types
-def document_from_values(values: Sequence[Any]) -> dict[str, Any]:
+# an entry's fields by name: JSON values of several types
+def document_from_values(values: Sequence[JSONValue]) -> JSONObject:
     """An entry's document (what GET /audit-trail and the export show) from its columns
     (ENTRY_COLUMNS order). Format 2: the fields of its canonical text as written, its personal
     fields and salt (null once erased), `canonical` itself and its hash; never a re-rendering."""

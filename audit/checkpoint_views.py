@@ -24,6 +24,7 @@ from audit.models import SignedCheckpoint
 from config.api import PagePagination, TenantAPIView
 from config.exceptions import NotFound, ValidationFailed
 from config.inputs import bound, parse_day_only, positive_int
+from config.jsondoc import JSONObject
 from config.scopes import Scope
 from config.timeutils import isoformat
 from keys.models import Customer
@@ -41,8 +42,8 @@ class CheckpointOutput(serializers.Serializer[SignedCheckpoint]):
         return isoformat(obj.created_at) or ""
 
 
-# Any: a checkpoint's document by name, rendered as JSON
-def checkpoint_payload(checkpoint: SignedCheckpoint) -> dict[str, Any]:
+# a checkpoint's document by name, rendered as JSON
+def checkpoint_payload(checkpoint: SignedCheckpoint) -> JSONObject:
     return dict(CheckpointOutput(checkpoint).data)
 
 

@@ -14,7 +14,6 @@ import datetime as dt
 import functools
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -25,6 +24,7 @@ from audit import checkpoint_key, merkle, note, tree
 from audit.exceptions import CheckpointKeyError, TreeNotExtension
 from audit.models import AuditEntry, ChainHead, SignedCheckpoint
 from config.exceptions import RateLimited
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -203,8 +203,8 @@ def checkpoint_for_report(*, customer: Customer) -> SignedCheckpoint | None:
         return checkpoint_latest(customer=customer)
 
 
-# Any: a checkpoint's document by name, rendered as JSON
-def checkpoint_evidence(*, checkpoint: SignedCheckpoint | None) -> dict[str, Any]:
+# a checkpoint's document by name, rendered as JSON
+def checkpoint_evidence(*, checkpoint: SignedCheckpoint | None) -> JSONObject:
     """What a report prints (docs/reference/checkpoints.md, "Reports"): a checkpoint and the key
     that verifies it; null members when there is none."""
     return {

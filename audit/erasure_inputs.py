@@ -1,7 +1,7 @@
 """The bodies of POST /erasures and PUT /retention-policy (docs/reference/erasure.md), as
 request body models (config.bodymodels)."""
 
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import ConfigDict, Field, StrictInt, model_validator
 
@@ -10,6 +10,7 @@ from audit.inputs import SUBJECT_ID_MAX, USER_ID_MAX
 from audit.models_erasure import MIN_RETENTION_DAYS
 from config.bodymodels import BodyModel
 from config.bodyrules import problem, problems, text
+from config.jsondoc import JSONValue
 
 REASON_MAX = 500
 DAYS_MAX = 36_500
@@ -60,7 +61,7 @@ class RetentionPolicyInput(BodyModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _every_field_sent(cls, data: Any) -> Any:  # Any: the JSON body, not yet judged
+    def _every_field_sent(cls, data: JSONValue) -> JSONValue:  # the JSON body, not yet judged
         if isinstance(data, dict):
             missing = [name for name in cls.model_fields if name not in data]
             if missing:

@@ -10,6 +10,7 @@ from django.db.models import Q
 
 from audit.models import AuditEntry
 from audit.models_erasure import Erasure
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -52,8 +53,8 @@ def _listed(customer: Customer, *, since: dt.datetime, until: dt.datetime) -> li
     return sorted([*during, *later], key=lambda e: (e.completed_at, e.pk))
 
 
-# Any: the erasures' figures by name, rendered as JSON
-def erasures_of_period(customer: Customer, *, since: dt.datetime, until: dt.datetime) -> dict[str, Any]:
+# the erasures' figures by name, rendered as JSON
+def erasures_of_period(customer: Customer, *, since: dt.datetime, until: dt.datetime) -> JSONObject:
     """How many erasures, how many entries they erased, the count per legal basis, how many were
     completed after the period, and each one (`after_period` true for those)."""
     by_basis: dict[str, int] = {}

@@ -1,7 +1,5 @@
 """POST/GET /erasures, GET /erasures/:id, PUT/GET /retention-policy (docs/reference/erasure.md)."""
 
-from typing import Any
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -14,6 +12,7 @@ from audit.exceptions import ErasureLegalHold
 from audit.models_erasure import Erasure, RetentionPolicy
 from config.api import PagePagination, TenantAPIView
 from config.bodymodels import body_parse
+from config.jsondoc import JSONObject
 from config.scopes import Scope
 from config.timeutils import isoformat
 
@@ -39,8 +38,8 @@ class ErasureOutput(serializers.Serializer[dict[str, object]]):
     )
 
 
-# Any: the erasure's document by name, rendered as JSON
-def erasure_payload(erasure: Erasure, *, repeated: bool = False) -> dict[str, Any]:
+# the erasure's document by name, rendered as JSON
+def erasure_payload(erasure: Erasure, *, repeated: bool = False) -> JSONObject:
     return {
         "erasure_id": erasure.pk,
         "status": erasure.status,

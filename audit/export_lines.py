@@ -23,6 +23,8 @@ from json.encoder import encode_basestring
 from operator import itemgetter
 from typing import Any
 
+from config.jsondoc import JSONValue
+
 # The shown fields' pieces as the database writes them, in this order; the last seven only for
 # an entry with a personal part (audit/chain.py, document_from_values).
 SHOWN = (
@@ -198,8 +200,8 @@ class _Written(str):
     """A value as the database wrote it (a shown piece's)."""
 
 
-# Any: a JSON value of any shape, numbers as int or Decimal
-def _written(value: Any) -> str:
+# a JSON value of any shape, numbers as int or Decimal
+def _written(value: JSONValue) -> str:
     """A value as jsonb writes it."""
     if isinstance(value, _Written):
         return str.__str__(value)

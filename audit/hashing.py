@@ -13,7 +13,8 @@ import hmac
 import itertools
 import json
 import math
-from typing import Any
+
+from config.jsondoc import JSONObject, JSONValue
 
 try:  # a dependency of the service; the offline verifier runs without it (json's encoder then)
     import orjson
@@ -28,8 +29,8 @@ _SAFE_INT = 2**53 - 1
 _FLOAT_LOW, _FLOAT_HIGH = 1e-4, 1e16
 
 
-# Any: a JSON value of any shape
-def _plain(value: Any) -> bool:
+# a JSON value of any shape
+def _plain(value: JSONValue) -> bool:
     """Whether json.dumps(sort_keys) writes the value exactly as RFC 8785 does: strings,
     booleans, null, integers within 2**53, floats written the same way by both (not integral,
     from 1e-4 up to 1e16: Python's repr and ECMAScript's both give the shortest round-trip
@@ -57,8 +58,8 @@ def _plain(value: Any) -> bool:
 _SCALARS = frozenset((str, bool, type(None)))
 
 
-# Any: a JSON object's members of any shape
-def _plain_members(value: dict[str, Any]) -> bool:
+# a JSON object's members of any shape
+def _plain_members(value: JSONObject) -> bool:
     """_plain of an object: its keys, and its members, a scalar judged here without a call of
     its own (an entry's document is a score of scalars). The keys are judged joined, in one
     call, when they are all ASCII (as an entry's are); the members of the plain scalar types
@@ -84,8 +85,8 @@ _CANONICAL_ENCODER = json.JSONEncoder(
 )
 
 
-# Any: a JSON value of any shape, _plain
-def _plain_text(value: Any) -> str:
+# a JSON value of any shape, _plain
+def _plain_text(value: JSONValue) -> str:
     """json.dumps(sort_keys, compact, non-ASCII kept)'s text of a _plain value, by orjson where
     it writes the same bytes: every plain value (the same escapes, key order and numbers; its
     floats differ from Python's repr only below 1e-4, which _plain refuses), several times
@@ -100,8 +101,8 @@ def _plain_text(value: Any) -> str:
         return _CANONICAL_ENCODER.encode(value)
 
 
-# Any: a JSON value of any shape
-def jcs(value: Any) -> str:
+# a JSON value of any shape
+def jcs(value: JSONValue) -> str:
     """The RFC 8785 canonical JSON of a value: the `rfc8785` package's (the specification's
     reference), or the one fast path where it writes the same text (_plain), which is most
     entries (tests/audit/test_json_text.py holds the two to the same text). Where the package
@@ -157,8 +158,8 @@ def _es_string(text: str) -> str:
     return f'"{escaped}"'
 
 
-# Any: a JSON value of any shape
-def standard_jcs(value: Any) -> str:
+# a JSON value of any shape
+def standard_jcs(value: JSONValue) -> str:
     """RFC 8785 with the standard library alone: members sorted by their keys' UTF-16 code
     units, strings with the minimal escapes, numbers by es_number, integers within 2**53."""
     if value is None or isinstance(value, bool):
@@ -179,8 +180,8 @@ def standard_jcs(value: Any) -> str:
     raise ValueError(f"{type(value).__name__} is not a JSON value")
 
 
-# Any: the personal fields by name: JSON values of several types
-def commitment(salt: bytes, personal: dict[str, Any]) -> str:
+# the personal fields by name: JSON values of several types
+def commitment(salt: bytes, personal: JSONObject) -> str:
     """`personal`: hex HMAC-SHA256 keyed by the salt over the JCS of the personal fields."""
     return hmac.digest(salt, jcs(personal).encode("utf-8"), "sha256").hex()  # hmac.new's, one call
 
@@ -195,8 +196,8 @@ _PERSONAL_KEYS = frozenset(PERSONAL_FIELDS)
 WIRE_ONLY = frozenset({"hash", "canonical", "personal_fields", "salt", "erased", *PERSONAL_FIELDS})
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def format2_problem(doc: dict[str, Any]) -> str | None:
+# a JSON document by name (an entry, a report), whose members are read as found
+def format2_problem(doc: JSONObject) -> str | None:
     """What is wrong with a format-2 entry as shown (None when nothing): its hash is the SHA-256
     of its `canonical`, every field it shows in clear is the canonical's, and its personal
     fields (unless erased) match the commitment. Returns "erased" for an intact erased entry."""
@@ -214,8 +215,8 @@ def format2_problem(doc: dict[str, Any]) -> str | None:
     return _personal_problem(doc, str(inner["personal"]))
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def _clear_fields_problem(doc: dict[str, Any], inner: dict[str, Any]) -> str | None:
+# a JSON document by name (an entry, a report), whose members are read as found
+def _clear_fields_problem(doc: JSONObject, inner: JSONObject) -> str | None:
     """The fields shown in clear are exactly the canonical's (the personal part aside)."""
     for key, value in doc.items():
         if key in WIRE_ONLY:
@@ -231,8 +232,8 @@ def _clear_fields_problem(doc: dict[str, Any], inner: dict[str, Any]) -> str | N
     return None
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def _erased_problem(doc: dict[str, Any]) -> str:
+# a JSON document by name (an entry, a report), whose members are read as found
+def _erased_problem(doc: JSONObject) -> str:
     """ "erased" for an intact erased entry: no personal field left anywhere."""
     if doc.get("personal_fields") is not None or doc.get("salt") is not None:
         return "it is marked erased but still carries personal fields"
@@ -240,8 +241,8 @@ def _erased_problem(doc: dict[str, Any]) -> str:
     return "erased" if not shown else "it is marked erased but shows a personal field"
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def _personal_problem(doc: dict[str, Any], committed: str) -> str | None:
+# a JSON document by name (an entry, a report), whose members are read as found
+def _personal_problem(doc: JSONObject, committed: str) -> str | None:
     """The personal fields match the entry's commitment, and those shown in clear are theirs."""
     personal, salt = doc.get("personal_fields"), doc.get("salt")
     if not isinstance(personal, dict) or personal.keys() != _PERSONAL_KEYS or not isinstance(salt, str):
@@ -261,8 +262,8 @@ def _personal_problem(doc: dict[str, Any], committed: str) -> str | None:
     return None
 
 
-# Any: a JSON value of any shape
-def same_value(a: Any, b: Any) -> bool:
+# a JSON value of any shape
+def same_value(a: JSONValue, b: JSONValue) -> bool:
     """Equal JSON values: a number equals a number of the same value (JCS writes 1.0 as 1),
     but a boolean is never a number."""
     if isinstance(a, bool) or isinstance(b, bool):
@@ -270,14 +271,14 @@ def same_value(a: Any, b: Any) -> bool:
     return a == b and (type(a) is type(b) or (isinstance(a, int | float) and isinstance(b, int | float)))
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def canonical_json(doc: dict[str, Any]) -> str:
+# a JSON document by name (an entry, a report), whose members are read as found
+def canonical_json(doc: JSONObject) -> str:
     """Keys sorted, separators `,` and `:`, no whitespace, non-ASCII kept as is."""
     return _plain_text(doc) if _plain(doc) else _CANONICAL_ENCODER.encode(doc)
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def entry_hash(doc: dict[str, Any]) -> str:
+# a JSON document by name (an entry, a report), whose members are read as found
+def entry_hash(doc: JSONObject) -> str:
     """SHA-256 of previous_hash followed by the canonical JSON of the entry without `hash`."""
     body = {k: v for k, v in doc.items() if k != "hash"}
     return hashlib.sha256((doc["previous_hash"] + canonical_json(body)).encode("utf-8")).hexdigest()
@@ -289,8 +290,8 @@ def entry_hash(doc: dict[str, Any]) -> str:
 ZERO_SIGNED_FIELDS = ("ai_confidence", "review_seconds")
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def entry_hash_matches(doc: dict[str, Any]) -> bool:
+# a JSON document by name (an entry, a report), whose members are read as found
+def entry_hash_matches(doc: JSONObject) -> bool:
     """The entry's `hash` is the hash of its content; for an entry whose zero number fields may
     have been hashed as `-0.0`, each such way of writing them is tried (only after the plain
     one failed, so an intact entry costs one hash)."""
@@ -311,8 +312,8 @@ class DuplicateKey(ValueError):
     """An object of the line names a key twice."""
 
 
-# Any: a JSON value of any shape
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+# a JSON value of any shape
+def _unique_keys(pairs: list[tuple[str, JSONValue]]) -> JSONObject:
     value = dict(pairs)
     if len(value) != len(pairs):
         keys = [key for key, _ in pairs]
@@ -323,8 +324,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
 
 
-# Any: a JSON value of any shape
-def strict_loads(text: str) -> Any:
+# a JSON value of any shape
+def strict_loads(text: str) -> JSONValue:
     """A JSON document read as the service reads one: a key given twice in an object raises
     DuplicateKey (which of the two a reader takes is not defined, so the line fails)."""
     return _DECODER.decode(text)

@@ -26,6 +26,7 @@ from pydantic import (
 from config.api import require_object
 from config.bodymodels import BodyModel, body_parse
 from config.bodyrules import Timestamp, json_object, problems, text
+from config.jsondoc import JSONObject
 from config.jsonwalk import check_document
 
 __all__ = [
@@ -200,7 +201,7 @@ class DecisionInput(BodyModel):
     context: Annotated[str, text(CONTEXT_MAX, blank=True), ALWAYS] = ""
     subgroups: Annotated[SubgroupsInput, ALWAYS] = NO_SUBGROUPS
     metadata: Annotated[
-        dict[str, Any],  # Any: the caller's own JSON
+        JSONObject,  # the caller's own JSON
         json_object(METADATA_MAX_BYTES),
         Field(description="Any object, kept as sent"),
         NEVER,

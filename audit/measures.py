@@ -24,6 +24,7 @@ from audit.measures_stats import (
     weighted_rate,
     wilson,
 )
+from config.jsondoc import JSONObject, JSONValue
 
 __all__ = ["Z95", "Clusters", "Rate", "weighted_rate", "wilson"]  # re-exported: the calibration app's names
 
@@ -299,8 +300,8 @@ def risk_level(scored: int, gap: float | None, cat: str, th: Thresholds) -> Risk
     return "low"
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def is_risk_user(figures: Mapping[str, Any], th: Thresholds) -> bool:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def is_risk_user(figures: Mapping[str, JSONValue], th: Thresholds) -> bool:
     """A risk user: enough scored decisions, and a high risk level or a flagged category."""
     return int(figures.get("scored_decisions") or 0) >= th.risk_min_scored and (
         figures.get("risk_level") == "high" or figures.get("category") in FLAGGED_CATEGORIES
@@ -344,7 +345,7 @@ class OwnAccuracy:
 OWN = OwnAccuracy()
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def figures(
     sums: Mapping[str, float],
     th: Thresholds,
@@ -354,14 +355,14 @@ def figures(
     under_clusters: Clusters | None = None,
     skill: bool = True,
     recalibrated: bool = False,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Every figure of a user or an organisation from its summed columns. `pi` defaults to the
     accuracy of these sums (pass the window's for a part of it, such as a trend point). With
     clusters the figures are an organisation's (its intervals and flag floor). `recalibrated`:
     the sums were taken with the query's p' (`contribution(record, recalibrate)`)."""
     n, scored = int(sums["n"]), int(sums["scored_n"])
     window_pi = accuracy(sums) if isinstance(pi, OwnAccuracy) else pi
-    out: dict[str, Any] = {
+    out: JSONObject = {
         "decisions": n,
         "scored_decisions": scored,
         "unscored_decisions": n - scored,

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from config.jsondoc import JSONObject
 from drift.replay import Monitor, Replay, same_value, served_time
 
 SERIES_FIELDS = {
@@ -43,8 +44,8 @@ class Unreadable(Exception):
     """An input that is not what it should be (exit status 2)."""
 
 
-# Any: an export line's members, read as found
-def entries(path: str) -> Iterator[dict[str, Any]]:
+# an export line's members, read as found
+def entries(path: str) -> Iterator[JSONObject]:
     try:
         with open(path, encoding="utf-8", newline="\n") as export:
             for number, line in enumerate(export, start=1):
@@ -68,8 +69,8 @@ def replay(path: str) -> Replay:
     return Replay(creations).run(entries(path))
 
 
-# Any: a series page's points, read as found
-def series_points(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
+# a series page's points, read as found
+def series_points(paths: list[str]) -> dict[str, list[JSONObject]]:
     """The points of each monitor's series files, by monitor id."""
     out: dict[str, list[dict[str, Any]]] = {}
     for path in paths:
@@ -88,8 +89,8 @@ def series_points(paths: list[str]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-# Any: a series point as served
-def compare_series(monitor: Monitor, served: list[dict[str, Any]]) -> list[str]:
+# a series point as served
+def compare_series(monitor: Monitor, served: list[JSONObject]) -> list[str]:
     problems = []
     fields = SERIES_FIELDS["sprt" if monitor.chart == "probe_sprt" else "cusum"]
     for point in served:

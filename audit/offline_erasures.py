@@ -6,11 +6,12 @@ hash does not cover them) and hide a person. Standard library only."""
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any
+
+from config.jsondoc import JSONObject
 
 
-# Any: an entry's members as found (any JSON)
-def erasure_listed(doc: dict[str, Any]) -> tuple[str, list[tuple[int, int]]] | None:
+# an entry's members as found (any JSON)
+def erasure_listed(doc: JSONObject) -> tuple[str, list[tuple[int, int]]] | None:
     """An intact `erasure` entry's id and the sequence ranges it lists, else None."""
     if doc.get("type") != "erasure" or doc.get("format") != 2:
         return None

@@ -43,6 +43,7 @@ from audit.offline_figures import (
     USER_FIGURES,
 )
 from audit.offline_inputs import short
+from config.jsondoc import JSONObject, JSONValue
 
 TOLERANCE = 1e-9  # the report's figures are stored unrounded; only float summation order may differ
 
@@ -117,11 +118,11 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
 
 @dataclass
 class Recomputed:
-    figures: dict[str, Any]
+    figures: JSONObject
     erased: int  # decisions of the window whose entries were erased
     by_filter: bool  # the report's reviewer filter could not be applied to them
     probes: int = 0  # vigilance probes of the window, left out of every figure
-    users: dict[str, dict[str, Any]] = field(default_factory=dict)  # each reviewer's figures
+    users: dict[str, JSONObject] = field(default_factory=dict)  # each reviewer's figures
     initial_hashed: bool = True  # every decision of the window hashed its initial decision
 
 
@@ -135,9 +136,9 @@ class _Window:
     models: frozenset[str | None]
     categories: frozenset[str]
 
-    # Any: a JSON document by name (a report), whose members are read as found
+    # a JSON document by name (a report), whose members are read as found
     @classmethod
-    def of(cls, report: dict[str, Any]) -> "_Window":
+    def of(cls, report: JSONObject) -> "_Window":
         section = report["sections"].get("trust_calibration_analysis") or {}
         window = section.get("window") or report["time_period"]
         filters = report.get("filters") or {}
@@ -172,8 +173,8 @@ def _record(state: State) -> measures.Record:
     )
 
 
-# Any: a JSON document by name (a report), whose members are read as found
-def _recalibration(report: dict[str, Any]) -> measures_stats.Recalibrate | None:
+# a JSON document by name (a report), whose members are read as found
+def _recalibration(report: JSONObject) -> measures_stats.Recalibrate | None:
     """p' from the fit the report prints when its confidence check found the AI's confidence
     miscalibrated (docs/reference/calibration.md, A miscalibrated confidence); the fit itself is
     the report's, not re-derived here."""
@@ -185,8 +186,8 @@ def _recalibration(report: dict[str, Any]) -> measures_stats.Recalibrate | None:
     return measures_stats.recalibration(check["intercept"], check["slope"])
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
+# a JSON document by name (an entry, a report), whose members are read as found
+def recompute(report: JSONObject, lines: Iterable[str]) -> Recomputed:
     """The organisation's and each reviewer's figures over the report's period and filters, from
     the export, vigilance probes left out (docs/reference/oversight.md: probes enter no figure)."""
     window = _Window.of(report)
@@ -229,8 +230,8 @@ def recompute(report: dict[str, Any], lines: Iterable[str]) -> Recomputed:
     )
 
 
-# Any: a report's figure and its recomputation: JSON values of any shape
-def same(reported: Any, recomputed: Any) -> bool:
+# a report's figure and its recomputation: JSON values of any shape
+def same(reported: JSONValue, recomputed: JSONValue) -> bool:
     if isinstance(reported, list) and isinstance(recomputed, list):
         return len(reported) == len(recomputed) and all(map(same, reported, recomputed))
     if isinstance(reported, bool) or isinstance(recomputed, bool):
@@ -241,8 +242,8 @@ def same(reported: Any, recomputed: Any) -> bool:
 
 
 # Where each template prints the figures it re-derives: (figure path, the recomputed figure's name).
-# Any: a JSON document by name (a report), whose members are read as found
-def _pairs(report: dict[str, Any]) -> list[tuple[str, str, Any]]:
+# a JSON document by name (a report), whose members are read as found
+def _pairs(report: JSONObject) -> list[tuple[str, str, JSONValue]]:
     sections = report["sections"]
     pairs = []
     if report["template"] == "eu_ai_act":
@@ -269,14 +270,16 @@ def _pairs(report: dict[str, Any]) -> list[tuple[str, str, Any]]:
     return pairs
 
 
-# Any: a report document and its rows, JSON by name
-def _users_of(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+# a report document and its rows, JSON by name
+def _users_of(report: JSONObject) -> tuple[str, list[JSONObject]]:
     where = "trust_calibration_analysis" if report["template"] == "eu_ai_act" else "monitoring_and_safeguards"
     return where, report["sections"].get(where, {}).get("users") or []
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def compare(report: dict[str, Any], recomputed: Recomputed) -> list[tuple[str, Any, Any, bool | None]]:
+# a JSON document by name (an entry, a report), whose members are read as found
+def compare(
+    report: JSONObject, recomputed: Recomputed
+) -> list[tuple[str, JSONValue, JSONValue, bool | None]]:
     """(figure, reported, recomputed, match) for the headline figures and every reviewer's;
     match is None where erased entries make a figure not recomputable."""
     figures = recomputed.figures
@@ -311,8 +314,8 @@ def compare(report: dict[str, Any], recomputed: Recomputed) -> list[tuple[str, A
 RESULT = {True: "match", False: "MISMATCH", None: "not recomputable"}
 
 
-# Any: a JSON value of any shape
-def _shown(value: Any) -> str:
+# a JSON value of any shape
+def _shown(value: JSONValue) -> str:
     if isinstance(value, float):
         return f"{value:.10g}"
     if isinstance(value, list):
@@ -364,8 +367,8 @@ def run(report_path: str, export_path: str, out: TextIO) -> int:
     return _verdict(rows, out)
 
 
-# Any: a figure as printed and as re-derived, of whatever JSON type
-def _verdict(rows: list[tuple[str, Any, Any, bool | None]], out: TextIO) -> int:
+# a figure as printed and as re-derived, of whatever JSON type
+def _verdict(rows: list[tuple[str, JSONValue, JSONValue, bool | None]], out: TextIO) -> int:
     """The last line: every figure matches (exit 0), or how many differ and which (exit 1)."""
     differ = [name for name, *_, ok in rows if ok is False]
     checked = sum(1 for *_, ok in rows if ok is not None)

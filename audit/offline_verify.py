@@ -39,6 +39,7 @@ from audit.hashing import DuplicateKey, entry_hash_matches, format2_problem, str
 from audit.offline_erasures import ErasureLedger, erasure_listed
 from audit.offline_erasures import report as erasures_report
 from audit.offline_inputs import Signed, Unreadable, read_checkpoints, read_key, short
+from config.jsondoc import JSONObject, JSONValue
 
 GENESIS = "0" * 64
 
@@ -48,8 +49,8 @@ BATCH = 2000
 
 # A line's result: (line number, sequence, previous_hash, hash, None when the content matches
 # its hash else what is wrong, what an intact `erasure` entry lists: its id and ranges).
-# Any: an export line's members as found (any JSON), judged by the caller
-Hashed = tuple[int, Any, Any, Any, str | None, tuple[str, list[tuple[int, int]]] | None]
+# an export line's members as found (any JSON), judged by the caller
+Hashed = tuple[int, JSONValue, JSONValue, JSONValue, str | None, tuple[str, list[tuple[int, int]]] | None]
 
 
 def _hashed(lines: list[tuple[int, bytes | str]]) -> list[Hashed]:
@@ -82,8 +83,8 @@ def _hashed(lines: list[tuple[int, bytes | str]]) -> list[Hashed]:
     return out
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def _content_problem(doc: dict[str, Any]) -> str | None:
+# a JSON document by name (an entry, a report), whose members are read as found
+def _content_problem(doc: JSONObject) -> str | None:
     """None when the entry's content matches its hash (format 1: its fields; format 2: its
     canonical text, the fields it shows and the commitment to its personal fields); "erased"
     for an intact format-2 entry whose personal part was erased; else "content: <why>"."""
@@ -183,9 +184,15 @@ def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs:
     return True
 
 
-# Any: a line's members as found (any JSON), judged here
+# a line's members as found (any JSON), judged here
 def _link_failure(
-    number: int, sequence: Any, previous_hash: Any, problem: str | None, *, size: int, previous: str
+    number: int,
+    sequence: JSONValue,
+    previous_hash: JSONValue,
+    problem: str | None,
+    *,
+    size: int,
+    previous: str,
 ) -> str | None:
     """Why the entry on line `number` does not extend a chain of `size` entries ending in the
     hash `previous` (the FAILED line), or None when it does. Raises Unreadable for a line that
@@ -220,8 +227,8 @@ def _report_verified(out: TextIO, *, log: str, size: int, erased: int, proved: l
         out.write(f"OK: the tree of the export matches the {line}.\n")
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, out: TextIO) -> bool:
+# a JSON document by name (an entry, a report), whose members are read as found
+def verify_entry(entry: JSONObject, proof: JSONObject, signed: Signed, out: TextIO) -> bool:
     """One entry, one inclusion proof, one checkpoint."""
     checkpoint = signed.checkpoint
     sequence = entry.get("sequence")
@@ -258,8 +265,8 @@ def verify_entry(entry: dict[str, Any], proof: dict[str, Any], signed: Signed, o
     return True
 
 
-# Any: a JSON document by name (an entry, a report), whose members are read as found
-def _json_file(path: str) -> dict[str, Any]:
+# a JSON document by name (an entry, a report), whose members are read as found
+def _json_file(path: str) -> JSONObject:
     try:
         data = strict_loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -4,7 +4,6 @@ Used by the pipeline's planning step (audit.plan); pure, no database."""
 
 import datetime as dt
 import hashlib
-from typing import Any
 
 from audit import categories as rules
 from audit.exceptions import DecisionConflict
@@ -12,6 +11,7 @@ from audit.fields import DECISION_FIELDS, FINGERPRINT_WHEN_SENT, REVIEW_SECONDS_
 from audit.hashing import canonical_json
 from audit.inputs import DecisionInput
 from audit.models import Decision
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from config.unsaved import unsaved
 from keys.models import Customer
@@ -95,8 +95,8 @@ def _oversight_set(decision: Decision) -> None:
         decision.probe_corrected = rules.same(decision.user_decision, probe["correct_decision"])
 
 
-# Any: an event's data by name, rendered as JSON
-def probe_events(decision: Decision) -> list[tuple[str, dict[str, Any]]]:
+# an event's data by name, rendered as JSON
+def probe_events(decision: Decision) -> list[tuple[str, JSONObject]]:
     """oversight.probe_missed for a new known_wrong probe whose reviewer followed the AI."""
     if decision.probe_kind != "known_wrong" or not decision.followed_ai:
         return []

@@ -33,12 +33,14 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 from django.apps import apps
 from django.utils.module_loading import autodiscover_modules
 
+from config.jsondoc import JSONObject
+
 if TYPE_CHECKING:
     from audit.models import AuditEntry, Decision
     from keys.models import Customer
 
-# Any: an event's type and its data, JSON by name (docs/reference/events.md)
-Event = tuple[str, dict[str, Any]]
+# an event's type and its data, JSON by name (docs/reference/events.md)
+Event = tuple[str, JSONObject]
 
 
 class Change(NamedTuple):
@@ -61,7 +63,7 @@ class TrailEntry:
     change's own entry: its type, and the snapshot fields that differ from the decision's."""
 
     type: str
-    fields: dict[str, Any]
+    fields: JSONObject
 
 
 class Contributor[Loaded, Acc]:

@@ -28,6 +28,7 @@ from audit.oversight import probe_counts_by_user as probe_counts_by_user
 from audit.oversight import review_counts_by_user as review_counts_by_user
 from audit.oversight import review_times_by_model as review_times_by_model
 from config import csvcells
+from config.jsondoc import JSONObject, JSONValue
 from config.querysets import narrowed
 from config.timeutils import isoformat
 from keys.models import Customer
@@ -93,8 +94,8 @@ class Verification:
     # Entries whose personal part was erased (docs/reference/erasure.md), from the chain head.
     erased_entries: int = 0
 
-    # Any: the verification's document by name, rendered as JSON
-    def as_dict(self) -> dict[str, Any]:
+    # the verification's document by name, rendered as JSON
+    def as_dict(self) -> JSONObject:
         return {
             "valid": self.valid,
             "entries_checked": self.entries_checked,
@@ -181,8 +182,8 @@ def chain_verify(
     )
 
 
-# Any: an entry's fields by name: JSON values of several types
-def _entry_checked(values: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
+# an entry's fields by name: JSON values of several types
+def _entry_checked(values: tuple[JSONValue, ...]) -> tuple[JSONObject, bool]:
     """An entry's document and whether its content matches its hash: format 1 by its columns
     (audit.hashing.entry_hash_matches), format 2 by its stored canonical text and the
     commitment to its personal fields, which an erased entry no longer has
@@ -199,8 +200,8 @@ def _entry_checked(values: tuple[Any, ...]) -> tuple[dict[str, Any], bool]:
 _SNAPSHOTS = frozenset({"decision", "outcome", "subgroups_attached"})
 
 
-# Any: an entry's fields by name: JSON values of several types
-def _columns_match(doc: dict[str, Any], values: tuple[Any, ...]) -> bool:
+# an entry's fields by name: JSON values of several types
+def _columns_match(doc: JSONObject, values: tuple[JSONValue, ...]) -> bool:
     """A decision's or outcome's format-2 entry: the columns the lists filter on and the reports
     read hold what its canonical text says (an edited column is caught like an edited entry)."""
     if "personal" not in doc or doc.get("type") not in _SNAPSHOTS:
@@ -224,8 +225,8 @@ def _beyond_head(customer: Customer) -> int | None:
 _NEW_FIELDS = frozenset(ENTRY_NEW_FIELDS)
 
 
-# Any: an entry's fields by name: JSON values of several types
-def _decision_matches(doc: dict[str, Any], decision_values: tuple[Any, ...]) -> bool:
+# an entry's fields by name: JSON values of several types
+def _decision_matches(doc: JSONObject, decision_values: tuple[JSONValue, ...]) -> bool:
     if doc.get("type") != AuditEntry.Type.DECISION:
         return True
     *immutable, decision_id, timestamp = decision_values
@@ -316,7 +317,7 @@ def decision_log_copy(decisions: QuerySet[Decision], write: Callable[[bytes], ob
     def cell(name: str) -> Func:
         return Func(F(name), template=csvcells.SQL_TEMPLATE, output_field=TextField())
 
-    columns: dict[str, Any] = {
+    columns: JSONObject = {
         name: F(_LOG_SOURCE[name])
         if name in _LOG_SOURCE
         else cell(name)

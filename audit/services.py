@@ -6,7 +6,6 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
 
 from audit.apply import entries_append
 from audit.fields import DECISION_FIELDS
@@ -27,6 +26,7 @@ from audit.plan import ItemResult, new_entry
 from audit.records import payload_fingerprint
 from audit.settings_trail import FAVOURABLE_VALUES, settings_changed_append, thresholds_recorded
 from config.exceptions import DomainError
+from config.jsondoc import JSONObject
 from keys.models import Customer
 
 __all__ = [
@@ -141,9 +141,9 @@ def decisions_log_batch(
     return BatchResult(results)
 
 
-# Any: the subgroups object of the API, nested JSON
+# the subgroups object of the API, nested JSON
 def subgroups_attached_record(
-    *, customer: Customer, decision: Decision, subgroups: dict[str, Any], at: dt.datetime
+    *, customer: Customer, decision: Decision, subgroups: JSONObject, at: dt.datetime
 ) -> AuditEntry:
     """Append a `subgroups_attached` entry to the customer's chain (docs/reference/decisions.md, The
     audit trail): the decision as it is now, with the subgroups attached to it (the caller's
@@ -167,14 +167,14 @@ def chain_followers_set(customer_id: str, followers: int) -> None:
     ChainHead.objects.filter(customer_id=customer_id).update(followers=followers)
 
 
-# Any: an entry's fields by name, JSON values of several types
+# an entry's fields by name, JSON values of several types
 def trail_entry(
     *,
     customer_id: str,
     type: str,
     ref: str,
     at: dt.datetime,
-    clear: dict[str, Any],
+    clear: JSONObject,
     user_id: str | None = None,
     context: str | None = None,
 ) -> AuditEntry:

@@ -13,7 +13,6 @@ import dataclasses
 import datetime as dt
 import functools
 import time
-from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -26,6 +25,7 @@ from audit.checkpoints import CheckpointWalk, checkpoints_through
 from audit.exceptions import VerifyJobNotFound
 from audit.models import GENESIS_HASH, ChainCheckpoint, VerifyJob
 from audit.selectors import Verification
+from config.jsondoc import JSONObject
 from keys.models import Customer
 
 LOCK_SECONDS = 120
@@ -152,8 +152,8 @@ def _incremental(customer: Customer) -> tuple[Verification, Point]:
     return answer, point
 
 
-# Any: the verification's document by name, rendered as JSON
-def chain_verify_covered(customer: Customer) -> dict[str, Any]:
+# the verification's document by name, rendered as JSON
+def chain_verify_covered(customer: Customer) -> JSONObject:
     """The incremental answer for a report, with the sequence range it covers: entries
     `rechecked_from_sequence`..`to_sequence` rechecked now, 1..`verified_through_sequence` by
     an earlier check at `earlier_check_at` (a check that fails clears that)."""

@@ -25,6 +25,7 @@ from audit.serializers import (
 from config.api import PagePagination, TenantAPIView, TenantViewSet, choice_param, require_object, text_param
 from config.bodymodels import body_parse
 from config.gcpause import collector_paused
+from config.jsondoc import JSONObject
 from config.jsonwalk import check_document
 from config.parsers import LargeJSONParser, NDJSONParser
 from config.scopes import Scope
@@ -33,8 +34,8 @@ from config.timeutils import isoformat
 _FROM_ENTRY = {"entry_id": "id", "sequence": "sequence", "hash": "hash", "previous_hash": "previous_hash"}
 
 
-# Any: the decision's document by name, rendered as JSON
-def decision_payload(result: services.LogResult) -> dict[str, Any]:
+# the decision's document by name, rendered as JSON
+def decision_payload(result: services.LogResult) -> JSONObject:
     """The body of a logged (or replayed) decision: DecisionOutput's fields, built directly
     (this is the hot path of POST /log)."""
     d, entry = result.decision, result.entry
@@ -120,8 +121,8 @@ def batch_items(body: object) -> list[dict[str, object]]:
     return body_parse(LogBatchInput, body).decisions
 
 
-# Any: the batch's document by name, rendered as JSON
-def batch_payload(result: services.BatchResult) -> dict[str, Any]:
+# the batch's document by name, rendered as JSON
+def batch_payload(result: services.BatchResult) -> JSONObject:
     rows: list[dict[str, Any]] = []
     for item in result.items:
         row: dict[str, Any] = {"index": item.index, "status": item.status, "decision_id": item.decision_id}

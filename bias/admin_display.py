@@ -9,6 +9,7 @@ from django.utils.safestring import SafeString
 
 from bias.models import BiasAlert
 from config.admin import badge, count, p_text
+from config.jsondoc import JSONObject
 
 # What each type compares (docs/reference/bias.md, Bias types) and how its value reads.
 TYPES = {
@@ -29,8 +30,8 @@ def _pct(value: object) -> str:
     return f"{float(value) * 100:.1f}%" if isinstance(value, int | float) else "-"
 
 
-# Any: a stored finding, JSON by name
-def _value(finding: dict[str, Any]) -> str:
+# a stored finding, JSON by name
+def _value(finding: JSONObject) -> str:
     value = finding.get("value")
     if not isinstance(value, int | float):
         return "-"
@@ -40,8 +41,8 @@ def _value(finding: dict[str, Any]) -> str:
     return f"gap {value * 100:.1f} points"
 
 
-# Any: a stored finding, JSON by name
-def _q_text(finding: dict[str, Any]) -> str:
+# a stored finding, JSON by name
+def _q_text(finding: JSONObject) -> str:
     # An alert stored before the adjustment existed has a p-value and no q-value
     # (docs/reference/bias.md, Alerts stored before): not adjusted, rather than not tested.
     if finding.get("q_value") is None and finding.get("p_value") is not None:

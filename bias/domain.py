@@ -3,9 +3,9 @@
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from bias.models import CUSTOM_KEY_MAX, SEVERITY_RANK
+from config.jsondoc import JSONObject
 from config.jsonwalk import is_clean_text
 
 DEFAULT_FAVORABLE_VALUES = (
@@ -50,11 +50,11 @@ def normalize_value(value: object) -> str:
     return "" if value is None else str(value).strip().casefold()
 
 
-# Any: the subgroups object of the API, nested JSON
-def subgroups_object(attributes: dict[str, str]) -> dict[str, Any]:
+# the subgroups object of the API, nested JSON
+def subgroups_object(attributes: dict[str, str]) -> JSONObject:
     """Attribute names and groups as the subgroups object of the API ({"gender": ..., "custom":
     {key: ...}}), keys in order: what a subgroups_attached audit entry records."""
-    out: dict[str, Any] = {}
+    out: JSONObject = {}
     custom: dict[str, str] = {}
     for name in sorted(attributes):
         if name.startswith("custom."):

@@ -1,18 +1,18 @@
 """The bias_detection engine in /engines/status and its /metrics figures (cheap, indexed)."""
 
 import datetime as dt
-from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
 from bias.models import BiasAlert
 from bias.platform import platform_bias_last_activity
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 
 
-# Any: the engine's status document, rendered as JSON
-def engines() -> list[dict[str, Any]]:
+# the engine's status document, rendered as JSON
+def engines() -> list[JSONObject]:
     since = timezone.now() - dt.timedelta(hours=24)
     return [
         {

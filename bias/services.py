@@ -8,7 +8,7 @@ per-decision lock first (see `bias.stats`).
 """
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -27,6 +27,7 @@ from bias.domain import (
 from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, ModelFavorableValues, SubgroupAttachment
 from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
 from bias.subgroup_counts import subgroup_counts
+from config.jsondoc import JSONObject
 from keys.models import Customer
 
 if TYPE_CHECKING:
@@ -79,8 +80,8 @@ def subgroups_attach(
         return decision
 
 
-# Any: the analysis result by name, rendered as JSON
-def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> dict[str, Any]:
+# the analysis result by name, rendered as JSON
+def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> JSONObject:
     """POST /detect-bias (docs/reference/bias.md): attach the subgroups, then analyse each attribute present
     over the customer's decisions of the same model (all models when the decision has none
     or is not logged yet) in the last 30 days (whole UTC days: from the day containing now

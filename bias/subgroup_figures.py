@@ -4,23 +4,23 @@ counts (bias.subgroup_counts, or bias.subgroup_exact for a bound inside a day).
 
 import datetime as dt
 from fractions import Fraction
-from typing import Any
 
 from audit import measures
 from bias.domain import Rate, reference_rate
 from bias.stats import PICO
 from bias.subgroup_counts import GroupCounts, subgroup_counts
 from bias.subgroup_exact import exact_subgroup_counts
+from config.jsondoc import JSONObject
 from config.timeutils import iso8601
 from keys.models import Customer
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def _stake_figures(g: GroupCounts) -> dict[str, Any]:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def _stake_figures(g: GroupCounts) -> JSONObject:
     """A group's scored decisions and its stake-weighted rates (docs/reference/bias.md, Over- and
     under-trust of a group): the per-user formulas of docs/reference/calibration.md over the
     group's decisions, Kish's effective n (the statistics keep no reviewer, so no clusters)."""
-    out: dict[str, Any] = {
+    out: JSONObject = {
         "scored_decisions": g.scored,
         "unscored_decisions": g.decisions - g.scored,
         "coverage": g.scored / g.decisions if g.decisions else None,
@@ -38,7 +38,7 @@ def _ratio(x: int, n: int) -> float | None:
     return round(x / n, 6) if n else None
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def subgroup_report(
     *,
     customer: Customer,
@@ -47,7 +47,7 @@ def subgroup_report(
     from_day: dt.date,
     to_day: dt.date,
     exact: tuple[dt.datetime, dt.datetime] | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """GET /bias/subgroups (docs/reference/bias.md, Subgroup figures): per attribute and group the figures,
     and the disparity of each group against the reference group (the largest; ties by name).
     With `exact` (a bound inside a day) the window is exactly [start, end)."""
@@ -60,7 +60,7 @@ def subgroup_report(
         counts = subgroup_counts(
             customer=customer, attributes=wanted, model_id=model_id, from_day=from_day, to_day=to_day
         )
-    attributes: dict[str, Any] = {}
+    attributes: JSONObject = {}
     for name, groups in counts.items():
         reference = min(groups, key=lambda g: (-g.decisions, g.group))
         ref_fav = reference.favorable / reference.decisions

@@ -5,10 +5,10 @@ free of Django and the database like `audit.measures`, whose interval quantile a
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from audit.measures import Z95, ratio
 from audit.measures_stats import Recalibrate, recalibration
+from config.jsondoc import JSONObject, JSONValue
 
 CONFIDENCE_CHECK_MIN = 100
 LOGIT_CLIP = 1e-4  # confidences are clipped to [1e-4, 1 - 1e-4] before the logit
@@ -20,10 +20,10 @@ def logit(c: float) -> float:
     return math.log(c / (1 - c))
 
 
-# Any: the check's figures by name (counts, coefficients, intervals, verdict), rendered as JSON
+# the check's figures by name (counts, coefficients, intervals, verdict), rendered as JSON
 def confidence_check(
     pairs: Iterable[tuple[float, int, int]], *, brier_sum: float | None = None
-) -> dict[str, Any]:
+) -> JSONObject:
     """The Cox (1958) calibration check of the AI's confidence over (confidence, y, count) groups:
     logit P(y = 1) = a + b * logit(c), fitted by Newton-Raphson, with Wald 95 % intervals, and
     the Brier score, and the likelihood-ratio test of (a, b) = (0, 1) on 2 degrees of freedom.
@@ -32,7 +32,7 @@ def confidence_check(
     groups = [(c, y, k) for c, y, k in pairs if k > 0]
     total = sum(k for _, _, k in groups)
     brier = ratio(sum(k * (c - y) ** 2 for c, y, k in groups) if brier_sum is None else brier_sum, total)
-    out: dict[str, Any] = {
+    out: JSONObject = {
         "decisions": total,
         "intercept": None,
         "intercept_ci": None,
@@ -121,8 +121,8 @@ def _logistic_fit(
     return None
 
 
-# Any: the check's figures by name, as `confidence_check` gives them
-def recalibration_of(check: Mapping[str, Any]) -> Recalibrate | None:
+# the check's figures by name, as `confidence_check` gives them
+def recalibration_of(check: Mapping[str, JSONValue]) -> Recalibrate | None:
     """p' = expit(a + b * logit c) with the check's fitted (a, b) when its verdict is
     `miscalibrated` (docs/reference/calibration.md, A miscalibrated confidence), else None: every
     confidence-based figure of the query then judges with p'."""

@@ -2,18 +2,18 @@
 the chain heads (one row per customer) and the thresholds table."""
 
 import dataclasses
-from typing import Any
 
 from django.conf import settings
 
 from audit import platform as audit_platform
 from calibration import rules
 from calibration.models import Threshold
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 
 
-# Any: the engine's status document, rendered as JSON
-def engines() -> list[dict[str, Any]]:
+# the engine's status document, rendered as JSON
+def engines() -> list[JSONObject]:
     last = audit_platform.platform_chain_last_append_at()
     return [
         {

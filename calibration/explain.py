@@ -2,9 +2,10 @@
 of POST /calibrate, from the record and the user's profile."""
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from calibration import rules
+from config.jsondoc import JSONValue
 
 if TYPE_CHECKING:
     from audit.models import Decision
@@ -54,8 +55,8 @@ def explanation(*, decision: "Decision") -> str:
     )
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def recommendations(*, decision: "Decision", profile: Mapping[str, Any]) -> list[str]:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def recommendations(*, decision: "Decision", profile: Mapping[str, JSONValue]) -> list[str]:
     out: list[str] = []
     category = decision.calibration_category
     if category == rules.OVERTRUSTING:

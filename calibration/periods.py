@@ -4,7 +4,7 @@ the trend of `calibration.selectors` and the reports' trend of `calibration.repo
 
 import datetime as dt
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.db.models import F
 from django.db.models.functions import TruncMonth, TruncWeek
@@ -12,6 +12,7 @@ from django.db.models.functions.datetime import TruncBase
 
 from audit.measures_stats import trend_direction, wls_slope
 from calibration import rules
+from config.jsondoc import JSONObject
 
 if TYPE_CHECKING:
     from calibration.selectors import DayRange
@@ -73,10 +74,10 @@ def complete(start: dt.date, interval: str, first: dt.date, last: dt.date) -> bo
     return start >= first and period_end(start, interval) <= last
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend_point(
     start: dt.date, sums: Mapping[str, float] | None, pi: float | None, *, recalibrated: bool = False
-) -> dict[str, Any]:
+) -> JSONObject:
     """A trend point: the period's figures with the window's AI accuracy `pi`, so that the points'
     scores are parts of the window's (docs/reference/calibration.md, GET /trust-score/trend)."""
     figures = rules.figures(
@@ -96,8 +97,8 @@ def trend_point(
     }
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def trend_summary(points: list[dict[str, Any]], complete_periods: list[bool]) -> dict[str, Any]:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def trend_summary(points: list[JSONObject], complete_periods: list[bool]) -> JSONObject:
     """The trend's direction from the reliance gap R of the complete periods with scored decisions,
     by weighted least squares (each point weighs its scored decisions): docs/reference/calibration.md,
     GET /trust-score/trend."""

@@ -22,6 +22,7 @@ from calibration import rules
 from calibration.confidence import confidence_check, recalibration_of
 from calibration.periods import complete, periods, trend_point, trend_summary
 from calibration.selectors import RISK_USER_KEYS, DayRange, fetch_rows
+from config.jsondoc import JSONObject, JSONValue
 
 if TYPE_CHECKING:
     from audit.models import Decision
@@ -77,10 +78,10 @@ def sums_by(
     return {key: _complete(sums) for key, sums in out.items()}
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_figures(
     decisions: QuerySet["Decision"], *, recalibrate: Recalibrate | None = None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[JSONObject, list[JSONObject]]:
     """(the organisation's figures, one row per user, risk users first, then largest reliance gap) over
     `decisions`, by docs/reference/calibration.md, Organisation figures; with the query's p' when
     `recalibrate` is given (A miscalibrated confidence)."""
@@ -110,8 +111,8 @@ def user_figures(
     return organisation, users
 
 
-# Any: the check's figures by name, rendered as JSON
-def decisions_confidence_check(decisions: QuerySet["Decision"]) -> dict[str, Any]:
+# the check's figures by name, rendered as JSON
+def decisions_confidence_check(decisions: QuerySet["Decision"]) -> JSONObject:
     """The confidence check (docs/reference/calibration.md, Confidence check) over the latest
     CONFIDENCE_CHECK_LIMIT decisions of `decisions` that have both a confidence and an outcome.
 
@@ -142,8 +143,8 @@ def decisions_confidence_check(decisions: QuerySet["Decision"]) -> dict[str, Any
     return {**check, "limit": CONFIDENCE_CHECK_LIMIT}
 
 
-# Any: the check's figures by name, rendered as JSON
-def recalibration_for(decisions: QuerySet["Decision"]) -> tuple[dict[str, Any], Recalibrate | None]:
+# the check's figures by name, rendered as JSON
+def recalibration_for(decisions: QuerySet["Decision"]) -> tuple[JSONObject, Recalibrate | None]:
     """The confidence check over `decisions` (the organisation's of the query's window and model
     filter) and, when it finds the confidence miscalibrated, the query's p' (docs/reference/calibration.md,
     A miscalibrated confidence)."""
@@ -157,12 +158,12 @@ def recalibration_for(decisions: QuerySet["Decision"]) -> tuple[dict[str, Any], 
 # last few checks by their rows, compared whole (every value and count), so an unchanged set of
 # decisions is not fitted again and gets the same figures to the bit.
 CONFIDENCE_CHECKS_KEPT = 4
-# Any: the check's figures by name, rendered as JSON
-_checked: dict[tuple[tuple[Any, ...], ...], dict[str, Any]] = {}
+# the check's figures by name, rendered as JSON
+_checked: dict[tuple[tuple[JSONValue, ...], ...], JSONObject] = {}
 
 
-# Any: the check's figures by name, rendered as JSON
-def _confidence_check_of(rows: tuple[tuple[Any, ...], ...]) -> dict[str, Any]:
+# the check's figures by name, rendered as JSON
+def _confidence_check_of(rows: tuple[tuple[JSONValue, ...], ...]) -> JSONObject:
     """The check over (confidence, recommendation, outcome, count) rows."""
     pairs: dict[tuple[float, int], int] = defaultdict(int)
     right: dict[tuple[str, str], int] = {}  # y per (recommendation, outcome): a few, compared once each
@@ -174,8 +175,8 @@ def _confidence_check_of(rows: tuple[tuple[Any, ...], ...]) -> dict[str, Any]:
     return confidence_check((c, y, n) for (c, y), n in sorted(pairs.items()))
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def confidence_bands(decisions: QuerySet["Decision"]) -> list[dict[str, Any]]:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def confidence_bands(decisions: QuerySet["Decision"]) -> list[JSONObject]:
     """Agreement by AI confidence band: how often reviewers followed the AI at each confidence,
     against how often the AI was right where the outcome is known."""
     bands: list[dict[str, float]] = [{} for _ in range(BANDS)]
@@ -209,7 +210,7 @@ def trend_interval(start: dt.date, end: dt.date) -> str:
     return "day" if days <= 62 else "week" if days <= 366 else "month"
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trust_trend(
     decisions: QuerySet["Decision"],
     *,
@@ -219,7 +220,7 @@ def trust_trend(
     recalibrate: Recalibrate | None = None,
     first: dt.date | None = None,
     last: dt.date | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """The trust-score trend over the days [start, end] with the rule of docs/reference/calibration.md,
     GET /trust-score/trend (the window's AI accuracy for every point), zero-filled, in `interval` or
     the one that suits the period's length. `first` and `last`: the whole days the window covers
@@ -247,8 +248,8 @@ def category_counts(decisions: QuerySet["Decision"]) -> dict[str, int]:
     return counts
 
 
-# Any: model rows by name (id, version, count), rendered as JSON
-def models_seen(decisions: QuerySet["Decision"]) -> list[dict[str, Any]]:
+# model rows by name (id, version, count), rendered as JSON
+def models_seen(decisions: QuerySet["Decision"]) -> list[JSONObject]:
     """The models (and versions) behind the decisions, with their counts, most used first."""
     rows = (
         decisions.order_by()
@@ -267,10 +268,10 @@ def models_seen(decisions: QuerySet["Decision"]) -> list[dict[str, Any]]:
     ]
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def exact_figures(
     decisions: QuerySet["Decision"], *, user_id: str | None, recalibrate: Recalibrate | None = None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[JSONObject, list[JSONObject]]:
     """POST /trust-score over decisions selected by exact timestamps (a bound inside a day, which the daily
     aggregates cannot honour): (the user's or the organisation's figures, the risk users of
     docs/reference/calibration.md, Risk users). Grouped in SQL over the decisions in the window."""

@@ -10,7 +10,7 @@ and subtracted when a late outcome moves a decision; nothing here needs the rows
 
 from collections.abc import Mapping
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from audit import measures
 from audit.categories import (
@@ -37,6 +37,7 @@ from audit.measures import (
     add_sums,
     contribution,
 )
+from config.jsondoc import JSONObject, JSONValue
 
 __all__ = [
     "CALIBRATED",
@@ -117,7 +118,7 @@ def delta(new: Mapping[str, float], old: Mapping[str, float]) -> dict[str, float
     return {k: v for k, v in out.items() if v != 0}
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def figures(
     sums: Mapping[str, float],
     *,
@@ -127,7 +128,7 @@ def figures(
     skill: bool = True,
     th: measures.Thresholds | None = None,
     recalibrated: bool = False,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Every figure of a user, an organisation or a period (docs/reference/calibration.md) from its
     summed aggregate columns; `pi` is the window's AI accuracy when the sums are a part of it.
     `th`: the settings read once by a caller that computes many users' figures."""
@@ -142,8 +143,8 @@ def figures(
     )
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def is_risk_user(figures: Mapping[str, Any], th: measures.Thresholds | None = None) -> bool:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def is_risk_user(figures: Mapping[str, JSONValue], th: measures.Thresholds | None = None) -> bool:
     return measures.is_risk_user(figures, th or thresholds())
 
 
@@ -165,8 +166,8 @@ RISK_USER_FIELDS = (
 )
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def risk_user_figures(sums: Mapping[str, float], th: measures.Thresholds) -> dict[str, Any] | None:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def risk_user_figures(sums: Mapping[str, float], th: measures.Thresholds) -> JSONObject | None:
     """A user's figures as the risk-user list shows them (docs/reference/calibration.md, Risk users),
     or None when the user is not a risk user: what `is_risk_user(figures(sums))` judges, computed
     by the same functions as `figures` but without the figures the list does not show, so that an

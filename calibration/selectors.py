@@ -19,6 +19,7 @@ from calibration import rules
 from calibration.models import ALL_MODELS, RiskUserState, UserDailyAggregate, UserWeeklyAggregate
 from calibration.periods import as_date, complete, period_expr, periods, trend_point, trend_summary
 from config.db import prepared
+from config.jsondoc import JSONObject, JSONValue
 from keys.models import Customer
 
 
@@ -87,10 +88,10 @@ def user_sums(
     return _typed(rules.SUM_FIELDS, row)
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_profile(
     customer: Customer, *, user_id: str, days: DayRange | None = None, model_id: str | None = None
-) -> dict[str, Any]:
+) -> JSONObject:
     """The per-user figures (docs/reference/calibration.md) over `days` (default the last 90 days)."""
     days = days or DayRange.last_days(rules.window_days())
     return {
@@ -217,12 +218,12 @@ _SCORED, _FWO, _WO, _UWU, _WU = map(_at, ("scored_n", "fwo_sum", "wo_sum", "uwu_
 RISK_JUDGED_KEPT = 200_000
 _RISK_KEY = struct.Struct(f"<{len(rules.RISK_USER_FIELDS)}d").pack
 _UNJUDGED = object()
-# Any: figures by name, or None for a reviewer who is not a risk user
-_risk_judged: dict[Thresholds, dict[bytes, Any]] = {}
+# figures by name, or None for a reviewer who is not a risk user
+_risk_judged: dict[Thresholds, dict[bytes, JSONValue]] = {}
 
 
-# Any: figures by name, or None for a reviewer who is not a risk user
-def _judged(th: Thresholds) -> dict[bytes, Any]:
+# figures by name, or None for a reviewer who is not a risk user
+def _judged(th: Thresholds) -> dict[bytes, JSONValue]:
     """The figures this process has judged under the settings `th`, by packed sums."""
     judged = _risk_judged.get(th)
     if judged is None or len(judged) > RISK_JUDGED_KEPT:
@@ -238,8 +239,8 @@ RISK_USERS_LISTED = 100  # POST /v1/trust-score lists the first 100 (all of them
 class OrganizationWindow:
     """An organisation's window read once: its figures and all its risk users, in order."""
 
-    figures: dict[str, Any]
-    risk_users: list[dict[str, Any]]
+    figures: JSONObject
+    risk_users: list[JSONObject]
 
 
 def organization_window(
@@ -277,23 +278,21 @@ def organization_window(
     return OrganizationWindow(rules.figures(sums, over=over, under=under, th=th), at_risk)
 
 
-# Any: a risk user's figures by name
-def _by_reliance_gap(user: Mapping[str, Any]) -> tuple[float, str]:
+# a risk user's figures by name
+def _by_reliance_gap(user: Mapping[str, JSONValue]) -> tuple[float, str]:
     return -(user["reliance_gap"] or 0.0), user["user_id"]
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def organization_figures(
-    customer: Customer, *, days: DayRange, model_id: str | None = None
-) -> dict[str, Any]:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def organization_figures(customer: Customer, *, days: DayRange, model_id: str | None = None) -> JSONObject:
     """An organisation's figures over `days` (see `organization_window`)."""
     return organization_window(customer, days=days, model_id=model_id).figures
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def risk_users(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int | None = None
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """The risk users over `days`, largest reliance gap first (see `organization_window`)."""
     return organization_window(customer, days=days, model_id=model_id).risk_users[:limit]
 
@@ -339,7 +338,7 @@ def _day_of(value: dt.date | dt.datetime | str) -> dt.date:
     return dt.date.fromisoformat(value[:10]) if isinstance(value, str) else as_date(value)
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend(
     customer: Customer,
     *,
@@ -347,7 +346,7 @@ def trend(
     interval: str,
     user_id: str | None = None,
     model_id: str | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """Zero-filled points per period (docs/reference/calibration.md, GET /trust-score/trend), with a
     weighted least-squares slope of the reliance gap over the complete periods. One GROUP BY period
     in SQL."""
@@ -359,10 +358,10 @@ def trend(
     return {"points": points, "trend": trend_summary(points, whole)}
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_calibration_list(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 500
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """Every user's calibration figures over `days`, risk users first (docs/reference/calibration.md, Risk
     users), then by reliance gap, largest first; users without a score last."""
     out = []

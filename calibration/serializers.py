@@ -6,6 +6,7 @@ from typing import Any
 from rest_framework import serializers
 
 from calibration import rules
+from config.jsondoc import JSONValue
 
 
 def rate() -> serializers.FloatField:
@@ -20,8 +21,8 @@ def interval() -> serializers.ListField:
     )
 
 
-# Any: a field of any type; the figures are numbers, intervals and labels
-def figure_fields() -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+# a field of any type; the figures are numbers, intervals and labels
+def figure_fields() -> dict[str, serializers.Field[JSONValue, JSONValue, JSONValue, JSONValue]]:
     """The figures of a user or an organisation (docs/reference/calibration.md), served unrounded."""
     return {
         "scored_decisions": serializers.IntegerField(),

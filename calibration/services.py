@@ -7,7 +7,7 @@ import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 from django.utils import timezone
@@ -18,6 +18,7 @@ from audit.inputs import DecisionInput
 from calibration import reporting, rules, selectors
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
 from config.db.bulk import additive_upsert
+from config.jsondoc import JSONObject, JSONValue
 from keys.models import Customer
 from webhooks.services import event_emit
 
@@ -66,10 +67,8 @@ def decision_day(decision: "Decision") -> dt.date:
     return decision.timestamp.astimezone(dt.UTC).date()
 
 
-# Any: the event's data, rendered as JSON
-def miscalibrated_event(
-    *, decision: "Decision", entry_id: str | None, source: str
-) -> tuple[str, dict[str, Any]]:
+# the event's data, rendered as JSON
+def miscalibrated_event(*, decision: "Decision", entry_id: str | None, source: str) -> tuple[str, JSONObject]:
     """trust.miscalibrated with the decision as it is now."""
     return (
         "trust.miscalibrated",
@@ -94,7 +93,7 @@ def miscalibrated_event(
 class CalibrateResult:
     decision: "Decision"
     entry_id: str
-    profile: dict[str, Any]
+    profile: JSONObject
 
 
 def decision_calibrate(*, customer: Customer, data: DecisionInput) -> CalibrateResult:
@@ -146,8 +145,8 @@ def thresholds_record(customer: Customer) -> None:
 # --- risk users ----------------------------------------------------------------------------
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str, Any]) -> bool:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str, JSONValue]) -> bool:
     """Record whether the user is at risk (docs/reference/calibration.md, Risk users); fire
     risk_user.identified when they newly become so, at most once per user per 24 hours. Returns
     whether the event fired. A user already flagged costs one indexed read and no write."""
@@ -193,8 +192,8 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str
     return fire
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def risk_users_refresh(*, customer: Customer, at_risk: Sequence[Mapping[str, Any]]) -> None:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def risk_users_refresh(*, customer: Customer, at_risk: Sequence[Mapping[str, JSONValue]]) -> None:
     """Organization scope: fire for users newly at risk, clear users who recovered. The users
     already flagged are read in one statement; only a newly flagged one costs more."""
     at_risk_ids = {row["user_id"] for row in at_risk}

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
+
+from config.jsondoc import JSONObject
 
 Format = Literal["pdf", "csv", "json"]
 FORMATS = list(get_args(Format))
 
-TEMPLATES: list[dict[str, Any]] = [
+TEMPLATES: list[JSONObject] = [
     {
         "id": "eu_ai_act",
         "name": "EU AI Act Article 14 human oversight report",
@@ -50,5 +52,5 @@ TEMPLATES: list[dict[str, Any]] = [
 TEMPLATE_IDS = [t["id"] for t in TEMPLATES]
 
 
-def template_info(template_id: str) -> dict[str, Any]:
+def template_info(template_id: str) -> JSONObject:
     return next(t for t in TEMPLATES if t["id"] == template_id)

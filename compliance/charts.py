@@ -1,13 +1,12 @@
 """The report's charts as SVG, drawn from the report data with matplotlib's SVG backend (no
 display, no fonts fetched): the trust-score trend and the subgroup comparison."""
 
-from typing import Any
-
 from config.charts import BLUE, GREY, ORANGE, plt
 from config.charts import svg as _svg
+from config.jsondoc import JSONObject
 
 
-def trust_trend(trend: dict[str, Any]) -> str:
+def trust_trend(trend: JSONObject) -> str:
     points = trend["points"]
     labels = [p["period_start"][5:] if trend["interval"] == "day" else p["period_start"] for p in points]
     x = list(range(len(points)))
@@ -39,7 +38,7 @@ def trust_trend(trend: dict[str, Any]) -> str:
     return _svg(fig)
 
 
-def subgroups(attributes: dict[str, Any], *, max_attributes: int = 3, max_groups: int = 6) -> str | None:
+def subgroups(attributes: JSONObject, *, max_attributes: int = 3, max_groups: int = 6) -> str | None:
     """Per attribute, the favourable rate of the AI's recommendations and of the humans'
     decisions per group, side by side: where the bars of one group part, review changed it."""
     names = list(attributes)[:max_attributes]
@@ -63,7 +62,7 @@ def subgroups(attributes: dict[str, Any], *, max_attributes: int = 3, max_groups
     return _svg(fig)
 
 
-def drift_chart(points: list[dict[str, Any]], *, h: float, title: str, lower: float | None = None) -> str:
+def drift_chart(points: list[JSONObject], *, h: float, title: str, lower: float | None = None) -> str:
     """A drift monitor's chart (docs/reference/drift.md, The charts): the statistic against the
     point index, the alarm limit h, a marker at each signal and a tick at each restart. For the
     probe SPRT the statistic is S and `lower` the bound of an h0 conclusion."""

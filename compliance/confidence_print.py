@@ -3,11 +3,10 @@
 verdict in words with its reason, and an absent figure explained by the verdict rather than by a
 generic "no data"."""
 
-from typing import Any
-
 from calibration.confidence import CONFIDENCE_CHECK_MIN
 from compliance import printing
 from compliance.pdf_tables import label
+from config.jsondoc import JSONObject
 
 LABELS = {
     "decisions": "Decisions with an AI confidence and an outcome",
@@ -23,7 +22,7 @@ LABELS = {
 }
 
 
-def verdict(check: dict[str, Any]) -> str:
+def verdict(check: JSONObject) -> str:
     """The verdict in words, with the reason it was not checked."""
     code = check.get("verdict")
     if code == "miscalibrated":
@@ -42,7 +41,7 @@ def verdict(check: dict[str, Any]) -> str:
     return "not checked: the fit has no finite solution (the outcomes are all alike, or the confidence separates them)"
 
 
-def facts(check: dict[str, Any]) -> list[tuple[str, str]]:
+def facts(check: JSONObject) -> list[tuple[str, str]]:
     rows = []
     unfitted = check.get("verdict") == "not_checked"
     for key, value in check.items():

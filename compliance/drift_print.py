@@ -6,6 +6,7 @@ measured" with its reason."""
 from typing import Any
 
 from compliance import printing
+from config.jsondoc import JSONObject
 
 ROWS_MAX = 200  # monitors, alarms and SPRT rows printed per table; the json export holds all
 CHARTS_MAX = 12  # monitor charts printed; the json export and the console show every monitor
@@ -24,13 +25,13 @@ def _run_length(value: float | None, se: float | None = None) -> str:
     return f"{value:,.1f}" + (f" ± {se:,.1f}" if se is not None else "")
 
 
-def who(row: dict[str, Any]) -> str:
+def who(row: JSONObject) -> str:
     return (
         str(row["user_id"]) if row.get("scope", "user") == "user" and row.get("user_id") else "organisation"
     )
 
 
-def _monitor(m: dict[str, Any]) -> dict[str, Any]:
+def _monitor(m: JSONObject) -> JSONObject:
     sprt = m.get("sprt")
     if sprt:
         limit = f"p0 {sprt['p0']:g}, p1 {sprt['p1']:g}, alpha {sprt['alpha']:g}, beta {sprt['beta']:g}"
@@ -65,7 +66,7 @@ def _monitor(m: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _alarm(a: dict[str, Any]) -> dict[str, Any]:
+def _alarm(a: JSONObject) -> JSONObject:
     hours = a["hours_to_acknowledge"]
     if a["acknowledged_at"]:
         triage = (
@@ -86,7 +87,7 @@ def _alarm(a: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _sprt(row: dict[str, Any]) -> dict[str, Any]:
+def _sprt(row: JSONObject) -> JSONObject:
     return {
         "who": str(row["user_id"]) if row.get("user_id") else "organisation",
         "model": row.get("model_id") or "every model",
@@ -108,7 +109,7 @@ def _cut(rows: list[Any], what: str) -> tuple[list[Any], str]:
     ], f"The first {ROWS_MAX:,} of {len(rows):,} {what} are printed; the json export holds all."
 
 
-def drift_monitoring(data: dict[str, Any]) -> dict[str, Any]:
+def drift_monitoring(data: JSONObject) -> JSONObject:
     totals = data["totals"]
     monitors, monitors_note = _cut(data["monitors"], "monitors")
     alarms, alarms_note = _cut(data["alarms"], "alarms")

@@ -5,9 +5,9 @@ conclusions per reviewer, and their totals. Built from the rows `drift.reporting
 the database, so the status rule and the recommendations can be checked on plain rows."""
 
 import datetime as dt
-from typing import Any
 
 from compliance import citations
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 
 STATEMENT = (
@@ -55,8 +55,8 @@ ALARM_FIELDS = (
 )
 
 
-# Any: the rows' JSON members
-def monitor_row(monitor: dict[str, Any], *, days: float) -> dict[str, Any]:
+# the rows' JSON members
+def monitor_row(monitor: JSONObject, *, days: float) -> JSONObject:
     """A monitor in force in the period, with its calibration's figures and the false alarms its
     ARL0 leads one to expect per 30 days at the period's pace."""
     calibration = monitor.get("calibration") or {}
@@ -81,7 +81,7 @@ def monitor_row(monitor: dict[str, Any], *, days: float) -> dict[str, Any]:
     }
 
 
-def alarm_row(alarm: dict[str, Any], *, start: dt.datetime, end: dt.datetime) -> dict[str, Any]:
+def alarm_row(alarm: JSONObject, *, start: dt.datetime, end: dt.datetime) -> JSONObject:
     """An alarm as it stood at the period's end: an acknowledgement after the end is not shown,
     so the same report can be made again later."""
     acknowledged_at: dt.datetime | None = alarm.get("acknowledged_at")
@@ -106,8 +106,8 @@ def alarm_row(alarm: dict[str, Any], *, start: dt.datetime, end: dt.datetime) ->
 
 
 def _alarms_of_period(
-    alarms: list[dict[str, Any]], *, start: dt.datetime, end: dt.datetime
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    alarms: list[JSONObject], *, start: dt.datetime, end: dt.datetime
+) -> tuple[list[JSONObject], list[JSONObject]]:
     """The alarms the report lists (in the period, or open at its end), newest first, and those
     raised in the period."""
     before_end = sorted(
@@ -125,9 +125,7 @@ def _alarms_of_period(
     return listed, raised
 
 
-def _totals(
-    monitors: list[dict[str, Any]], alarms: list[dict[str, Any]], raised: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _totals(monitors: list[JSONObject], alarms: list[JSONObject], raised: list[JSONObject]) -> JSONObject:
     return {
         "monitors": len(monitors),
         "alarms_raised": len(raised),
@@ -140,15 +138,15 @@ def _totals(
 
 
 def section(
-    rows: dict[str, Any], *, start: dt.datetime, end: dt.datetime, template: str, per_person: bool
-) -> dict[str, Any]:
+    rows: JSONObject, *, start: dt.datetime, end: dt.datetime, template: str, per_person: bool
+) -> JSONObject:
     """The `drift_monitoring` member from `rows` (`monitors`, `alarms` raised before the period's
     end, `sprt_conclusions`). Without the per-person permission the `user` monitors, their alarms
     and the SPRT rows are left out and `reviewers_withheld` says so; the totals count them all."""
     days = (end - start).total_seconds() / 86400
     monitors = [monitor_row(m, days=days) for m in rows["monitors"]]
     alarms, raised = _alarms_of_period(rows["alarms"], start=start, end=end)
-    out: dict[str, Any] = {
+    out: JSONObject = {
         "evidences": citations.point("drift_monitoring", template),
         "statement": STATEMENT,
         "monitors": monitors,
@@ -165,7 +163,7 @@ def section(
     return out
 
 
-def unacknowledged(rows: dict[str, Any], *, end: dt.datetime) -> list[str]:
+def unacknowledged(rows: JSONObject, *, end: dt.datetime) -> list[str]:
     """The ids of the alarms raised before the period's end and not acknowledged by it, oldest
     first: each holds the EU AI Act report at NEEDS_REVIEW (docs/reference/reports.md,
     "Compliance status (this report only)")."""
@@ -177,7 +175,7 @@ def unacknowledged(rows: dict[str, Any], *, end: dt.datetime) -> list[str]:
     return [a["alarm_id"] for a in sorted(open_, key=lambda a: (a["raised_at"], a["alarm_id"]))]
 
 
-def recommendations(drift: dict[str, Any]) -> list[dict[str, Any]]:
+def recommendations(drift: JSONObject) -> list[JSONObject]:
     """One item per alarm of the period still open at its end, and one per alarm acknowledged
     `use_suspended` (the deployer suspended the system's use: its return needs evidence)."""
     recs = []

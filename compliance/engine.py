@@ -2,18 +2,18 @@
 An admin key sees the platform's jobs; any other key sees its own customer's."""
 
 import datetime as dt
-from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
 from compliance import platform, selectors
 from config.heartbeat import workers_online
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from keys.models import Customer
 
 
-def _figures(counts: dict[str, int], failed: int, last_completed_at: dt.datetime | None) -> dict[str, Any]:
+def _figures(counts: dict[str, int], failed: int, last_completed_at: dt.datetime | None) -> JSONObject:
     return {
         "queued_exports": counts["queued"],
         "processing_exports": counts["processing"],
@@ -22,7 +22,7 @@ def _figures(counts: dict[str, int], failed: int, last_completed_at: dt.datetime
     }
 
 
-def engines() -> list[dict[str, Any]]:
+def engines() -> list[JSONObject]:
     online = workers_online()
     figures = _figures(
         platform.platform_export_status_counts(),
@@ -41,7 +41,7 @@ def engines() -> list[dict[str, Any]]:
     ]
 
 
-def customer_engines(customer: Customer) -> dict[str, dict[str, Any]]:
+def customer_engines(customer: Customer) -> dict[str, JSONObject]:
     figures = _figures(
         selectors.export_status_counts(customer=customer),
         selectors.export_failed_since(since=timezone.now() - dt.timedelta(hours=24), customer=customer),
@@ -50,10 +50,10 @@ def customer_engines(customer: Customer) -> dict[str, dict[str, Any]]:
     return {"report_generation": figures}
 
 
-def metrics() -> dict[str, Any]:
+def metrics() -> JSONObject:
     counts = platform.platform_export_status_counts()
     return {"exports": counts, "queues": {"exports_queued": counts["queued"]}}
 
 
-def customer_metrics(customer: Customer) -> dict[str, Any]:
+def customer_metrics(customer: Customer) -> JSONObject:
     return {"exports": selectors.export_status_counts(customer=customer)}

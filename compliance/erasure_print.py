@@ -3,10 +3,9 @@ docs/reference/erasure.md): a sentence with the counts, and one row per erasure,
 named as the law names it, one completed after the period as "erased on DATE, after the period".
 No erased value is in the data, so none can be printed."""
 
-from typing import Any
-
 from audit.selectors import LEGAL_BASIS_NAMES
 from compliance import printing
+from config.jsondoc import JSONObject
 
 TARGETS = {"subject_id": "a data subject", "user_id": "a reviewer", "retention": "the retention policy"}
 
@@ -15,13 +14,13 @@ def basis(code: str) -> str:
     return LEGAL_BASIS_NAMES.get(code, code)
 
 
-def _completed(item: dict[str, Any]) -> str:
+def _completed(item: JSONObject) -> str:
     if item.get("after_period"):
         return f"erased on {printing.when(item['completed_at'])[:10]}, after the period"
     return printing.when(item["completed_at"])
 
 
-def erasures(data: dict[str, Any]) -> dict[str, Any]:
+def erasures(data: JSONObject) -> JSONObject:
     total = data.get("count", 0)
     after = data.get("completed_after_period", 0)
     if not total:

@@ -2,13 +2,12 @@
 gathered evidence. Article 14(4) lists what human oversight must enable, (a) to (e); the
 executive summary says what the service measured for each."""
 
-from typing import Any
-
 from audit.measures_stats import N_TOLERANCE
 from calibration import rules
 from compliance import drift_report, printing, recommendations
 from compliance.citations import cite
 from compliance.evidence import SERIOUS, UNRESOLVED
+from config.jsondoc import JSONObject
 
 COMPLIANT = "COMPLIANT"
 NEEDS_REVIEW = "NEEDS_REVIEW"
@@ -28,8 +27,8 @@ def _pct(value: float) -> str:
 
 def compliance_status(
     *,
-    org: dict[str, Any],
-    users: list[dict[str, Any]],
+    org: JSONObject,
+    users: list[JSONObject],
     open_serious: list[str],
     rubber_stampers: int,
     drift_alarms: list[str] | None = None,
@@ -61,7 +60,7 @@ def compliance_status(
     )
 
 
-def _non_compliant(org: dict[str, Any], open_serious: list[str]) -> list[str]:
+def _non_compliant(org: JSONObject, open_serious: list[str]) -> list[str]:
     th = rules.thresholds()
     out = []
     if "critical" in open_serious:
@@ -80,7 +79,7 @@ def _non_compliant(org: dict[str, Any], open_serious: list[str]) -> list[str]:
 
 
 def _needs_review(
-    users: list[dict[str, Any]], open_serious: list[str], rubber_stampers: int, drift_alarms: list[str]
+    users: list[JSONObject], open_serious: list[str], rubber_stampers: int, drift_alarms: list[str]
 ) -> list[str]:
     out = []
     if "high" in open_serious:
@@ -103,7 +102,7 @@ def _needs_review(
     return out
 
 
-def _insufficient(org: dict[str, Any], users: list[dict[str, Any]]) -> list[str]:
+def _insufficient(org: JSONObject, users: list[JSONObject]) -> list[str]:
     th = rules.thresholds()
     out = []
     undecided = [u for u in users if u["category"] == rules.INSUFFICIENT_DATA]
@@ -142,7 +141,7 @@ def _insufficient(org: dict[str, Any], users: list[dict[str, Any]]) -> list[str]
     return out
 
 
-def _open_serious(evidence: dict[str, Any]) -> list[str]:
+def _open_serious(evidence: JSONObject) -> list[str]:
     """Severities of the open (unresolved) high or critical alerts: amplification alerts not
     yet resolved, and the period's bias alerts (they have no triage state: each one stands)."""
     severities = [a["severity"] for a in evidence["amplification"]["unresolved_high_or_critical"]]
@@ -154,11 +153,11 @@ def _open_serious(evidence: dict[str, Any]) -> list[str]:
 
 def status_of(
     *,
-    org: dict[str, Any],
-    users: list[dict[str, Any]],
-    alerts: dict[str, Any],
+    org: JSONObject,
+    users: list[JSONObject],
+    alerts: JSONObject,
     rubber_stampers: int,
-    drift: dict[str, Any],
+    drift: JSONObject,
 ) -> str:
     """The compliance status alone (the CSV format, which holds only the decision log, is judged by
     the same rule)."""
@@ -171,7 +170,7 @@ def status_of(
     )[0]
 
 
-def drift_monitoring(evidence: dict[str, Any], template: str) -> dict[str, Any]:
+def drift_monitoring(evidence: JSONObject, template: str) -> JSONObject:
     """The `drift_monitoring` member of either template (compliance/drift_report.py)."""
     drift = evidence["drift"]
     return drift_report.section(
@@ -187,7 +186,7 @@ def _ratio(num: int, den: int) -> float | None:
     return round(num / den, 6) if den else None
 
 
-def executive_summary(evidence: dict[str, Any]) -> dict[str, Any]:
+def executive_summary(evidence: JSONObject) -> JSONObject:
     org = evidence["organisation"]
     counts = org["counts"]
     total = org["decisions"]
@@ -229,7 +228,7 @@ def executive_summary(evidence: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
+def oversight_measures(evidence: JSONObject) -> list[JSONObject]:
     """Article 14(4)(a) to (e): what the service measured for each, in sentences."""
     org = evidence["organisation"]
     counts = org["counts"]
@@ -296,7 +295,7 @@ def oversight_measures(evidence: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dict[str, Any]:
+def sections(evidence: JSONObject, log_preview: list[JSONObject]) -> JSONObject:
     summary = executive_summary(evidence)
     summary["oversight_measures"] = oversight_measures(evidence)
     summary["system_description"] = evidence["system_description"]

@@ -17,6 +17,7 @@ from bias.domain import DETECTION_WINDOW_DAYS
 from calibration import reporting, rules
 from calibration import services as calibration_services
 from compliance import citations, profiles
+from config.jsondoc import JSONObject
 from config.timeutils import iso8601, isoformat
 from drift import reporting as drift_reporting
 from fairness import selectors as fairness_selectors
@@ -60,7 +61,7 @@ class Scope:
         )
 
 
-def _amplification_item(alert: Any, *, in_period: bool) -> dict[str, Any]:
+def _amplification_item(alert: Any, *, in_period: bool) -> JSONObject:
     """An amplification alert with what its analysis measured (the signal's metric, both groups'
     rates and sizes, the window of decisions) and whether it was created or changed in the
     period (`in_period`; the others are listed because they are still open and serious)."""
@@ -102,7 +103,7 @@ def _amplification_item(alert: Any, *, in_period: bool) -> dict[str, Any]:
     }
 
 
-def _bias_item(alert: Any) -> dict[str, Any]:
+def _bias_item(alert: Any) -> JSONObject:
     """A bias alert with its findings (what each compared, with rates, sizes, p and q values) and
     the window its analysis read (docs/reference/bias.md, Window and scope). It has no triage
     state: its history is its creation by bias detection."""
@@ -129,7 +130,7 @@ def _counts(qs: Any, field: str) -> dict[str, int]:
     return {row[field]: row["n"] for row in rows}
 
 
-def _amplification(scope: Scope) -> dict[str, Any]:
+def _amplification(scope: Scope) -> JSONObject:
     model_ids = scope.filters.get("model_ids")
     qs = fairness_selectors.alerts_for_report(scope.customer, until=scope.end, model_ids=model_ids)
     by_status = _counts(qs, "status")
@@ -154,7 +155,7 @@ def _amplification(scope: Scope) -> dict[str, Any]:
     }
 
 
-def _bias_alerts(scope: Scope) -> dict[str, Any]:
+def _bias_alerts(scope: Scope) -> JSONObject:
     qs = bias_selectors.bias_alerts_for_report(
         customer=scope.customer, since=scope.start, until=scope.end, model_ids=scope.filters.get("model_ids")
     )
@@ -166,7 +167,7 @@ def _bias_alerts(scope: Scope) -> dict[str, Any]:
     }
 
 
-def _subgroups(scope: Scope) -> dict[str, Any]:
+def _subgroups(scope: Scope) -> JSONObject:
     model_ids = scope.filters.get("model_ids") or []
     report = bias_selectors.subgroup_report(
         customer=scope.customer,
@@ -207,17 +208,17 @@ VIGILANCE_POINT = citations.point("vigilance", citations.EU_AI_ACT)
 PER_PERSON_WITHHELD = citations.withheld(citations.EU_AI_ACT)
 
 
-def _narrow(scope: Scope) -> dict[str, Any]:
+def _narrow(scope: Scope) -> JSONObject:
     return {"model_id": scope.filters.get("model_ids"), "user_id": scope.filters.get("user_ids")}
 
 
-def _reviewer_rows(scope: Scope, users: Sequence[Mapping[str, object]]) -> dict[str, Any]:
+def _reviewer_rows(scope: Scope, users: Sequence[Mapping[str, object]]) -> JSONObject:
     """The rows per reviewer, or, without the per-person permission, a member saying they are
     withheld (so that no reader takes their absence for "no reviewer")."""
     return {"reviewers": users} if scope.per_person else {"reviewers_withheld": PER_PERSON_WITHHELD}
 
 
-def _oversight(scope: Scope) -> dict[str, Any]:
+def _oversight(scope: Scope) -> JSONObject:
     """Review effort and vigilance over the report's period and its reviewer and model filters
     (the calibration filter does not apply). Review effort leaves probes out; vigilance is the
     probes alone."""
@@ -247,7 +248,7 @@ def rubber_stampers(scope: Scope) -> int:
     ).flagged
 
 
-def drift(scope: Scope) -> dict[str, Any]:
+def drift(scope: Scope) -> JSONObject:
     """The drift monitors' rows of the period and filters (compliance/drift_report.py builds each
     template's member from them), with the period and whether rows per reviewer may be shown."""
     rows = drift_reporting.report_rows(
@@ -260,12 +261,12 @@ def drift(scope: Scope) -> dict[str, Any]:
     return {"rows": rows, "start": scope.start, "end": scope.end, "per_person": scope.per_person}
 
 
-def alerts(scope: Scope) -> dict[str, Any]:
+def alerts(scope: Scope) -> JSONObject:
     """The period's bias alerts and the amplification alerts raised before its end."""
     return {"bias_alerts": _bias_alerts(scope), "amplification": _amplification(scope)}
 
 
-def previous_period(scope: Scope) -> dict[str, Any] | None:
+def previous_period(scope: Scope) -> JSONObject | None:
     """The figures of the period of the same length just before the report's, same filters
     (what changed since), or None when it holds no decision."""
     length = scope.end - scope.start
@@ -300,7 +301,7 @@ def _whole_days(scope: Scope) -> tuple[dt.date, dt.date]:
     return first, last
 
 
-def _with_versions(profiles: list[dict[str, Any]], models: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _with_versions(profiles: list[JSONObject], models: list[JSONObject]) -> list[JSONObject]:
     """Each model's profile with the versions its decisions of the period name
     (`versions_in_period`: model_version and decisions), which the report prints as the version
     in use; the profile's own `version` is what its editor declared."""
@@ -317,7 +318,7 @@ def _with_versions(profiles: list[dict[str, Any]], models: list[dict[str, Any]])
     ]
 
 
-def gather(scope: Scope) -> dict[str, Any]:
+def gather(scope: Scope) -> JSONObject:
     """Every figure both templates draw on. Features that add report figures put them here
     under their own key (`review_effort`, `vigilance`, `checkpoint`, `erasures`); the templates print
     "not measured" with the reason while a key is absent."""

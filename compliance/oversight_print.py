@@ -2,7 +2,7 @@
 _review_effort.html and _vigilance.html): rates as percentages with one decimal, counts with
 thousands separators, an absent figure as "not measured" with its reason."""
 
-from typing import Any
+from config.jsondoc import JSONObject
 
 ROWS_MAX = 200  # reviewers printed per table; the json export holds all
 
@@ -28,7 +28,7 @@ def seconds(value: float | None, reason: str) -> str:
     return f"not measured ({reason})" if value is None else f"{value:,.1f}{NBSP}s"
 
 
-def _note(data: dict[str, Any]) -> str:
+def _note(data: JSONObject) -> str:
     if "reviewers_withheld" in data:
         return str(data["reviewers_withheld"])
     rows = data["reviewers"]
@@ -49,7 +49,7 @@ EFFORT_COLUMNS = {
 VIGILANCE_COLUMNS = {"catch_rate": "Catch rate", "catch_interval": "95% interval", "d_prime": "d'"}
 
 
-def absent_once(rows: list[dict[str, Any]], columns: dict[str, str]) -> str:
+def absent_once(rows: list[JSONObject], columns: dict[str, str]) -> str:
     """A table's absent cells print "not measured" alone; each column's reasons are said once,
     in the note under the table (the sentence returned)."""
     reasons: dict[str, list[str]] = {}
@@ -66,7 +66,7 @@ def absent_once(rows: list[dict[str, Any]], columns: dict[str, str]) -> str:
     )
 
 
-def review_effort(data: dict[str, Any]) -> dict[str, Any]:
+def review_effort(data: JSONObject) -> JSONObject:
     team = data["team"]
     no_timed = "no timed decision"
     out = {
@@ -111,7 +111,7 @@ def review_effort(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _probe_row(figures: dict[str, Any]) -> dict[str, Any]:
+def _probe_row(figures: JSONObject) -> JSONObject:
     return {
         "probes": count(figures["probes"]),
         "known_wrong": count(figures["known_wrong"]),
@@ -127,14 +127,14 @@ def _probe_row(figures: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _d_prime(figures: dict[str, Any]) -> str:
+def _d_prime(figures: JSONObject) -> str:
     if figures["d_prime"] is not None:
         return f"{figures['d_prime']:.2f}"
     missing = "known_wrong" if figures["known_wrong"] == 0 else "known_right"
     return f"not measured (no {missing} probe)"
 
 
-def vigilance(data: dict[str, Any]) -> dict[str, Any]:
+def vigilance(data: JSONObject) -> JSONObject:
     reviewers = [{"user_id": r["user_id"], **_probe_row(r)} for r in data.get("reviewers", [])[:ROWS_MAX]]
     return {
         "evidences": data["evidences"],

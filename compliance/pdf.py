@@ -38,6 +38,7 @@ from compliance.pdf_blocks import FEATURE_SECTIONS, blocks, feature_block, recom
 from compliance.pdf_summary import summary
 from compliance.pdf_tables import LOG_CHARS, widths
 from compliance.report import LOG_SECTION, HashingWriter, Report, write_decision_log_csv
+from config.jsondoc import JSONObject
 from drift import reporting as drift_reporting
 from drift.charts import Sprt
 
@@ -61,8 +62,8 @@ def _svg_uri(svg: str | None) -> str | None:
     return None if svg is None else "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
 
 
-def _charts(report: Report) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
+def _charts(report: Report) -> dict[str, JSONObject]:
+    out: dict[str, JSONObject] = {}
     for section_id, kind in CHART_SECTIONS[report.template].items():
         section = report.data["sections"][section_id]
         if kind == "trend":
@@ -77,13 +78,13 @@ def _charts(report: Report) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _sections(report: Report, info: dict[str, Any]) -> list[dict[str, Any]]:
+def _sections(report: Report, info: JSONObject) -> list[JSONObject]:
     chart_by_section = _charts(report)
     features = FEATURE_SECTIONS[report.template]
     out = []
     for section in info["sections"]:
         body = report.data["sections"][section["id"]]
-        parts: list[dict[str, Any]] = []
+        parts: list[JSONObject] = []
         if section["id"] == "executive_summary":
             parts.extend({"kind": "paragraph", "text": p, "lead": True} for p in summary(report))
         if section["id"] in chart_by_section and chart_by_section[section["id"]]["uri"]:
@@ -109,7 +110,7 @@ def _sections(report: Report, info: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _add_drift_charts(report: Report, drift: dict[str, Any], feature: list[dict[str, Any]]) -> None:
+def _add_drift_charts(report: Report, drift: JSONObject, feature: list[JSONObject]) -> None:
     """A chart per monitor with an alarm in the period (the first CHARTS_MAX), drawn from its
     points of the period (docs/reference/reports.md, Drift monitoring)."""
     partial = next((block for block in feature if block["kind"] == "partial"), None)
@@ -134,7 +135,7 @@ def _add_drift_charts(report: Report, drift: dict[str, Any], feature: list[dict[
         partial["figures"]["charts"].append({"uri": _svg_uri(svg), "caption": caption})
 
 
-def sprt_bounds(sprt: dict[str, Any]) -> tuple[float, float]:
+def sprt_bounds(sprt: JSONObject) -> tuple[float, float]:
     test = Sprt(sprt["p0"], sprt["p1"], sprt["alpha"], sprt["beta"])
     return test.upper_bound, test.lower_bound
 

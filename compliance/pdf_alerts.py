@@ -3,9 +3,9 @@ it measured (the metric, the groups compared with their rates and sizes, the p a
 window of decisions), and every count sentence is followed by exactly the alerts it counts."""
 
 from collections.abc import Iterable
-from typing import Any
 
 from compliance import printing
+from config.jsondoc import JSONObject
 
 ALERT_STATUS_ORDER = ("open", "acknowledged", "resolved", "false_positive")
 SEVERITY_ORDER = ("critical", "high", "medium", "low")
@@ -16,7 +16,7 @@ NO_TEST = (
 )
 
 
-def history_rows(history: list[dict[str, Any]]) -> list[list[str]]:
+def history_rows(history: list[JSONObject]) -> list[list[str]]:
     return [
         [
             printing.when(change.get("at")),
@@ -29,25 +29,25 @@ def history_rows(history: list[dict[str, Any]]) -> list[list[str]]:
     ]
 
 
-def window(item: dict[str, Any]) -> str:
+def window(item: JSONObject) -> str:
     bounds = item.get("window") or {}
     if not bounds.get("from") or not bounds.get("to"):
         return "not recorded"
     return f"decisions made from {printing.when(bounds['from'])} to {printing.when(bounds['to'])}"
 
 
-def _group(data: dict[str, Any], role: str) -> str:
+def _group(data: JSONObject, role: str) -> str:
     return f"{data.get('name') or 'unknown'} ({role}, {printing.count(data.get('decisions'))} decisions)"
 
 
-def _metric(item: dict[str, Any]) -> str:
+def _metric(item: JSONObject) -> str:
     metric, reported = item.get("metric_name"), item.get("metric_value")
     if not metric or not isinstance(reported, int | float):
         return "not recorded"
     return f"{metric} = {printing.score(reported)}, reported by {item.get('external_tool') or 'the fairness tool'}"
 
 
-def _rates_table(privileged: dict[str, Any], unprivileged: dict[str, Any]) -> dict[str, Any] | None:
+def _rates_table(privileged: JSONObject, unprivileged: JSONObject) -> JSONObject | None:
     """Both groups' AI and human rates per decision value, side by side."""
     rates = [(g.get("aiRates") or {}, g.get("humanRates") or {}) for g in (privileged, unprivileged)]
     values = sorted({v for pair in rates for part in pair for v in part})
@@ -60,7 +60,7 @@ def _rates_table(privileged: dict[str, Any], unprivileged: dict[str, Any]) -> di
     }
 
 
-def _amplification(item: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, Any] | None]:
+def _amplification(item: JSONObject) -> tuple[list[tuple[str, str]], JSONObject | None]:
     groups = item.get("groups") or {}
     privileged, unprivileged = groups.get("privileged") or {}, groups.get("unprivileged") or {}
     direction = f" ({item['direction']})" if item.get("direction") else ""
@@ -85,7 +85,7 @@ def _amplification(item: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[st
     return facts, _rates_table(privileged, unprivileged)
 
 
-def _finding_row(finding: dict[str, Any]) -> list[str]:
+def _finding_row(finding: JSONObject) -> list[str]:
     sizes = finding.get("sample_sizes") or {}
     value = finding.get("value")
     if finding.get("bias_type") == "disparate_impact":
@@ -116,7 +116,7 @@ def _finding_row(finding: dict[str, Any]) -> list[str]:
     ]
 
 
-def _bias(item: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, Any] | None]:
+def _bias(item: JSONObject) -> tuple[list[tuple[str, str]], JSONObject | None]:
     facts = [
         ("Model", item.get("model_id") or "all models"),
         ("Raised by", f"bias detection for decision {item.get('decision_id')}"),
@@ -146,7 +146,7 @@ def _bias(item: dict[str, Any]) -> tuple[list[tuple[str, str]], dict[str, Any] |
     return facts, table
 
 
-def alert_entry(item: dict[str, Any]) -> dict[str, Any]:
+def alert_entry(item: JSONObject) -> JSONObject:
     amplification = "amplification_score" in item
     facts, table = _amplification(item) if amplification else _bias(item)
     kind = "Amplification alert" if amplification else "Bias alert"
@@ -160,11 +160,11 @@ def alert_entry(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def alerts_block(title: str, items: list[dict[str, Any]], intro: str) -> dict[str, Any]:
+def alerts_block(title: str, items: list[JSONObject], intro: str) -> JSONObject:
     return {"kind": "alerts", "title": title, "intro": intro, "alerts": [alert_entry(i) for i in items]}
 
 
-def _listed(counted: int, items: list[dict[str, Any]]) -> str:
+def _listed(counted: int, items: list[JSONObject]) -> str:
     """What follows a count sentence: all of them, or the first ones when the list is capped."""
     if not items:
         return ""
@@ -173,7 +173,7 @@ def _listed(counted: int, items: list[dict[str, Any]]) -> str:
     return " Each is listed below." if counted > 1 else " It is listed below."
 
 
-def _still_open(earlier: list[dict[str, Any]]) -> dict[str, Any]:
+def _still_open(earlier: list[JSONObject]) -> JSONObject:
     return alerts_block(
         "Raised before the period and still open",
         earlier,
@@ -182,7 +182,7 @@ def _still_open(earlier: list[dict[str, Any]]) -> dict[str, Any]:
     )
 
 
-def amplification_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[str, Any]]:
+def amplification_blocks(value: JSONObject, *, list_alerts: bool) -> Iterable[JSONObject]:
     items = value.get("items") or [] if list_alerts else []
     in_period = [i for i in items if i.get("in_period", True)]
     earlier = [i for i in items if not i.get("in_period", True)]
@@ -209,7 +209,7 @@ def amplification_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterabl
         yield _still_open(earlier)
 
 
-def bias_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[str, Any]]:
+def bias_blocks(value: JSONObject, *, list_alerts: bool) -> Iterable[JSONObject]:
     items = value.get("items") or [] if list_alerts else []
     total = value.get("total", 0)
     intro = (
@@ -221,7 +221,7 @@ def bias_blocks(value: dict[str, Any], *, list_alerts: bool) -> Iterable[dict[st
     yield alerts_block("Bias alerts", items, intro)
 
 
-def incident_blocks(key: str, items: list[dict[str, Any]]) -> Iterable[dict[str, Any]]:
+def incident_blocks(key: str, items: list[JSONObject]) -> Iterable[JSONObject]:
     """The alerts of a list (an incidents section), each with its status history; amplification
     alerts created or changed in the period apart from the serious ones still open from before."""
     title = "Amplification alerts" if key == "amplification_alerts" else "Bias alerts"

@@ -2,12 +2,12 @@
 report (docs/reference/reports.md, "How to verify a report")."""
 
 import json
-from typing import Any
 
 from compliance import printing
 from compliance.pdf_blocks import FEATURES, covered_sentence
 from compliance.pdf_tables import label
 from compliance.report import LOG_SECTION, Report, generation_members
+from config.jsondoc import JSONObject
 
 PDF_LOG_ROWS = 200  # decision-log rows printed; beyond, the whole log is embedded as CSV
 LOG_COLUMNS = [
@@ -63,7 +63,7 @@ def log_rows(report: Report) -> list[list[tuple[str, bool]]]:
     return out
 
 
-def verification(report: Report) -> dict[str, Any]:
+def verification(report: Report) -> JSONObject:
     """What Appendix C prints: the recipe's inputs, each exactly as the steps use it."""
     log = LOG_SECTION[report.template]
     section = report.data["sections"][log]

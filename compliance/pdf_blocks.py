@@ -18,6 +18,7 @@ from compliance import (
 )
 from compliance.pdf_alerts import amplification_blocks, bias_blocks, incident_blocks
 from compliance.pdf_tables import is_counts, is_scalar_list, label, table
+from config.jsondoc import JSONObject
 
 # Thresholds the Texas report borrows from the EU AI Act report (compliance/recommendations.py).
 BORROWED = {"overtrust_rate"}
@@ -69,7 +70,7 @@ PRINTERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def feature_block(key: str, value: Any, template: str) -> Iterable[dict[str, Any]]:
+def feature_block(key: str, value: Any, template: str) -> Iterable[JSONObject]:
     title, absent = FEATURES[key]
     yield {"kind": "heading", "text": title, "depth": 1}
     yield {"kind": "paragraph", "text": citations.point(key, template), "note": True}
@@ -100,7 +101,7 @@ def _is_fact(key: str, value: Any) -> bool:
     )
 
 
-def _alert_blocks(key: str, item: Any, list_alerts: bool) -> Iterable[dict[str, Any]] | None:
+def _alert_blocks(key: str, item: Any, list_alerts: bool) -> Iterable[JSONObject] | None:
     """The alert cards of an alerts member, or None when `key` holds no alerts."""
     if key == "amplification_alerts" and isinstance(item, dict):
         return amplification_blocks(item, list_alerts=list_alerts)
@@ -111,7 +112,7 @@ def _alert_blocks(key: str, item: Any, list_alerts: bool) -> Iterable[dict[str, 
     return None
 
 
-def _attribute_tables(attributes: dict[str, Any]) -> Iterable[dict[str, Any]]:
+def _attribute_tables(attributes: JSONObject) -> Iterable[JSONObject]:
     if not attributes:
         yield {"kind": "paragraph", "text": "No subgroup attribute was recorded in the period."}
     for name, attribute in attributes.items():
@@ -122,7 +123,7 @@ def _attribute_tables(attributes: dict[str, Any]) -> Iterable[dict[str, Any]]:
         )
 
 
-def _member_blocks(key: str, item: Any, depth: int) -> Iterable[dict[str, Any]]:
+def _member_blocks(key: str, item: Any, depth: int) -> Iterable[JSONObject]:
     """A member that is not a fact: a list of rows as a table, a dict under its own heading (the
     chain's range as a sentence, the subgroup attributes as a table each)."""
     if isinstance(item, list):
@@ -144,7 +145,7 @@ def _member_blocks(key: str, item: Any, depth: int) -> Iterable[dict[str, Any]]:
         yield from blocks(item, depth=depth + 1)
 
 
-def blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) -> Iterable[dict[str, Any]]:
+def blocks(value: JSONObject, *, depth: int = 0, list_alerts: bool = True) -> Iterable[JSONObject]:
     facts = [(label(k), printing.figure(k, v)) for k, v in value.items() if _is_fact(k, v)]
     facts += [(label(k), printing.by_key(v)) for k, v in value.items() if is_counts(v)]
     if facts:
@@ -156,7 +157,7 @@ def blocks(value: dict[str, Any], *, depth: int = 0, list_alerts: bool = True) -
         yield from alerts if alerts is not None else _member_blocks(key, item, depth)
 
 
-def recommendation_rows(recommendations: list[dict[str, Any]], template: str) -> dict[str, Any]:
+def recommendation_rows(recommendations: list[JSONObject], template: str) -> JSONObject:
     rows = []
     for rec in recommendations:
         key = str(rec["figure"]).split(".")[-1]

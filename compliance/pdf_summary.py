@@ -1,11 +1,11 @@
 """The finding in sentences, printed first in each PDF (docs/reference/reports.md)."""
 
 import datetime as dt
-from typing import Any
 
 from compliance import printing
 from compliance.evidence import SERIOUS
 from compliance.report import Report
+from config.jsondoc import JSONObject
 
 
 def summary(report: Report) -> list[str]:
@@ -65,7 +65,7 @@ def summary(report: Report) -> list[str]:
     return paragraphs
 
 
-def calibration_sentence(org: dict[str, Any]) -> str:
+def calibration_sentence(org: JSONObject) -> str:
     """The trust score against what was attainable, the over-trust rate with its interval, the
     category (docs/reference/calibration.md)."""
     ci = org["overtrust_rate_ci"]
@@ -82,7 +82,7 @@ def calibration_sentence(org: dict[str, Any]) -> str:
     )
 
 
-def sections_users(report: Report) -> list[dict[str, Any]]:
+def sections_users(report: Report) -> list[JSONObject]:
     sections = report.data["sections"]
     if report.template == "eu_ai_act":
         return list(sections["trust_calibration_analysis"]["users"])
@@ -129,7 +129,7 @@ def _then_now(name: str, then: float | None, now: float | None, kind: str) -> st
     return f"{text} ({change})"
 
 
-def change_sentence(report: Report, total: int, counts: dict[str, int], org: dict[str, Any]) -> str:
+def change_sentence(report: Report, total: int, counts: dict[str, int], org: JSONObject) -> str:
     """The previous period of the same length beside this one: each figure's two values and the
     change, never a change alone (a fall of one rate can hide the rise of another)."""
     previous = report.data["summary"].get("previous_period")

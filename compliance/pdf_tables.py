@@ -4,6 +4,7 @@ printed for wide tables, and column widths that fit the content so nothing is cu
 from typing import Any
 
 from compliance import printing
+from config.jsondoc import JSONObject
 
 NOWRAP_CELL = 16  # a table cell this short never wraps (identifiers, figures, enumerations)
 # How many characters of table text fit across the page (DejaVu Sans digits are 0.64 em wide; the
@@ -111,14 +112,14 @@ def label(key: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def cell_value(row: dict[str, Any], column: str) -> Any:
+def cell_value(row: JSONObject, column: str) -> Any:
     value: Any = row
     for part in column.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     return value
 
 
-def table(key: str, rows: list[dict[str, Any]], title: str) -> dict[str, Any]:
+def table(key: str, rows: list[JSONObject], title: str) -> JSONObject:
     scalar = [k for k, v in rows[0].items() if not isinstance(v, dict | list)]
     columns = TABLE_COLUMNS.get(key) or scalar[:8]
     shown = rows[:TABLE_ROWS_MAX]

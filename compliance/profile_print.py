@@ -2,9 +2,8 @@
 each model's fields by their labels, an empty one as "not provided", and under the model who can
 provide what is missing (docs/reference/system-profiles.md)."""
 
-from typing import Any
-
 from compliance.models import PROFILE_FIELDS
+from config.jsondoc import JSONObject
 
 LABELS = {
     "name": "Name",
@@ -17,7 +16,7 @@ LABELS = {
 NOT_PROVIDED = "not provided"
 
 
-def _versions(profile: dict[str, Any]) -> str:
+def _versions(profile: JSONObject) -> str:
     """The versions the period's decisions name, with how many each: what was in use."""
     seen = profile.get("versions_in_period") or []
     if not seen:
@@ -27,7 +26,7 @@ def _versions(profile: dict[str, Any]) -> str:
     return ", ".join(f"{v['model_version'] or 'not recorded'} ({v['decisions']:,} decisions)" for v in seen)
 
 
-def _rows(profile: dict[str, Any], name: str) -> list[tuple[str, str]]:
+def _rows(profile: JSONObject, name: str) -> list[tuple[str, str]]:
     if name != "version":
         return [(LABELS[name], profile[name] or NOT_PROVIDED)]
     return [
@@ -36,7 +35,7 @@ def _rows(profile: dict[str, Any], name: str) -> list[tuple[str, str]]:
     ]
 
 
-def system_description(profiles: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def system_description(profiles: list[JSONObject]) -> list[JSONObject]:
     out = []
     for profile in profiles:
         missing = [LABELS[name].lower() for name in profile["not_provided"]]

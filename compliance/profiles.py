@@ -7,7 +7,6 @@ reports print "not provided" and who can provide it."""
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import quote
 
 from django.db import transaction
@@ -17,6 +16,7 @@ from calibration import selectors as calibration_selectors
 from compliance.exceptions import SystemProfileLimitReached
 from compliance.models import PROFILE_FIELDS, SystemProfile
 from config.exceptions import NotFound
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -44,7 +44,7 @@ class Profile:
     def not_provided(self) -> list[str]:
         return [name for name in PROFILE_FIELDS if not self.values[name].strip()]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
         return {
             "model_id": self.model_id,
             **self.values,
@@ -81,7 +81,7 @@ def profile_list(*, customer: Customer) -> list[Profile]:
     return [stored.get(model_id) or Profile(model_id=model_id) for model_id in sorted({*stored, *used})]
 
 
-def profiles_of(*, customer: Customer, model_ids: list[str]) -> list[dict[str, Any]]:
+def profiles_of(*, customer: Customer, model_ids: list[str]) -> list[JSONObject]:
     """The profiles of the models a report's decisions name, in that order (a report prints every
     one, "not provided" where a field is empty)."""
     stored = {

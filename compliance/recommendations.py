@@ -5,6 +5,7 @@ from typing import Any
 
 from calibration import rules
 from compliance import citations, drift_report, printing
+from config.jsondoc import JSONObject
 
 # Thresholds of the report (docs/reference/calibration.md and reports.md use the same numbers where they name one).
 CONFIDENCE_SHOWN_MIN = 0.9
@@ -21,7 +22,7 @@ OVERTRUST_N_MIN = 10
 PRIORITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
-def _rec(priority: str, figure: str, value: Any, threshold: Any, text: str) -> dict[str, Any]:
+def _rec(priority: str, figure: str, value: Any, threshold: Any, text: str) -> JSONObject:
     return {"priority": priority, "figure": figure, "value": value, "threshold": threshold, "text": text}
 
 
@@ -29,7 +30,7 @@ def _pct(value: float | None) -> str:
     return printing.pct(value)
 
 
-def _override_gaps(subgroups: dict[str, Any]) -> list[tuple[str, str, float]]:
+def _override_gaps(subgroups: JSONObject) -> list[tuple[str, str, float]]:
     """(attribute, group, override-rate difference to the reference) beyond the limit."""
     out = []
     for attribute, data in subgroups.get("attributes", {}).items():
@@ -44,7 +45,7 @@ def _override_gaps(subgroups: dict[str, Any]) -> list[tuple[str, str, float]]:
     return sorted(out, key=lambda item: -abs(item[2]))
 
 
-def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) -> list[dict[str, Any]]:
+def derive(evidence: JSONObject, summary: JSONObject, *, template: str) -> list[JSONObject]:
     """The recommendations of a report of `template`: the Texas report borrows the EU report's
     over-trust threshold as a figure to act on, never as a limit it applies (compliance/citations.py)."""
     recs = _chain(evidence["chain"])
@@ -95,7 +96,7 @@ def derive(evidence: dict[str, Any], summary: dict[str, Any], *, template: str) 
     return sorted(recs, key=lambda r: PRIORITY_ORDER[r["priority"]])
 
 
-def _chain(chain: dict[str, Any]) -> list[dict[str, Any]]:
+def _chain(chain: JSONObject) -> list[JSONObject]:
     if chain["valid"]:
         return []
     return [
@@ -111,7 +112,7 @@ def _chain(chain: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _unresolved_amplification(amplification: dict[str, Any]) -> list[dict[str, Any]]:
+def _unresolved_amplification(amplification: JSONObject) -> list[JSONObject]:
     return [
         _rec(
             "critical" if alert["severity"] == "critical" else "high",
@@ -125,7 +126,7 @@ def _unresolved_amplification(amplification: dict[str, Any]) -> list[dict[str, A
     ]
 
 
-def _reviewers(users: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _reviewers(users: list[JSONObject]) -> list[JSONObject]:
     """Reviewers at risk, over-trusting (or not discriminating) and under-trusting."""
     recs = []
     risky = [u for u in users if u["at_risk"]]
@@ -169,7 +170,7 @@ def _reviewers(users: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return recs
 
 
-def _logging_gaps(org: dict[str, Any], n: int, template: str) -> list[dict[str, Any]]:
+def _logging_gaps(org: JSONObject, n: int, template: str) -> list[JSONObject]:
     """Too few decisions carry the AI's confidence, or a known outcome."""
     recs = []
     counts = org["counts"]
@@ -201,7 +202,7 @@ def _logging_gaps(org: dict[str, Any], n: int, template: str) -> list[dict[str, 
     return recs
 
 
-def _reliance(org: dict[str, Any]) -> list[dict[str, Any]]:
+def _reliance(org: JSONObject) -> list[JSONObject]:
     recs = []
     for figure, label in (("rair", "relative AI reliance"), ("rsr", "relative self-reliance")):
         value = org.get(figure)
@@ -223,7 +224,7 @@ def _reliance(org: dict[str, Any]) -> list[dict[str, Any]]:
     return recs
 
 
-def _override_gap_recs(subgroups: dict[str, Any]) -> list[dict[str, Any]]:
+def _override_gap_recs(subgroups: JSONObject) -> list[JSONObject]:
     return [
         _rec(
             "high",
@@ -238,7 +239,7 @@ def _override_gap_recs(subgroups: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def insufficient_evidence(org: dict[str, Any]) -> list[dict[str, Any]]:
+def insufficient_evidence(org: JSONObject) -> list[JSONObject]:
     """One recommendation for each reason the evidence cannot show calibrated reliance (the
     conditions of INSUFFICIENT_EVIDENCE, docs/reference/reports.md), each with what would lift it."""
     th = rules.thresholds()
@@ -272,7 +273,7 @@ def insufficient_evidence(org: dict[str, Any]) -> list[dict[str, Any]]:
     return [_rec("high", *figure, text) for holds, figure, text in reasons if holds]
 
 
-def oversight_findings(evidence: dict[str, Any]) -> list[dict[str, Any]]:
+def oversight_findings(evidence: JSONObject) -> list[JSONObject]:
     """Flagged rubber-stampers (review effort) and known-wrong probes that were followed (vigilance)."""
     recs = []
     effort = evidence.get("review_effort") or {}
@@ -312,7 +313,7 @@ def oversight_findings(evidence: dict[str, Any]) -> list[dict[str, Any]]:
     return recs
 
 
-def serious_bias_alerts(bias: dict[str, Any]) -> list[dict[str, Any]]:
+def serious_bias_alerts(bias: JSONObject) -> list[JSONObject]:
     """Bias alerts of the period at high or critical severity (they have no triage state)."""
     recs = []
     for severity in ("critical", "high"):
@@ -332,11 +333,11 @@ def serious_bias_alerts(bias: dict[str, Any]) -> list[dict[str, Any]]:
     return recs
 
 
-def overtrust(org: dict[str, Any], summary: dict[str, Any], template: str) -> list[dict[str, Any]]:
+def overtrust(org: JSONObject, summary: JSONObject, template: str) -> list[JSONObject]:
     """The organisation's over-trust flagged (the EU report's NON_COMPLIANT rule); the Texas
     report names the threshold as the EU report's, at a lower priority."""
     over, ci, counts = org["overtrust_rate"], org["overtrust_rate_ci"], org["counts"]
-    recs: list[dict[str, Any]] = []
+    recs: list[JSONObject] = []
     if (
         summary["compliance_status"] == "NON_COMPLIANT"
         and over is not None

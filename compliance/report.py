@@ -17,10 +17,11 @@ from compliance.evidence import alerts as evidence_alerts
 from compliance.evidence import drift as evidence_drift
 from compliance.evidence import rubber_stampers as evidence_rubber_stampers
 from config import csvcells
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 
 LOG_PREVIEW_MAX = 500  # decision-log rows held in the report data (the json format streams all)
-SECTION_BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
+SECTION_BUILDERS: dict[str, Callable[..., JSONObject]] = {
     "eu_ai_act": eu_ai_act.sections,
     "texas_traiga": texas_traiga.sections,
 }
@@ -33,12 +34,12 @@ _LOG_MARK = "\u0000decision-log\u0000"
 class Report:
     template: str
     scope: Scope
-    data: dict[str, Any]  # the reports reference's json structure; its decision log holds the first rows only
+    data: JSONObject  # the reports reference's json structure; its decision log holds the first rows only
     digest: str  # sha256 of the data as data_digest() computes it
     log_sha256: str = ""  # sha256 of the csv format of the same template, period and filters
 
     @property
-    def log_section(self) -> dict[str, Any]:
+    def log_section(self) -> JSONObject:
         return self.data["sections"][LOG_SECTION[self.template]]
 
     @property
@@ -49,7 +50,7 @@ class Report:
     def compliance_status(self) -> str | None:
         return self.data["summary"].get("compliance_status") if self.template == "eu_ai_act" else None
 
-    def log_rows(self, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    def log_rows(self, limit: int | None = None) -> Iterator[JSONObject]:
         return audit_selectors.decision_log_rows(self.scope.decisions(), limit=limit)
 
 
@@ -59,7 +60,7 @@ def log_report_build(*, scope: Scope, template: str) -> Report:
     rubber-stamp flags it rests on)."""
     _, recalibrate = reporting.recalibration_for(scope.decisions())
     org, users = reporting.user_figures(scope.decisions(), recalibrate=recalibrate)
-    summary: dict[str, Any] = {"total_decisions": org["decisions"]}
+    summary: JSONObject = {"total_decisions": org["decisions"]}
     if template == "eu_ai_act":
         summary["compliance_status"] = eu_ai_act.status_of(
             org=org,
@@ -115,7 +116,7 @@ def generation_members(template: str) -> list[str]:
     ]
 
 
-def data_digest(data: dict[str, Any], *, template: str, decisions: int, log_sha256: str) -> str:
+def data_digest(data: JSONObject, *, template: str, decisions: int, log_sha256: str) -> str:
     """SHA-256 of the data as canonical JSON (keys sorted, no spaces, UTF-8), without the
     generation members, its decision log standing for itself by its size and the sha256 of the
     csv format (which holds every row)."""

@@ -3,12 +3,11 @@
 be able to show. Statements of law are short and cite the section; every figure comes from
 the evidence."""
 
-from typing import Any
-
 from compliance import citations, eu_ai_act, printing, recommendations
+from config.jsondoc import JSONObject
 
 
-def _nist(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, Any]]:
+def _nist(evidence: JSONObject, summary: JSONObject) -> list[JSONObject]:
     """NIST AI RMF 1.0 functions with what this service evidences for each (§552.105(e)
     names recognised frameworks such as the AI RMF as a defence)."""
     amp = evidence["amplification"]
@@ -49,7 +48,7 @@ def _nist(evidence: dict[str, Any], summary: dict[str, Any]) -> list[dict[str, A
     ]
 
 
-def _oversight(figures: dict[str, Any], key: str) -> dict[str, Any]:
+def _oversight(figures: JSONObject, key: str) -> JSONObject:
     """Review effort or vigilance in this report's own words: what it evidences, and the note of
     withheld rows, neither citing the EU AI Act's articles (docs/reference/reports.md, Citations)."""
     out = {**figures, "evidences": citations.point(key, citations.TEXAS_TRAIGA)}
@@ -58,7 +57,7 @@ def _oversight(figures: dict[str, Any], key: str) -> dict[str, Any]:
     return out
 
 
-def sections(evidence: dict[str, Any], log_preview: list[dict[str, Any]]) -> dict[str, Any]:
+def sections(evidence: JSONObject, log_preview: list[JSONObject]) -> JSONObject:
     summary = eu_ai_act.executive_summary(evidence)
     org = evidence["organisation"]
     counts = org["counts"]

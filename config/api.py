@@ -25,6 +25,7 @@ from rest_framework.views import APIView
 from config.exceptions import AdminRequired, DomainError, ValidationFailed
 from config.inputs import query_choice as choice_param
 from config.inputs import query_text as text_param
+from config.jsondoc import JSONObject
 from config.pagination import CamelPagePagination, PagePagination
 from config.parsers import StrictJSONParser
 from config.redis import RedisError, redis_failed
@@ -246,7 +247,7 @@ def _database_unreachable(exc: Exception) -> bool:
 # --- parsing -----------------------------------------------------------------------------------
 
 
-def require_object(data: object) -> dict[str, Any]:  # Any: a JSON object's members, not yet validated
+def require_object(data: object) -> JSONObject:  # a JSON object's members, not yet validated
     """Request bodies are JSON objects; anything else is a VALIDATION_ERROR."""
     if not isinstance(data, dict):
         raise ValidationFailed(

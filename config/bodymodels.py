@@ -19,7 +19,7 @@ service judges itself or whose null means something (`nulls_kept`); keys a body 
 says `extra="forbid"`.
 """
 
-from typing import Annotated, Any, ClassVar, get_args, get_origin
+from typing import Annotated, ClassVar, get_args, get_origin
 
 import annotated_types
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -29,6 +29,7 @@ from pydantic_core import ErrorDetails
 from config.api import require_object
 from config.bodyrules import RULE, message, range_text
 from config.exceptions import DomainError, ValidationFailed
+from config.jsondoc import JSONValue
 
 
 def failure(errors: list[dict[str, str]]) -> ValidationFailed:
@@ -61,7 +62,7 @@ class BodyModel(BaseModel):
         }
 
 
-def body_parse[M: BodyModel](model: type[M], data: Any) -> M:  # Any: whatever the JSON parser gave
+def body_parse[M: BodyModel](model: type[M], data: JSONValue) -> M:  # whatever the JSON parser gave
     """The validated body, or VALIDATION_ERROR with every problem (paths `a.b`, `a[0]`)."""
     body = require_object(data)
     if not model.partial and None in body.values():  # a null is a field left out

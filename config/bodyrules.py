@@ -21,6 +21,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from config.jsondoc import JSONObject
 from config.jsonwalk import document_fault
 from config.timeutils import BOUND_HELP, parse_bound, parse_timestamp
 
@@ -86,7 +87,7 @@ def json_object(limit: int = 0) -> AfterValidator:
     """Any JSON object (`dict[str, Any]`) of at most `limit` bytes as compact UTF-8 JSON (0: no
     limit), kept as sent; its strings and numbers judged as every document's (config.jsonwalk)."""
 
-    def judged(value: dict[str, Any]) -> dict[str, Any]:
+    def judged(value: JSONObject) -> JSONObject:
         if not value:
             return value
         fault = document_fault(value)

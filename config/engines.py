@@ -18,6 +18,7 @@ from django.utils.module_loading import autodiscover_modules
 
 from config import metrics as request_metrics
 from config.health import broker_depth
+from config.jsondoc import JSONObject
 from config.redis import redis_status
 from config.timeutils import isoformat
 
@@ -40,10 +41,10 @@ def app_hooks(name: str) -> list[Callable[..., Any]]:
 PUBLIC_ENGINE_FIELDS = {"name", "status", "version", "workers_online", "settings"}
 
 
-def engines_snapshot(*, customer: Any = None) -> list[dict[str, Any]]:
+def engines_snapshot(*, customer: Any = None) -> list[JSONObject]:
     """Every engine; with `customer` (a non-admin caller) only the public fields, the last
     activity withheld (it moves when any customer acts), plus that customer's own figures."""
-    engines: list[dict[str, Any]] = []
+    engines: list[JSONObject] = []
     for hook in app_hooks("engines"):
         try:
             engines.extend(hook())
@@ -59,7 +60,7 @@ def engines_snapshot(*, customer: Any = None) -> list[dict[str, Any]]:
             )
     if customer is None:
         return engines
-    own: dict[str, dict[str, Any]] = {}
+    own: dict[str, JSONObject] = {}
     for hook in app_hooks("customer_engines"):
         for name, figures in hook(customer).items():
             own.setdefault(name, {}).update(figures)
@@ -72,7 +73,7 @@ def engines_snapshot(*, customer: Any = None) -> list[dict[str, Any]]:
     return scoped
 
 
-def redis_figures() -> dict[str, Any]:
+def redis_figures() -> JSONObject:
     """The answering process's view of Redis (docs/deploy.md, "When Redis is down")."""
     status = redis_status()
     since = status["down_since"]
@@ -84,11 +85,11 @@ def redis_figures() -> dict[str, Any]:
     }
 
 
-def metrics_snapshot(*, customer: Any = None) -> dict[str, Any]:
+def metrics_snapshot(*, customer: Any = None) -> JSONObject:
     """The figures of docs/reference/system.md, Metrics. An admin key (customer None) sees the platform's;
     any other key sees the service's own figures (requests, latency, queue depths, internal errors) and,
     under the same keys, its own customer's decisions, signals and deliveries (`scope: "customer"`)."""
-    body: dict[str, Any] = {"scope": "platform" if customer is None else "customer"}
+    body: JSONObject = {"scope": "platform" if customer is None else "customer"}
     body["requests"] = request_metrics.snapshot()
     body["tasks"] = body["requests"].pop("tasks")
     body.update({"decisions_logged": 0, "signals_ingested": 0, "deliveries": {}, "queues": {}})

@@ -1,9 +1,9 @@
 """The one error type of the domain: every DomainError becomes a problem document
 (docs/reference/errors.md)."""
 
-from typing import Any
-
 from rest_framework.exceptions import PermissionDenied
+
+from config.jsondoc import JSONObject
 
 
 class DomainError(Exception):
@@ -18,7 +18,7 @@ class DomainError(Exception):
         code: str | None = None,
         status: int | None = None,
         title: str | None = None,
-        errors: list[dict[str, Any]] | None = None,
+        errors: list[JSONObject] | None = None,
         headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(detail)

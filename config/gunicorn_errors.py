@@ -13,6 +13,7 @@ from typing import Any
 
 from config.api import problem_body
 from config.ids import new_id
+from config.jsondoc import JSONObject
 
 DETAIL_MAX = 200  # gunicorn's own message may quote the request; never more than this of it
 
@@ -44,7 +45,7 @@ def _known(status: int) -> tuple[str, str, str] | None:
     return None
 
 
-def problem_of(status: int, reason: str, message: str) -> dict[str, Any]:
+def problem_of(status: int, reason: str, message: str) -> JSONObject:
     """The problem document of what gunicorn would have answered with `status`."""
     known = _known(status)
     if known is not None:

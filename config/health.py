@@ -8,7 +8,6 @@ import uuid
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -17,12 +16,13 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from config.exceptions import HealthProblem
+from config.jsondoc import JSONObject
 from config.metrics import task_counts
 from config.redis import get_redis, redis_client
 from config.timeutils import isoformat
 
 
-def _timed(check: Callable[[], dict[str, Any] | None]) -> dict[str, Any]:
+def _timed(check: Callable[[], JSONObject | None]) -> JSONObject:
     started = time.perf_counter()
     try:
         extra = check() or {}
@@ -41,7 +41,7 @@ def _check_database() -> None:
         cursor.fetchone()
 
 
-def _check_cache() -> dict[str, Any]:
+def _check_cache() -> JSONObject:
     """A write and read-back of a key of this call's own (random, deleted after): concurrent
     checks never see each other's values, so a healthy cache always passes (one shared key
     made about half of 16 concurrent calls report a mismatch)."""
@@ -69,7 +69,7 @@ def _broker_client(url: str):
     )
 
 
-def _check_broker() -> dict[str, Any]:
+def _check_broker() -> JSONObject:
     url = settings.CELERY_BROKER_URL
     if url.startswith(("redis://", "rediss://")):
         _broker_client(url).ping()
@@ -87,7 +87,7 @@ def _queued(folder: Path) -> int:
     return sum(1 for _ in folder.glob("*.msg"))
 
 
-def _check_workers() -> dict[str, Any]:
+def _check_workers() -> JSONObject:
     from config.models import WorkerHeartbeat
 
     since = timezone.now() - dt.timedelta(seconds=settings.WORKER_HEARTBEAT_MAX_AGE_SECONDS)
@@ -102,7 +102,7 @@ def _check_workers() -> dict[str, Any]:
     return {"online": online, "last_heartbeat_at": isoformat(latest), "tasks": task_counts()}
 
 
-def _app_checks() -> dict[str, dict[str, Any]]:
+def _app_checks() -> dict[str, JSONObject]:
     """The apps' own checks (an app's `engine.health_checks() -> {name: check}`, each check
     shaped like the ones above), e.g. the checkpoint signing key: a failing one makes the
     service `degraded`, never `unhealthy`, since it pauses that feature only and a balancer
@@ -112,7 +112,7 @@ def _app_checks() -> dict[str, dict[str, Any]]:
     return {name: _timed(check) for hook in app_hooks("health_checks") for name, check in hook().items()}
 
 
-def health_snapshot() -> tuple[dict[str, Any], int]:
+def health_snapshot() -> tuple[JSONObject, int]:
     checks = {"database": _timed(_check_database)}
     if checks["database"]["status"] == "pass":
         checks["cache"] = _timed(_check_cache)

@@ -21,6 +21,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 
 from config.exceptions import ValidationFailed
+from config.jsondoc import JSONObject
 from config.jsonwalk import MAX_JSON_DEPTH, check_document, invalid, is_clean_text
 from config.timeutils import BOUND_HELP, UTC, parse_bound, parse_day, parse_timestamp
 
@@ -29,7 +30,7 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> JSONObject:
     """An object's members; a key given twice is not valid JSON here (which of the two a
     reader would take is not defined, so the service takes neither)."""
     value = dict(pairs)

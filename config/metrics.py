@@ -15,6 +15,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from config.jsondoc import JSONObject
 from config.redis import RedisError, get_redis, redis_failed
 
 # Latency histogram bucket upper bounds, milliseconds.
@@ -185,7 +186,7 @@ def _raw() -> tuple[dict[str, int], dict[str, float]]:
     return counts, sums
 
 
-def histograms() -> dict[str, dict[str, Any]]:
+def histograms() -> dict[str, JSONObject]:
     """Per route group: non-cumulative `buckets` [(upper bound ms, count)], `count`, `sum_ms`."""
     raw, sums = _raw()
     groups: dict[str, list[tuple[float, int]]] = {}
@@ -211,7 +212,7 @@ def task_counts() -> dict[str, int]:
     return {outcome: raw.get(f"task{_SEP}{outcome}", 0) for outcome in ("retried", "failed")}
 
 
-def snapshot() -> dict[str, Any]:
+def snapshot() -> JSONObject:
     """requests.total, requests.by_status, requests.latency_ms.<route>.{count,p50,p95,p99} (docs/reference/system.md)."""
     raw, _ = _raw()
     by_status = {f"{n}xx": raw.get(f"status{_SEP}{n}xx", 0) for n in range(2, 6)}

@@ -2,7 +2,6 @@
 silent clamping, read by config.inputs.positive_int."""
 
 import math
-from typing import Any
 
 from django.db.models import QuerySet
 from rest_framework.pagination import BasePagination
@@ -10,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from config.inputs import positive_int
+from config.jsondoc import JSONObject
 
 
 class PagePagination(BasePagination):
@@ -40,7 +40,7 @@ class PagePagination(BasePagination):
             return []  # past the last page: no query with an absurd offset
         return list(queryset[start : start + self.limit])
 
-    def envelope(self) -> dict[str, Any]:
+    def envelope(self) -> JSONObject:
         total_pages = math.ceil(self.total / self.limit) if self.total else 0
         has_more = self.page < total_pages
         if self.camel_case:

@@ -6,6 +6,7 @@ from rest_framework.parsers import BaseParser
 
 from config.exceptions import ValidationFailed
 from config.inputs import JSON_DECODER, json_error, load_json
+from config.jsondoc import JSONObject
 from config.jsonwalk import MAX_JSON_DEPTH, check_document
 
 # The most items a batch body may hold (docs/reference/limits.md, "Batch bodies"). Both batch
@@ -95,7 +96,7 @@ class LargeJSONParser(StrictJSONParser):
                 pass
             return load_json(reader.text.encode(), strings=False)
         reader.pos += 1
-        body: dict[str, Any] = {}
+        body: JSONObject = {}
         if reader.peek() == "}":
             reader.pos += 1
         else:

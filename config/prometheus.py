@@ -8,11 +8,10 @@ object: with REDIS_URL they are folded into Redis so that one scrape sees every 
 process and host (the library's own multi-process mode needs a shared directory on one host),
 and the JSON /metrics percentiles (docs/reference/system.md, Metrics) come from the same buckets."""
 
-from typing import Any
-
 from prometheus_client.utils import floatToGoString
 
 from config import metrics as request_metrics
+from config.jsondoc import JSONObject
 
 
 def _cumulative(counts: list[tuple[float, int]]) -> list[tuple[str, float]]:
@@ -32,7 +31,7 @@ class _Snapshot:
     """A prometheus_client collector over one /metrics snapshot (the library escapes label
     values and formats the exposition)."""
 
-    def __init__(self, body: dict[str, Any]) -> None:
+    def __init__(self, body: JSONObject) -> None:
         self.body = body
 
     def collect(self):
@@ -90,7 +89,7 @@ class _Snapshot:
             yield reachable
 
 
-def prometheus_text(body: dict[str, Any]) -> str:
+def prometheus_text(body: JSONObject) -> str:
     from prometheus_client import CollectorRegistry, generate_latest
 
     registry = CollectorRegistry(auto_describe=False)

@@ -9,6 +9,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from config.admin import badge, count, when
+from config.jsondoc import JSONObject
 from fairness.models import AmplificationAlert, FairnessSignal
 
 FIGURES = (
@@ -51,7 +52,7 @@ def _points(value: float) -> str:
     return f"{value * 100:.1f} points"
 
 
-def analysis_figures(analysis: dict[str, Any] | None) -> SafeString:
+def analysis_figures(analysis: JSONObject | None) -> SafeString:
     analysis = analysis or {}
     if not analysis:
         return format_html("<p>{}</p>", "No amplification analysis was made of this signal.")
@@ -63,7 +64,7 @@ def analysis_figures(analysis: dict[str, Any] | None) -> SafeString:
     return format_html("<table class='tc-rates'><tbody>{}</tbody></table>", rows)
 
 
-def group_rates(analysis: dict[str, Any] | None) -> SafeString:
+def group_rates(analysis: JSONObject | None) -> SafeString:
     """One row per outcome value: AI and human rate of the privileged group, then of the
     unprivileged group; a human rate further from the other group's than the AI's is marked."""
     groups = (analysis or {}).get("groups") or {}

@@ -13,6 +13,7 @@ from typing import Any
 
 from bias.domain import DEFAULT_FAVORABLE_VALUES as BIAS_DEFAULT_FAVORABLE_VALUES
 from bias.domain import normalize_value
+from config.jsondoc import JSONObject
 
 MIN_GROUP_DECISIONS = 30
 # The default favourable values (docs/reference/bias.md), owned by the bias app (one source of truth).
@@ -115,7 +116,7 @@ def _r4(x: Fraction) -> float:
     return float(round(x, 4))
 
 
-def _group_json(group: GroupCounts | None, values: list[str], fallback_name: str | None) -> dict[str, Any]:
+def _group_json(group: GroupCounts | None, values: list[str], fallback_name: str | None) -> JSONObject:
     if group is None:
         return {"name": fallback_name, "decisions": 0, "aiRates": {}, "humanRates": {}}
     return {
@@ -134,7 +135,7 @@ def analyse(
     unprivileged: str | None = None,
     favorable: frozenset[str] = DEFAULT_FAVORABLE_VALUES,
     analyzed_at: str | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """The amplification analysis over the correlated decisions' counts: groups, rates, score, risk level
     (docs/reference/fairness.md, Amplification analysis), as the analysis object
     (docs/reference/fairness.md, The analysis object)."""
@@ -144,7 +145,7 @@ def analyse(
     )
     pair = [g for g in (priv, unpriv) if g is not None]
     values = sorted({v for g in pair for v in (*g.ai, *g.human) if g.ai.get(v) or g.human.get(v)})
-    result: dict[str, Any] = {
+    result: JSONObject = {
         "status": "completed",
         "amplificationScore": None,
         "riskLevel": None,

@@ -4,12 +4,13 @@ the order of Ingestion checks in order: source, metric, then every other field (
 Time rules and the hourly limit belong to the service."""
 
 import json
-from typing import Annotated, Any, Literal, Self, get_args
+from typing import Annotated, Literal, Self, get_args
 
 from pydantic import Field, StrictInt, model_validator
 
 from config.bodymodels import BodyModel
 from config.bodyrules import MAX_BIGINT, Timestamp, json_object, problem, text
+from config.jsondoc import JSONObject
 from fairness.exceptions import InvalidMetric, InvalidSource
 from fairness.models import AlertStatus
 
@@ -71,7 +72,7 @@ class SignalInput(BodyModel):
     sample_size: Annotated[StrictInt | None, Field(ge=0, le=MAX_BIGINT, alias="sampleSize")] = None
     confidence_interval: Annotated[ConfidenceIntervalInput | None, Field(alias="confidenceInterval")] = None
     raw_payload: Annotated[
-        dict[str, Any],  # Any: the tool's own JSON, kept as sent
+        JSONObject,  # the tool's own JSON, kept as sent
         json_object(),
         Field(alias="rawPayload", description="The tool's own output, kept as sent"),
     ]

@@ -3,11 +3,11 @@
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from config.jsondoc import JSONObject
 from config.ratelimit import SlidingWindow
 from config.timeutils import isoformat
 from fairness import amplification, selectors
@@ -30,7 +30,7 @@ analyze_limiter = SlidingWindow("fairness:analyze", limit=ANALYSES_PER_MINUTE, w
 @dataclass(frozen=True)
 class AnalysisResult:
     signal: FairnessSignal
-    analysis: dict[str, Any]
+    analysis: JSONObject
     alert: AmplificationAlert | None
 
 

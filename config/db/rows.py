@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection, models
 
+from config.jsondoc import JSONValue
+
 if TYPE_CHECKING:
     AnyField = models.Field[Any, Any]  # Any: a field of any column type
 else:
@@ -75,8 +77,8 @@ def row_of(fields: list[AnyField], prepare: dict[str, Any]) -> Callable[[models.
 _JSON = json.JSONEncoder().encode
 
 
-# Any: a JSON field's value, and its JSON text (or None)
-def json_value(value: Any) -> Any:
+# a JSON field's value, and its JSON text (or None)
+def json_value(value: JSONValue) -> JSONValue:
     if value is None:
         return None
     return "{}" if value == {} and type(value) is dict else _JSON(value)  # metadata is mostly empty

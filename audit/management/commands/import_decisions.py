@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from audit import services
 from config.inputs import json_loads
+from config.jsondoc import JSONObject, JSONValue
 from config.jsonwalk import MAX_JSON_DEPTH, check_document
 from keys.models import Customer
 
@@ -45,8 +46,8 @@ def readable(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-# Any: a JSON value of any shape
-def json_value(text: str) -> Any:
+# a JSON value of any shape
+def json_value(text: str) -> JSONValue:
     """JSON as the API reads it: no NaN or Infinity, no duplicate key, no negative zero, nested at most as deep as a request body
     may be; anything else is a ValueError."""
     try:
@@ -82,13 +83,13 @@ def csv_body(row: dict[str, str]) -> dict[str, Any]:
     return body
 
 
-# Any: a problem document by name, written as JSON
-def _problem(code: str, detail: str, errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+# a problem document by name, written as JSON
+def _problem(code: str, detail: str, errors: list[dict[str, str]] | None = None) -> JSONObject:
     return {"code": code, "detail": detail, "errors": errors or []}
 
 
-# Any: a line's value as read (any JSON) and its problem document
-def _csv_rows(path: Path) -> Iterator[tuple[int, Any, dict[str, Any] | None]]:
+# a line's value as read (any JSON) and its problem document
+def _csv_rows(path: Path) -> Iterator[tuple[int, JSONValue, JSONObject | None]]:
     with path.open(newline="", encoding="utf-8", errors="surrogateescape") as handle:
         reader = csv.DictReader(handle)
         for row in reader:
@@ -105,8 +106,8 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Any, dict[str, Any] | None]]:
             yield reader.line_num, shown, _problem("VALIDATION_ERROR", detail, bad)
 
 
-# Any: a line's value as read (any JSON) and its problem document
-def read_rows(path: Path) -> Iterator[tuple[int, Any, dict[str, Any] | None]]:
+# a line's value as read (any JSON) and its problem document
+def read_rows(path: Path) -> Iterator[tuple[int, JSONValue, JSONObject | None]]:
     """(line number, body, error) per row of a .csv (header line first) or .jsonl file; the
     error (code, detail, errors) of a row that cannot be read, else None."""
     if path.suffix.lower() == ".csv":
@@ -132,8 +133,8 @@ def count_rows(path: Path) -> int:
     return max(0, lines - 1) if path.suffix.lower() == ".csv" else lines
 
 
-# Any: a JSON value of any shape
-def _finite(value: Any) -> Any:
+# a JSON value of any shape
+def _finite(value: JSONValue) -> JSONValue:
     """The row with each number beyond a double (`1e400`, read as infinity) written as the text
     "Infinity" or "-Infinity", which JSON can hold. Rows are at most MAX_JSON_DEPTH deep."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -145,8 +146,8 @@ def _finite(value: Any) -> Any:
     return value
 
 
-# Any: a line's value as read (any JSON) and its problem document
-def _reject_line(line: int, row: Any, error: dict[str, Any]) -> str:
+# a line's value as read (any JSON) and its problem document
+def _reject_line(line: int, row: JSONValue, error: JSONObject) -> str:
     """One line of the rejects file; a row that cannot be written back as JSON (too deep) is
     replaced by a note."""
     try:
