@@ -12,7 +12,7 @@ Django).
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from audit.measures_stats import (
     N_TOLERANCE,
@@ -28,11 +28,9 @@ from config.jsondoc import JSONObject, JSONValue
 
 __all__ = ["Z95", "Clusters", "Rate", "weighted_rate", "wilson"]  # re-exported: the calibration app's names
 
-# A decision's category (stored with it), and a user's or organisation's (from their figures).
-RecordCategory = Literal["CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING", "UNSCORED"]
-UserCategory = Literal[
-    "CALIBRATED", "OVERTRUSTING", "UNDERTRUSTING", "NON_DISCRIMINATING", "INSUFFICIENT_DATA"
-]
+Miscalibrated = Literal["OVERTRUSTING", "UNDERTRUSTING"]
+RecordCategory = Literal["CALIBRATED", "UNSCORED"] | Miscalibrated  # a decision's, stored with it
+UserCategory = Literal["CALIBRATED", "NON_DISCRIMINATING", "INSUFFICIENT_DATA"] | Miscalibrated
 RiskLevel = Literal["low", "medium", "high", "insufficient_data"]
 CALIBRATED: Final = "CALIBRATED"
 OVERTRUSTING: Final = "OVERTRUSTING"
@@ -219,8 +217,7 @@ def _nonzero(values: Mapping[str, float]) -> dict[str, float]:
     return {k: v for k, v in values.items() if v}
 
 
-# Any: aggregate rows by column name, as the database returns them
-def add_sums(rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+def add_sums(rows: Iterable[Mapping[str, float | None]]) -> dict[str, float]:
     totals: dict[str, float] = dict.fromkeys(SUM_FIELDS, 0)
     for row in rows:
         for name in SUM_FIELDS:
@@ -300,7 +297,6 @@ def risk_level(scored: int, gap: float | None, cat: str, th: Thresholds) -> Risk
     return "low"
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def is_risk_user(figures: Mapping[str, JSONValue], th: Thresholds) -> bool:
     """A risk user: enough scored decisions, and a high risk level or a flagged category."""
     return int(figures.get("scored_decisions") or 0) >= th.risk_min_scored and (
@@ -345,7 +341,6 @@ class OwnAccuracy:
 OWN = OwnAccuracy()
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def figures(
     sums: Mapping[str, float],
     th: Thresholds,

@@ -8,17 +8,18 @@ from typing import Any
 
 from audit.chain import entry_seal
 from audit.models import AuditEntry, ChainHead
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 
 
-# Any: the entry's own fields by name, JSON values of several types
+# the entry's own fields by name, JSON values of several types
 def own_entry(
     *,
     customer_id: str,
     type: str,
     ref: str,
     at: dt.datetime,
-    fields: dict[str, Any],
+    fields: JSONObject,
     user_id: str | None = None,
     context: str | None = None,
     personal: bool = False,

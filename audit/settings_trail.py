@@ -18,19 +18,20 @@ from django.utils import timezone
 from audit.apply import entries_append
 from audit.models import AuditEntry
 from audit.own_entries import chain_lock, own_entry
+from config.jsondoc import JSONValue
 
 ENTRY_TYPE = AuditEntry.Type.SETTINGS_CHANGED
 FAVOURABLE_VALUES = "favourable_values"
 THRESHOLDS = "calibration_thresholds"
 
 
-# Any: a setting's values, JSON of the setting's shape
+# a setting's values, JSON of the setting's shape
 def settings_entry(
     customer_id: str,
     *,
     setting: str,
-    values: Any,
-    previous: Any,
+    values: JSONValue,
+    previous: JSONValue,
     model_id: str | None = None,
     staff_user: str | None = None,
     at: dt.datetime | None = None,
@@ -51,8 +52,8 @@ def settings_entry(
     )
 
 
-# Any: a setting's values, JSON of the setting's shape
-def settings_changed_append(customer_id: str, **fields: Any) -> AuditEntry:
+# a setting's values, JSON of the setting's shape
+def settings_changed_append(customer_id: str, **fields: JSONValue) -> AuditEntry:
     """Append one settings_entry (the caller's transaction, or its own)."""
     entry = settings_entry(customer_id, **fields)
     with transaction.atomic():

@@ -109,8 +109,8 @@ def decision_calibrate(*, customer: Customer, data: DecisionInput) -> CalibrateR
     return CalibrateResult(decision=decision, entry_id=result.entry.id, profile=profile)
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-def user_profile_judged(customer: Customer, *, user_id: str) -> dict[str, Any]:
+# figures by name (counts, rates, intervals, labels), rendered as JSON
+def user_profile_judged(customer: Customer, *, user_id: str) -> JSONObject:
     """The user's profile over the default window (docs/reference/calibration.md, POST /calibrate)
     as POST /trust-score would give it: the confidence check over the organisation's decisions of
     the window, and, when it rejects, every figure judged with the recalibrated p' (from the
