@@ -8,11 +8,12 @@ read from the decisions of the window."""
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from audit import selectors as audit_selectors
 from calibration import reporting, selectors
 from calibration.selectors import DayRange
+from config.jsondoc import JSONObject
 from config.timeutils import iso8601
 from keys.models import Customer
 
@@ -26,10 +27,10 @@ Exact = tuple[dt.datetime, dt.datetime] | None
 
 @dataclass(frozen=True)
 class TrustWindow:
-    # Any: figures by name (counts, rates, intervals, labels), rendered as JSON
-    figures: dict[str, Any]
-    risk_users: list[dict[str, Any]]
-    confidence_check: dict[str, Any]
+    # figures by name (counts, rates, intervals, labels), rendered as JSON
+    figures: JSONObject
+    risk_users: list[JSONObject]
+    confidence_check: JSONObject
     window: dict[str, str | None]
 
 
@@ -64,7 +65,7 @@ def trust_score_window(
 ) -> TrustWindow:
     """The figures of POST /trust-score: the user's, or the organisation's with its risk users."""
     window: dict[str, str | None] = dict(days.as_dict())
-    at_risk: list[dict[str, Any]] = []
+    at_risk: list[JSONObject] = []
     span = exact or day_bounds(days)
     # The confidence check over the organisation's decisions of the window and model filter;
     # when it rejects, every confidence-based figure is judged with the recalibrated p'.
@@ -87,7 +88,7 @@ def trust_score_window(
     return TrustWindow(figures=figures, risk_users=at_risk, confidence_check=check, window=window)
 
 
-# Any: figures by name (counts, rates, intervals, labels), rendered as JSON
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend_window(
     customer: Customer,
     *,
@@ -96,7 +97,7 @@ def trend_window(
     interval: str,
     user_id: str | None,
     model_id: str | None,
-) -> tuple[dict[str, Any], dict[str, str | None]]:
+) -> tuple[JSONObject, dict[str, str | None]]:
     """GET /trust-score/trend: (its points and trend, its window)."""
     bounds = exact or day_bounds(days)
     # A trend fits the confidence check once over its whole window, like the AI's accuracy.
