@@ -1,7 +1,7 @@
 """Staff views of decisions and the audit trail: read-only (the trail is append-only and a
 changed row would break the chain), with a "verify chain" action."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -94,7 +94,7 @@ class DecisionAdmin(FieldsNeedPermission, ReadOnlyAdmin):
     readonly_fields = ["reviewer_page"]
     reviewer_page = reviewer_column("reviewer's page")
 
-    def get_list_display(self, request: HttpRequest) -> list[str]:
+    def get_list_display(self, request: HttpRequest) -> list[str | Callable[[AuditEntry], str | bool]]:
         """Probes marked in the list for staff who may see them (a per-person figure)."""
         columns = list(super().get_list_display(request))
         return [*columns, "probe_mark"] if request.user.has_perm(PER_PERSON_PERMISSION) else columns

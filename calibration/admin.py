@@ -2,15 +2,19 @@
 (read-only) and thresholds (editable; the beat task checks them every minute)."""
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.contrib import admin
+from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from calibration import rules
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
 from config.admin import ReadOnlyAdmin, count_column, reviewer_column, score_text
+
+if TYPE_CHECKING:  # django-stubs' name for the choice a filter's template reads
+    from django.contrib.admin.filters import _ListFilterChoices
 
 
 class ModelRowsFilter(admin.SimpleListFilter):
@@ -28,8 +32,7 @@ class ModelRowsFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         return queryset.filter(model_key=self.value() or ALL_MODELS)
 
-    # Any: Django's ChangeList and the choice dicts its filter template reads
-    def choices(self, changelist: Any) -> Iterator[dict[str, Any]]:
+    def choices(self, changelist: ChangeList) -> Iterator["_ListFilterChoices"]:
         yield {
             "selected": self.value() is None,
             "query_string": changelist.get_query_string(remove=[self.parameter_name]),
