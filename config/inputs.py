@@ -15,22 +15,22 @@ import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, NoReturn, overload
 
 from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
 
 from config.exceptions import ValidationFailed
-from config.jsondoc import JSONObject
+from config.jsondoc import JSONObject, JSONValue
 from config.jsonwalk import MAX_JSON_DEPTH, check_document, invalid, is_clean_text
 from config.timeutils import BOUND_HELP, UTC, parse_bound, parse_day, parse_timestamp
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def unique_keys(pairs: list[tuple[str, Any]]) -> JSONObject:
+def unique_keys(pairs: list[tuple[str, JSONValue]]) -> JSONObject:
     """An object's members; a key given twice is not valid JSON here (which of the two a
     reader would take is not defined, so the service takes neither)."""
     value = dict(pairs)
@@ -53,7 +53,7 @@ JSON_DECODER = json.JSONDecoder(
 )
 
 
-def json_loads(text: str) -> Any:
+def json_loads(text: str) -> JSONValue:
     """One JSON document by JSON_DECODER (ValueError when it is not one)."""
     return JSON_DECODER.decode(text)
 
@@ -67,7 +67,7 @@ def json_error(exc: ValueError) -> str:
     return text
 
 
-def load_json(raw: bytes, *, strings: bool = True) -> Any:
+def load_json(raw: bytes, *, strings: bool = True) -> JSONValue:
     """One JSON document from a request body: UTF-8, read by JSON_DECODER, nesting and (unless
     `strings=False`) strings checked by check_document. Malformed (or too deep to parse at
     all) is ParseError."""
@@ -81,7 +81,7 @@ def load_json(raw: bytes, *, strings: bool = True) -> Any:
     return value
 
 
-def query_problem(query: Mapping[str, Any]) -> ValidationFailed | None:
+def query_problem(query: Mapping[str, str]) -> ValidationFailed | None:
     """The error for a query string holding NUL or an unpaired surrogate (any parameter,
     names included), or None. Checked once per request, before any view runs."""
     lists = query.lists() if hasattr(query, "lists") else ((k, [v]) for k, v in query.items())
@@ -97,7 +97,7 @@ def query_problem(query: Mapping[str, Any]) -> ValidationFailed | None:
 # --- query parameters ----------------------------------------------------------------------------
 
 
-def text(value: Any, name: str, *, max_length: int = 256) -> str | None:
+def text(value: object, name: str, *, max_length: int = 256) -> str | None:
     """A free-text value; absent or empty is None; overlong, or holding NUL or an unpaired
     surrogate, is a VALIDATION_ERROR."""
     if value in (None, ""):
@@ -129,14 +129,14 @@ def header_text(request: Request, name: str, *, max_length: int = 256) -> str | 
 
 
 @overload
-def choice(value: Any, name: str, choices: list[str], default: str) -> str: ...
+def choice(value: object, name: str, choices: list[str], default: str) -> str: ...
 
 
 @overload
-def choice(value: Any, name: str, choices: list[str], default: None = None) -> str | None: ...
+def choice(value: object, name: str, choices: list[str], default: None = None) -> str | None: ...
 
 
-def choice(value: Any, name: str, choices: list[str], default: str | None = None) -> str | None:
+def choice(value: object, name: str, choices: list[str], default: str | None = None) -> str | None:
     """A value restricted to `choices`; absent or empty gives `default`."""
     if value in (None, ""):
         return default
@@ -158,6 +158,7 @@ def query_choice(request: Request, name: str, choices: list[str], default: str |
     return choice(request.query_params.get(name), name, choices, default)
 
 
+# Any: a query or body value, whatever int() takes (anything else is refused)
 def positive_int(raw: Any, *, name: str, default: int, minimum: int, maximum: int | None) -> int:
     """An integer query parameter in [minimum, maximum]; absent or empty gives `default`;
     anything else (no silent clamping) is a VALIDATION_ERROR."""
@@ -176,6 +177,7 @@ def positive_int(raw: Any, *, name: str, default: int, minimum: int, maximum: in
     return value
 
 
+# Any: a query value, whatever int() takes (anything else gives the default)
 def lenient_choice(raw: Any, choices: tuple[int, ...]) -> int:
     """A staff console page's window in days: one of `choices`, the first one for anything
     else (a page, not an API: a hand-edited address shows the default instead of an error)."""
@@ -189,7 +191,7 @@ def lenient_choice(raw: Any, choices: tuple[int, ...]) -> int:
 # --- time bounds (docs/reference/conventions.md, Time bounds) -------------------------------------------------------------------
 
 
-def bound(raw: Any, name: str, *, end: bool) -> dt.datetime:
+def bound(raw: object, name: str, *, end: bool) -> dt.datetime:
     """One `from`/`to` bound: a date covers its whole UTC day (an end bound is the start of
     the next day, to be used exclusively), a timestamp is exact."""
     value = parse_bound(raw, end=end) if isinstance(raw, str) else None
@@ -208,7 +210,12 @@ def parse_day_only(raw: str) -> bool:
 
 
 def check_order(
-    start: dt.datetime | None, end: dt.datetime | None, raw_to: Any, *, from_name: str, to_name: str
+    start: dt.datetime | None,
+    end: dt.datetime | None,
+    raw_to: Any,
+    *,
+    from_name: str,
+    to_name: str,  # Any: as bound read it
 ) -> None:
     """`from` after the last instant `to` covers is refused (a date `to` covers its day)."""
     if start is not None and end is not None and start > _inclusive_end(raw_to, end):
@@ -216,7 +223,7 @@ def check_order(
 
 
 def time_range(
-    raw_from: Any, raw_to: Any, *, from_name: str = "from", to_name: str = "to"
+    raw_from: object, raw_to: object, *, from_name: str = "from", to_name: str = "to"
 ) -> tuple[dt.datetime | None, dt.datetime | None]:
     """A `from`/`to` pair of exact bounds: (start inclusive, end exclusive for a date `to`),
     None where absent (the endpoint's default applies). `from` after `to` is refused."""
@@ -232,7 +239,7 @@ DAY_BOUND_HELP = (
 )
 
 
-def day_bound(raw: Any, name: str, *, end: bool) -> dt.date:
+def day_bound(raw: object, name: str, *, end: bool) -> dt.date:
     """A bound of an endpoint whose figures are daily aggregates (trust score, trend, subgroups),
     as an inclusive day. A date covers its UTC day. A timestamp is exact (docs/reference/conventions.md, Time bounds), so it is
     taken where it falls on a UTC day boundary (`from` at midnight starts that day; `to` at
@@ -252,7 +259,7 @@ def day_bound(raw: Any, name: str, *, end: bool) -> dt.date:
     return stamp.date() - dt.timedelta(days=1)
 
 
-def _inside_a_day(raw: Any) -> bool:
+def _inside_a_day(raw: object) -> bool:
     if not isinstance(raw, str) or parse_day_only(raw):
         return False
     stamp = parse_timestamp(raw)
@@ -260,7 +267,7 @@ def _inside_a_day(raw: Any) -> bool:
 
 
 def exact_window(
-    raw_from: Any, raw_to: Any, *, default_days: int, max_days: int | None = None
+    raw_from: object, raw_to: object, *, default_days: int, max_days: int | None = None
 ) -> tuple[dt.datetime, dt.datetime] | None:
     """For endpoints of daily figures that can also compute from the decisions themselves:
     when a bound is a timestamp inside a UTC day, the exact [start, end) with the endpoint's
@@ -282,7 +289,7 @@ def exact_window(
 
 
 def day_range(
-    raw_from: Any, raw_to: Any, *, default_days: int, max_days: int | None = None
+    raw_from: object, raw_to: object, *, default_days: int, max_days: int | None = None
 ) -> tuple[dt.date, dt.date]:
     """Inclusive days for daily aggregates from raw bounds (see days_window)."""
     start = day_bound(raw_from, "from", end=False) if raw_from not in (None, "") else None

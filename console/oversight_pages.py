@@ -15,6 +15,7 @@ from compliance.oversight_print import interval, percent
 from config.admin import reviewer_window_url
 from config.admin_site import console_page
 from config.inputs import lenient_choice
+from config.jsondoc import JSONObject, JSONValue
 from console.organisations import organisation_choices, organisation_picked
 from oversight import selectors as oversight_selectors
 
@@ -63,10 +64,10 @@ def _utc_days(context: dict[str, Any]) -> tuple[dt.datetime, dt.datetime]:
     return since, until
 
 
-# Any: a reviewer's figures by name (a TypedDict row of the selectors)
+# a reviewer's figures by name (a TypedDict row of the selectors)
 def _linked(
-    customer_id: str, days: tuple[dt.date, dt.date], rows: Sequence[Mapping[str, Any]]
-) -> list[dict[str, Any]]:
+    customer_id: str, days: tuple[dt.date, dt.date], rows: Sequence[Mapping[str, JSONValue]]
+) -> list[JSONObject]:
     """Each reviewer's row with the link to their page over the same days."""
     return [{**row, "page": reviewer_window_url(customer_id, row["user_id"], *days)} for row in rows]
 

@@ -30,6 +30,7 @@ from config.admin import badge, count, score_text, when, when_stacked
 from config.admin_site import console_page
 from config.exceptions import DomainError
 from config.inputs import days_window
+from config.jsondoc import JSONObject
 from console import drift_admin
 from console.charts import Point, line_chart_svg
 from console.organisations import organisation_choices, organisation_picked
@@ -85,8 +86,8 @@ def _rate_ci(value: float | None, ci: list[float] | None) -> str:
     return f"{_pct(value)} ({_pct(ci[0])} to {_pct(ci[1])})" if ci else _pct(value)
 
 
-# Any: figures by name (counts, rates, intervals, labels), as the API answers them
-def calibration_rows(figures: dict[str, Any]) -> list[tuple[str, str, str]]:
+# figures by name (counts, rates, intervals, labels), as the API answers them
+def calibration_rows(figures: JSONObject) -> list[tuple[str, str, str]]:
     """(label, figure, what it means): the API's figures in the console's words."""
     return [
         ("Decisions", count(figures["decisions"]), "real decisions in the window (vigilance probes not counted)"),

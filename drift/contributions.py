@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from audit.registry import Change, Contributor, register, register_eraser
+from config.jsondoc import JSONObject
 from drift.erasure import drift_erase
 from drift.processing import points_process
 from keys.models import Customer
@@ -20,7 +21,7 @@ class DriftContributor(Contributor[None, set[str]]):
     def start(self, *, customer: Customer, loaded: None) -> set[str]:
         return set()
 
-    def add(self, acc: set[str], change: Change) -> list[tuple[str, dict[str, Any]]]:
+    def add(self, acc: set[str], change: Change) -> list[tuple[str, JSONObject]]:
         if change.kind == "outcome" and change.previous_outcome is None:
             acc.add(change.entry_id)
         return []

@@ -11,8 +11,8 @@ points: an acknowledgement, a change of h, re-enabling, an applied calibration. 
 
 import datetime as dt
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from config.jsondoc import JSONObject
 from drift.charts import (
     CUSUM_CHARTS,
     PROBE_SPRT,
@@ -81,7 +81,7 @@ class Run:
             index, 1, point.sequence, point.sequence, point.timestamp, point.timestamp, excess, point.event
         )
 
-    def as_dict(self) -> dict[str, Any]:  # Any: the run's JSON members (ints, floats, datetimes)
+    def as_dict(self) -> JSONObject:  # the run's JSON members (ints, floats, datetimes)
         return {
             "start_index": self.start_index,
             "points": self.points,
@@ -102,7 +102,7 @@ class ChartState:
     open_alarm: bool = False
     run: Run | None = field(default=None)
 
-    def to_json(self) -> dict[str, Any]:  # Any: JSON members
+    def to_json(self) -> JSONObject:  # JSON members
         """The state as JSON values (for a JSON column): the run's times as ISO 8601 text, its
         excess as the double itself (JSON keeps every digit of a float)."""
         run = None
@@ -119,7 +119,7 @@ class ChartState:
         }
 
     @staticmethod
-    def from_json(data: dict[str, Any]) -> "ChartState":  # Any: JSON members
+    def from_json(data: JSONObject) -> "ChartState":  # JSON members
         run = data.get("run")
         return ChartState(
             points=int(data["points"]),
@@ -171,7 +171,7 @@ class ChartPoint:
     alarm: AlarmDraft | None = None
     run: Run | None = None  # the run through this point (a conclusion's probes and misses)
 
-    def wire(self) -> dict[str, Any]:
+    def wire(self) -> JSONObject:
         """The series fields, numbers rounded to 6 places; `timestamp` stays a datetime and
         `alarm_id` is the caller's."""
         common = {

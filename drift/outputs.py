@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from drift.charts import PROBE_SPRT
 from drift.models import DriftAlarm, DriftMonitor
@@ -12,8 +13,8 @@ def _time(value: Any) -> str | None:  # Any: a datetime or None
     return None if value is None else isoformat(value)
 
 
-# Any: JSON values
-def alarm_snapshot(monitor: DriftMonitor) -> dict[str, Any]:
+# JSON values
+def alarm_snapshot(monitor: DriftMonitor) -> JSONObject:
     return {
         "name": monitor.name,
         "chart": monitor.chart,
@@ -26,8 +27,8 @@ def alarm_snapshot(monitor: DriftMonitor) -> dict[str, Any]:
     }
 
 
-# Any: JSON values
-def monitor_json(monitor: DriftMonitor) -> dict[str, Any]:
+# JSON values
+def monitor_json(monitor: DriftMonitor) -> JSONObject:
     state = monitor.state or {}
     sprt = monitor.chart == PROBE_SPRT
     return {
@@ -64,8 +65,8 @@ def monitor_json(monitor: DriftMonitor) -> dict[str, Any]:
     }
 
 
-# Any: JSON values
-def alarm_json(alarm: DriftAlarm) -> dict[str, Any]:
+# JSON values
+def alarm_json(alarm: DriftAlarm) -> JSONObject:
     sprt = alarm.chart == PROBE_SPRT
     return {
         "alarm_id": alarm.pk,

@@ -12,9 +12,9 @@ import datetime as dt
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from audit.measures import same
+from config.jsondoc import JSONObject, JSONValue
 from drift.charts import (
     AI_CALIBRATION_CHARTS,
     PROBE_SPRT,
@@ -30,8 +30,8 @@ from drift.engine import ChartPoint, ChartState, Point, Spec, acknowledged, adva
 NUMBER_TOLERANCE = 1.5e-6  # figures served to 6 places; the last place may differ by the sum's order
 
 
-# Any: an export line's members, read as found
-Entry = dict[str, Any]
+# an export line's members, read as found
+Entry = JSONObject
 
 
 @dataclass
@@ -320,7 +320,7 @@ class Replay:
             monitor.conclusion_alarms.append((doc["sequence"], point.index, doc.get("alarm_id")))
 
 
-def _eligible(monitor: Monitor, doc: Entry, probe: Any, first_outcome: bool) -> int | None:  # Any: JSON
+def _eligible(monitor: Monitor, doc: Entry, probe: JSONValue, first_outcome: bool) -> int | None:  # JSON
     """The point's event e for the monitor's chart, or None when the entry is not its point."""
     if not monitor.matches(doc):
         return None
@@ -366,7 +366,7 @@ def _compare(monitor: Monitor, doc: Entry, expected: Entry) -> None:
             )
 
 
-def same_value(served: Any, ours: Any) -> bool:  # Any: JSON values
+def same_value(served: JSONValue, ours: JSONValue) -> bool:  # JSON values
     if isinstance(served, dict) and isinstance(ours, dict):
         return served.keys() == ours.keys() and all(same_value(served[k], ours[k]) for k in ours)
     if isinstance(served, bool) or isinstance(ours, bool) or served is None or ours is None:

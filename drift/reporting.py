@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Count, Max, Q
 
 from audit import selectors as audit_selectors
+from config.jsondoc import JSONObject
 from drift.models import DriftAlarm, DriftMonitor, DriftPoint
 from keys.models import Customer
 
@@ -62,7 +63,7 @@ def report_rows(
     end: dt.datetime,
     model_ids: list[str] | None = None,
     user_ids: list[str] | None = None,
-) -> dict[str, Any]:
+) -> JSONObject:
     """`monitors`, `alarms` (raised before `end` and not acknowledged before `start`) and
     `sprt_conclusions` of the period [start, end), for `compliance.drift_report.section`."""
     monitors = monitors_in_force(customer, start=start, end=end, model_ids=model_ids, user_ids=user_ids)
@@ -89,7 +90,7 @@ def report_rows(
     }
 
 
-def _monitor_row(monitor: DriftMonitor, end: dt.datetime, points: int, alarms: int) -> dict[str, Any]:
+def _monitor_row(monitor: DriftMonitor, end: dt.datetime, points: int, alarms: int) -> JSONObject:
     return {
         "monitor_id": monitor.pk,
         "name": monitor.name,
@@ -113,7 +114,7 @@ def _monitor_row(monitor: DriftMonitor, end: dt.datetime, points: int, alarms: i
     }
 
 
-def _alarm_row(alarm: DriftAlarm) -> dict[str, Any]:
+def _alarm_row(alarm: DriftAlarm) -> JSONObject:
     return {
         "alarm_id": alarm.pk,
         "monitor_id": alarm.monitor_id,
@@ -135,7 +136,7 @@ def _alarm_row(alarm: DriftAlarm) -> dict[str, Any]:
     }
 
 
-def _sprt_rows(monitors: list[DriftMonitor], customer: Customer, charted: Any) -> list[dict[str, Any]]:
+def _sprt_rows(monitors: list[DriftMonitor], customer: Customer, charted: Any) -> list[JSONObject]:
     """Per `probe_sprt` monitor, its conclusions of the period and the last one with the time its
     entry was appended."""
     if not monitors:
@@ -168,7 +169,7 @@ def _sprt_rows(monitors: list[DriftMonitor], customer: Customer, charted: Any) -
 
 def chart_points(
     customer: Customer, monitor_id: str, *, start: dt.datetime, end: dt.datetime
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """The chart points of the period (at most the last CHART_POINTS_MAX), ascending, as the
     printed chart draws them."""
     first, after = audit_selectors.sequences_appended(customer, since=start, until=end)
@@ -182,7 +183,7 @@ def chart_points(
     )
     out = []
     for row in reversed(list(rows)):
-        point: dict[str, Any] = {
+        point: JSONObject = {
             "index": row["index"],
             "restart": row["restart"],
             "signal": row["signal"],

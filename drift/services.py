@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from audit.services import chain_followers_set, chain_lock
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from drift import trail
 from drift.baselines import baseline_complete, case_mix
@@ -36,8 +37,8 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-# Any: JSON values
-def configured_data(monitor: DriftMonitor, action: str, changes: list[str]) -> dict[str, Any]:
+# JSON values
+def configured_data(monitor: DriftMonitor, action: str, changes: list[str]) -> JSONObject:
     baseline = monitor.baseline
     return {
         "monitor_id": monitor.pk,
@@ -67,7 +68,7 @@ def _configured(monitor: DriftMonitor, action: str, changes: list[str]) -> trail
     return trail.Record(trail.CONFIGURED, monitor.pk, data, user_id=monitor.user_id)
 
 
-def _baseline_of(body: MonitorCreateInput) -> dict[str, Any] | None:
+def _baseline_of(body: MonitorCreateInput) -> JSONObject | None:
     if body.chart == PROBE_SPRT:
         return None
     if body.baseline is not None:
@@ -89,7 +90,7 @@ def default_name(chart: str, user_id: str | None) -> str:
 
 
 def _new_monitor(
-    customer: Customer, body: MonitorCreateInput, baseline: dict[str, Any] | None, now: dt.datetime
+    customer: Customer, body: MonitorCreateInput, baseline: JSONObject | None, now: dt.datetime
 ) -> DriftMonitor:
     return DriftMonitor(
         customer=customer,
@@ -248,9 +249,9 @@ def monitor_delete(*, monitor: DriftMonitor) -> None:
         followers_count(monitor.customer_id)
 
 
-# Any: JSON values
+# JSON values
 def _calibrated(monitor: DriftMonitor, *, arl0_target: int, runs: int, seed: int, source: str,
-                apply: bool = True) -> dict[str, Any]:  # fmt: skip
+                apply: bool = True) -> JSONObject:  # fmt: skip
     confidences = list(
         DriftPoint.objects.filter(monitor=monitor, baseline=True).values_list("ai_confidence", flat=True)
     )
@@ -262,11 +263,11 @@ def _calibrated(monitor: DriftMonitor, *, arl0_target: int, runs: int, seed: int
         seed=seed,
     )
     figures = result.figures()
-    answer: dict[str, Any] = {"monitor_id": monitor.pk, "chart": monitor.chart, **figures}
+    answer: JSONObject = {"monitor_id": monitor.pk, "chart": monitor.chart, **figures}
     if not apply:
         return answer | {"applied": False, "entry_sequence": None, "calibrated_at": None}
     now = _now()
-    data: dict[str, Any] = {"monitor_id": monitor.pk, "chart": monitor.chart, "user_id": monitor.user_id,
+    data: JSONObject = {"monitor_id": monitor.pk, "chart": monitor.chart, "user_id": monitor.user_id,
             "model_id": monitor.model_id, "source": source, **figures}  # fmt: skip
     record = trail.Record(trail.CALIBRATED, monitor.pk, data, user_id=monitor.user_id)
     trail.records_append(monitor.customer, [record], at=now)
@@ -290,9 +291,9 @@ def monitor_calibrate_automatic(*, monitor: DriftMonitor) -> None:
     )
 
 
-# Any: JSON values
+# JSON values
 @transaction.atomic
-def monitor_calibrate(*, monitor: DriftMonitor, body: CalibrateInput) -> dict[str, Any]:
+def monitor_calibrate(*, monitor: DriftMonitor, body: CalibrateInput) -> JSONObject:
     target = body.arl0_target if body.arl0_target is not None else monitor.arl0_target
     if target is None:
         from config.bodymodels import failure

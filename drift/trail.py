@@ -5,9 +5,9 @@ canonical text holds its data in clear, less `entry_sequence`, `regulation`, `us
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
 
 from audit.services import trail_entries_append, trail_entry
+from config.jsondoc import JSONObject
 from keys.models import Customer
 from webhooks.services import events_emit
 
@@ -28,7 +28,7 @@ class Record:
 
     type: str
     ref: str
-    data: dict[str, Any]  # Any: JSON values
+    data: JSONObject  # JSON values
     user_id: str | None = None
     note: str | None = None
     sequence: int | None = field(default=None)

@@ -2,8 +2,8 @@
 Spec from its row, and times as served (docs/reference/conventions.md, Timestamps)."""
 
 import datetime as dt
-from typing import Any
 
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from drift.charts import PROBE_SPRT, Fit, Sprt
 from drift.engine import ChartState, Run, Spec
@@ -16,8 +16,8 @@ def _time(value: str) -> dt.datetime:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-# Any: a run's JSON members
-def run_json(run: Run) -> dict[str, Any]:
+# a run's JSON members
+def run_json(run: Run) -> JSONObject:
     """The run as an alarm serves it."""
     out = run.as_dict()
     out["decision_time_from"] = isoformat(run.decision_time_from)
@@ -25,8 +25,8 @@ def run_json(run: Run) -> dict[str, Any]:
     return out
 
 
-# Any: the state's JSON members
-def state_dump(state: ChartState) -> dict[str, Any]:
+# the state's JSON members
+def state_dump(state: ChartState) -> JSONObject:
     run = None
     if state.run is not None:
         run = run_json(state.run) | {"excess": state.run.excess, "misses": state.run.misses}
@@ -39,8 +39,8 @@ def state_dump(state: ChartState) -> dict[str, Any]:
     }
 
 
-# Any: the state's JSON members
-def state_load(data: dict[str, Any]) -> ChartState:
+# the state's JSON members
+def state_load(data: JSONObject) -> ChartState:
     if not data:
         return ChartState()
     run = data.get("run")
@@ -83,8 +83,8 @@ def spec_of(monitor: DriftMonitor) -> Spec:
     return Spec(chart=monitor.chart, odds_ratio=monitor.odds_ratio or 2.0, h=monitor.h, fit=fit_of(monitor))
 
 
-# Any: the sprt object's JSON members
-def sprt_json(monitor: DriftMonitor) -> dict[str, Any] | None:
+# the sprt object's JSON members
+def sprt_json(monitor: DriftMonitor) -> JSONObject | None:
     sprt = sprt_of(monitor)
     if sprt is None:
         return None
