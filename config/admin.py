@@ -62,6 +62,28 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
+    # A row's organisation is shown as its id, not as a link to Access -> Customers, whose pages are
+    # for superusers only (the link answered 403 to compliance staff).
+    def _organisation_as_text(self, request) -> bool:
+        has_customer = any(f.name == "customer" for f in self.model._meta.get_fields())
+        return has_customer and not request.user.has_perm("keys.view_customer")
+
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        if not self._organisation_as_text(request):
+            return fields
+        return ["organisation" if f == "customer" else f for f in fields if f != "organisation"]
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = tuple(super().get_readonly_fields(request, obj))
+        if self._organisation_as_text(request) and "organisation" not in fields:
+            return (*fields, "organisation")
+        return fields
+
+    @admin.display(description="organisation")
+    def organisation(self, obj) -> str:
+        return str(obj.customer_id)
+
 
 # Colours of severity and status badges (styles in templates/admin/base_site.html).
 BADGE_KINDS = {

@@ -56,3 +56,13 @@ def test_console_and_reports_print_a_p_value_by_one_rule():
     ):
         assert p_text(value) == printed == figure("p_value", value)
     assert p_text(None) == "not tested"
+
+
+def test_read_only_pages_name_the_organisation_without_a_link_compliance_staff_cannot_open(api, officer):  # noqa: F811
+    log(api, 1, user_id="alice")
+    for changelist in ("/admin/audit/decision/", "/admin/audit/auditentry/", "/admin/audit/chainhead/"):
+        listed = officer.get(changelist).content.decode()
+        page_url = re.search(r'<th class="field-[^"]+"><a href="([^"]+/change/)"', listed).group(1)
+        page = officer.get(page_url).content.decode()
+        assert "/admin/keys/customer/" not in page and "acme" in _text(page), changelist
+    assert officer.get("/admin/keys/customer/acme/change/").status_code == 403

@@ -115,11 +115,26 @@ CLIPPED = """(selector) => { const t = document.querySelector(selector); const b
   return {right, edge: box.getBoundingClientRect().right, hidden: box.scrollWidth - box.clientWidth}; }"""
 
 
-def test_export_jobs_and_checkpoints_keep_their_last_column_on_screen(page, live_server):
+def _erasures() -> None:
+    """A completed erasure of a reviewer and a scheduled one (its due time in the list)."""
+    from audit import erasure
+    from keys.models import Customer
+
+    bank = Customer.objects.get(pk="demo-bank")
+    for user_id, now in (("officer-05", True), ("officer-06", False)):
+        erasure.erasure_request(
+            customer=bank, target="user_id", value=user_id, reason="left the bank",
+            legal_basis="gdpr_art_17_1_f", override_minimum=now, requested_by="staff:olivia",
+        )  # fmt: skip
+
+
+def test_export_jobs_checkpoints_and_erasures_keep_their_last_column_on_screen(page, live_server):
     SHOTS.mkdir(parents=True, exist_ok=True)
+    _erasures()
     for path, shot in (
         ("/admin/compliance/exportjob/", "export-jobs"),
         ("/admin/audit/signedcheckpoint/", "checkpoints"),
+        ("/admin/audit/erasure/", "erasures"),
     ):
         page.goto(live_server.url + path)
         assert page.locator("#result_list tbody tr").count() >= 1, path
