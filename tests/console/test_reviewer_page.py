@@ -116,7 +116,10 @@ def test_reviewer_page_shows_the_apis_figures_and_fits_both_widths(browser, demo
         assert f"{vigilance['caught']} of {vigilance['known_wrong']}" in vigilance_text
         # Decisions: exactly the reviewer's, probes marked; the monitor on them listed.
         probes = vigilance["probes"]
-        assert page.locator("#decision-rows tr.tc-probe .tc-badge", has_text="probe").count() >= 1
+        marked = page.locator("#decision-rows tr.tc-probe .tc-badge", has_text="probe").count()
+        assert (
+            marked == page.locator("#decision-rows tr.tc-probe").count() <= probes
+        )  # the newest 25 rows' probes
         assert f"{probes} of them vigilance probe" in page.locator("#reviewer-decisions").inner_text()
         assert page.locator("#reviewer-monitors a", has_text="Probes of officer-28").count() == 1
         _fits(page, width, f"reviewer-{width}")
