@@ -1,6 +1,6 @@
 """The reads of the calibration aggregates sum a reviewer's rows in the order of their day, not in
-the order the rows were written (docs/architecture.md, Calibration aggregates, The order of a
-sum): three daily rows whose float sum depends on the order of its terms, written out of order."""
+the order the rows were written (docs/architecture.md, Calibration aggregates: floats are summed in a fixed
+order): three daily rows whose float sum depends on the order of its terms, written out of order."""
 
 import datetime as dt
 
