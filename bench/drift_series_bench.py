@@ -115,7 +115,7 @@ def _points_written(mid: str, count: int) -> None:
         for i in range(first, min(count, first + chunk - 1) + 1):
             c = round(rnd.random(), 3)
             rows.append((mid, False, i, i + 1, f"d-{i}", f"user-{i % 200}", t0 + dt.timedelta(seconds=i), c,
-                         rnd.random() < 1 - c, 1 - c, 0.1, 0.5, None, None, False, False, None, None))  # fmt: skip
+                         int(rnd.random() < 1 - c), 1 - c, 0.1, 0.5, None, None, False, False, None, None))  # fmt: skip
         with transaction.atomic():
             _points_insert(rows)
 
