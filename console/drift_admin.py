@@ -104,7 +104,7 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
     def created(self, obj: DriftMonitor) -> str:
         return when(obj.created_at)
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: DriftMonitor | None = None) -> bool:
         return request.user.has_perm(drift_forms.ADD)
 
     def _form_page(

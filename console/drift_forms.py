@@ -103,9 +103,8 @@ class MonitorChangeForm(forms.Form):
     )
 
     def __init__(self, *args: Any, monitor: "DriftMonitor", **kwargs: Any) -> None:
-        super().__init__(
-            *args, initial={"name": monitor.name, "enabled": monitor.enabled, "h": monitor.h}, **kwargs
-        )
+        kwargs["initial"] = {"name": monitor.name, "enabled": monitor.enabled, "h": monitor.h}
+        super().__init__(*args, **kwargs)
         self.monitor = monitor
         if monitor.chart == "probe_sprt":
             del self.fields["h"]
