@@ -4,7 +4,7 @@ The rule for this module: `JSONObject` is a JSON object whose members are read b
 knows its shape (an event's data, an engine's figures, a stored finding, a report's section), and
 `JSONValue` any one JSON value. Both are `Any` underneath, said here once: a recursive JSON union
 would need an isinstance at every read of a member whose type the reader already knows. A document
-that the API, the console and the reports share is a TypedDict instead (`calibration.figures`)."""
+whose members are fixed is better a TypedDict (as `oversight.rules`' rows are)."""
 
 from typing import Any
 
