@@ -130,19 +130,20 @@ def _erasures() -> None:
 
 def test_export_jobs_checkpoints_and_erasures_keep_their_last_column_on_screen(page, live_server):
     SHOTS.mkdir(parents=True, exist_ok=True)
-    _erasures()
     for path, shot in (
         ("/admin/compliance/exportjob/", "export-jobs"),
         ("/admin/audit/signedcheckpoint/", "checkpoints"),
         ("/admin/audit/erasure/", "erasures"),
     ):
+        if shot == "erasures":
+            _erasures()  # last: an erasure withdraws the reports that named the reviewer
         page.goto(live_server.url + path)
         assert page.locator("#result_list tbody tr").count() >= 1, path
         box = page.evaluate(CLIPPED, "#result_list")
         assert box["right"] <= box["edge"] + 0.5 and box["hidden"] <= 0, (path, box)
         page.screenshot(path=str(SHOTS / f"{shot}-1400.png"), full_page=True)
-    page.goto(live_server.url + "/admin/compliance/exportjob/")
-    assert page.locator("#result_list td.field-report", has_text=" to ").count() >= 1  # the period
+        if shot == "export-jobs":
+            assert page.locator("#result_list td.field-report", has_text=" to ").count() >= 1  # the period
 
 
 def test_overview_shows_each_exports_period_and_never_breaks_a_status_or_a_time(page):
