@@ -53,6 +53,10 @@ def erasure_request(
     refused (and recorded) under legal hold. Erasures of one person run one after the other:
     the same request again while one runs, or when nothing more matches, answers the earlier
     erasure (created=False), after running a reviewer's clean-up again."""
+    if not value.strip():
+        # An empty value would match every entry logged without that field (a subject_id left
+        # blank): a caller's bug, never a person. The API and the console refuse it earlier.
+        raise ValueError("an erasure names one person: the value must not be empty")
     now = timezone.now()
     policy = retention_policy_get(customer=customer)
     digest = _digest(customer.pk, target, value)

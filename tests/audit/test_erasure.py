@@ -190,3 +190,16 @@ def test_the_offline_verifier_counts_erased_entries_in_one_process_too(api, tmp_
         == 0
     )
     assert "2 entries had their personal fields erased" in out.getvalue()
+
+
+@pytest.mark.parametrize("target", ["subject_id", "user_id"])
+def test_the_service_refuses_an_empty_value_and_erases_nothing(api, target):
+    """An empty value would match every entry logged without a subject: refused, nothing erased."""
+    log(api, 2)
+    customer = AuditEntry.objects.first().customer
+    with pytest.raises(ValueError, match="must not be empty"):
+        erasures.erasure_request(
+            customer=customer, target=target, value="", reason="test", legal_basis="gdpr_art_17_1_a"
+        )
+    assert not Erasure.objects.exists()
+    assert not AuditEntry.objects.filter(erased=True).exists()
