@@ -142,3 +142,15 @@ def test_entries_written_before_still_verify_with_checkpoints_proofs_and_the_exp
     assert proof.status_code == 200, proof.json()
     code, out = offline("--key", str(key_file), "--checkpoint", str(note_file), str(export(api, tmp_path)))
     assert code == 0, out
+
+
+def test_a_large_batch_stores_and_hashes_every_initial_decision(api):
+    """Over the size where PostgreSQL COPYs a batch: every item stored, each entry's text holds it."""
+    items = [decision_body(initial_decision="deny" if i % 2 else "approve") for i in range(120)]
+    response = api.post("/v1/log/batch", {"decisions": items}, format="json")
+    assert response.status_code == 200 and response.json()["rejected"] == 0, response.content
+    stored = dict(Decision.objects.filter(customer_id="acme").values_list("decision_id", "initial_decision"))
+    assert stored == {item["decision_id"]: item["initial_decision"] for item in items}
+    texts = AuditEntry.objects.filter(customer_id="acme").values_list("canonical", flat=True)
+    assert sorted('"initial_decision":"deny"' in text for text in texts) == [False] * 60 + [True] * 60
+    assert verify(api)["valid"] is True
