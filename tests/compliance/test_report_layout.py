@@ -18,6 +18,7 @@ from weasyprint.formatting_structure import boxes
 from compliance.citations import CITATIONS, TEMPLATE_LAWS
 from compliance.evidence import Scope
 from compliance.pdf import report_html
+from compliance.pdf_blocks import recommendation_rows
 from compliance.report import report_build
 from console import demo_data
 from keys.models import Customer
@@ -276,9 +277,21 @@ def test_every_citation_printed_is_in_the_table_and_of_the_reports_own_law(demo_
     assert not foreign, foreign
     if document.startswith("texas_traiga"):
         assert "§552.056" in text and "Art." not in text
-        if document.endswith("recent"):  # the month whose recommendations borrow the over-trust limit
-            assert "the EU AI Act report's threshold" in text, (
-                "the borrowed over-trust figure says whose it is"
-            )
     else:
         assert "Art. 14(4)(b)" in text and "Art. 14(4)(d)" in text and "Art. 14(4)(a) and (b)" not in text
+
+
+@pytest.mark.parametrize("template", ["texas_traiga", "eu_ai_act"])
+def test_a_borrowed_over_trust_limit_says_whose_it_is(template):
+    """The Texas report's recommendation on the over-trust rate borrows the EU AI Act report's
+    limit and says so; the EU AI Act report's own says plain "threshold"."""
+    rec = {
+        "figure": "organization.overtrust_rate",
+        "value": 0.62,
+        "threshold": 0.5,
+        "priority": "high",
+        "text": "t",
+    }
+    (row,) = recommendation_rows([rec], template)["rows"]
+    assert ("the EU AI Act report's threshold" in row[2]) is (template == "texas_traiga"), row
+    assert "threshold" in row[2]

@@ -78,10 +78,11 @@ def test_each_reason_of_an_absent_figure_is_said_once_per_column(demo_documents,
         assert rows
         assert not [cell for row in rows for cell in row if cell.startswith("not measured (")], title
     text = _text(html)
-    assert "d' not measured where shown: no known_right probe" in text
-    assert text.count("no known_right probe") == 1 + text.count(
-        "(no known_right probe)"
-    )  # the team row may name it
+    if "no known_right probe" in text:  # some reviewer's d' is absent (the older month probes them all)
+        assert "d' not measured where shown: no known_right probe" in text
+        assert text.count("no known_right probe") == 1 + text.count(
+            "(no known_right probe)"
+        )  # the team row may name it
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)

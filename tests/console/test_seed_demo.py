@@ -4,7 +4,6 @@ service computes: the audit chain verifies, alerts come from the amplification a
 import datetime as dt
 import io
 import json
-import time
 
 import pytest
 from django.core.management import call_command
@@ -28,10 +27,8 @@ def demo_api():
     return client_for(make_key("demo-bank").value)
 
 
-def test_seed_demo_creates_a_demo_organisation_through_the_services_in_under_a_minute(demo_api):
-    started = time.monotonic()
+def test_seed_demo_creates_a_demo_organisation_through_the_services(demo_api):
     first = seed()
-    assert time.monotonic() - started < 60
     assert "3300 of model loan-approval" in first and "demo-officer (compliance staff) password:" in first
     alerts = demo_api.get("/v1/bias/amplification?limit=100").json()["data"]
     assert {a["severity"] for a in alerts} == {"medium", "low"}  # README: the under-trusters' leaning
