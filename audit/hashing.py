@@ -14,7 +14,7 @@ import itertools
 import json
 import math
 
-from config.jsondoc import JSONObject, JSONValue
+from audit.jsondoc import JSONObject, JSONValue
 
 try:  # a dependency of the service; the offline verifier runs without it (json's encoder then)
     import orjson

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple
 
+from audit.jsondoc import JSONObject, JSONValue
 from audit.measures_stats import (
     N_TOLERANCE,
     Z95,
@@ -24,7 +25,6 @@ from audit.measures_stats import (
     weighted_rate,
     wilson,
 )
-from config.jsondoc import JSONObject, JSONValue
 
 __all__ = ["Z95", "Clusters", "Rate", "weighted_rate", "wilson"]  # re-exported: the calibration app's names
 

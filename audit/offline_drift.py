@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from config.jsondoc import JSONObject
+from audit.jsondoc import JSONObject
 from drift.replay import Monitor, Replay, same_value, served_time
 
 SERIES_FIELDS = {

@@ -7,7 +7,7 @@ hash does not cover them) and hide a person. Standard library only."""
 import heapq
 from dataclasses import dataclass, field
 
-from config.jsondoc import JSONObject
+from audit.jsondoc import JSONObject
 
 
 # an entry's members as found (any JSON)

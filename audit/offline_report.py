@@ -31,6 +31,7 @@ from typing import Any, TextIO
 
 from audit import measures, measures_stats
 from audit.hashing import strict_loads
+from audit.jsondoc import JSONObject, JSONValue
 from audit.offline_figures import (
     BY_REVIEWER as BY_REVIEWER,
 )
@@ -43,7 +44,6 @@ from audit.offline_figures import (
     USER_FIGURES,
 )
 from audit.offline_inputs import short
-from config.jsondoc import JSONObject, JSONValue
 
 TOLERANCE = 1e-9  # the report's figures are stored unrounded; only float summation order may differ
 

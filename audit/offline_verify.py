@@ -36,10 +36,10 @@ from typing import IO, Any, TextIO
 
 from audit import merkle, note
 from audit.hashing import DuplicateKey, entry_hash_matches, format2_problem, strict_loads
+from audit.jsondoc import JSONObject, JSONValue
 from audit.offline_erasures import ErasureLedger, erasure_listed
 from audit.offline_erasures import report as erasures_report
 from audit.offline_inputs import Signed, Unreadable, read_checkpoints, read_key, short
-from config.jsondoc import JSONObject, JSONValue
 
 GENESIS = "0" * 64
 
