@@ -89,6 +89,25 @@ def trust_score_window(
 
 
 # figures by name (counts, rates, intervals, labels), rendered as JSON
+def user_calibration_window(
+    customer: Customer, *, days: DayRange, model_id: str | None, limit: int = 500
+) -> tuple[list[JSONObject], bool]:
+    """(every reviewer's figures over `days`, risk users first; whether they are judged with the
+    recalibrated confidence): the rows of POST /trust-score's `risk_users` for every reviewer. From
+    the daily aggregates, unless the confidence check over the organisation's decisions of the
+    window rejects the AI's confidence; then from the decisions, with the recalibrated p'."""
+    span = day_bounds(days)
+    _, recalibrate = reporting.recalibration_for(
+        decisions_of(customer, span, user_id=None, model_id=model_id)
+    )
+    if recalibrate is None:
+        return selectors.user_calibration_list(customer, days=days, model_id=model_id, limit=limit), False
+    decisions = decisions_of(customer, span, user_id=None, model_id=model_id)
+    _, users = reporting.user_figures(decisions, recalibrate=recalibrate)
+    return users[:limit], True
+
+
+# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend_window(
     customer: Customer,
     *,

@@ -5,9 +5,11 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from calibration import selectors as calibration_selectors
+from calibration import windows as calibration_windows
 from config.admin import reviewer_window_url
 from config.admin_site import console_page
 from config.inputs import lenient_choice
+from config.jsondoc import JSONObject
 from console.organisations import organisation_choices, organisation_picked
 
 WINDOWS = (90, 30)  # 90: the calibration reference's window, the one the API's risk users use
@@ -23,10 +25,13 @@ def user_calibration(request: HttpRequest) -> HttpResponse:
     customer = organisation_picked(request, customers)
     window = lenient_choice(request.GET.get("days"), WINDOWS)
     model_id = request.GET.get("model") or None
-    users = []
+    users: list[JSONObject] = []
+    recalibrated = False
     if customer is not None:
         days = calibration_selectors.DayRange.last_days(window)
-        users = calibration_selectors.user_calibration_list(customer, days=days, model_id=model_id)
+        users, recalibrated = calibration_windows.user_calibration_window(
+            customer, days=days, model_id=model_id
+        )
         for user in users:
             user["page"] = reviewer_window_url(customer.pk, user["user_id"], days.start, days.end)
     context = {
@@ -39,6 +44,7 @@ def user_calibration(request: HttpRequest) -> HttpResponse:
         "windows": WINDOWS,
         "model_id": model_id or "",
         "users": users,
+        "recalibrated": recalibrated,
         "at_risk": sum(1 for u in users if u["at_risk"]),
     }
     request.current_app = admin.site.name
