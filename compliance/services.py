@@ -6,7 +6,6 @@ current claim (its attempt number) may complete or fail the job; a job whose lea
 import datetime as dt
 import logging
 import tempfile
-import threading
 from collections.abc import Callable
 
 from django.conf import settings
@@ -26,6 +25,7 @@ from compliance.retention import exports_expire as exports_expire
 from compliance.retention import exports_storage as exports_storage
 from compliance.retention import quota_enforce
 from config.exceptions import RateLimited
+from config.leases import LeaseRenewal
 from keys.models import Customer
 from webhooks.services import event_emit
 
@@ -148,34 +148,16 @@ def _next_of_customer(customer_id: str) -> None:
         transaction.on_commit(lambda: _enqueue(next_id), robust=True)
 
 
-class _Lease:
-    """Holds the claim while a render runs: a thread renews the lease every third of its
-    length, so a long render keeps its job and a killed worker (thread and all) loses it."""
+def _lease(export_id: str, attempt: int) -> LeaseRenewal:
+    """Holds the claim while a render runs: the lease is renewed every third of its length, so
+    a long render keeps its job and a killed worker loses it."""
 
-    def __init__(self, export_id: str, attempt: int) -> None:
-        self.export_id = export_id
-        self.attempt = attempt
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name=f"lease-{export_id}", daemon=True)
+    def renew() -> None:
+        ExportJob.objects.filter(pk=export_id, status=ExportJob.Status.PROCESSING, attempts=attempt).update(
+            lease_until=_lease_end()
+        )
 
-    def __enter__(self) -> "_Lease":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(settings.EXPORT_LEASE_SECONDS / 3):
-                ExportJob.objects.filter(
-                    pk=self.export_id, status=ExportJob.Status.PROCESSING, attempts=self.attempt
-                ).update(lease_until=_lease_end())
-        except Exception:
-            logger.exception("export %s: lease renewal failed", self.export_id)
-        finally:
-            connection.close()
+    return LeaseRenewal(f"export {export_id}", settings.EXPORT_LEASE_SECONDS / 3, renew)
 
 
 def _renderer(format: str) -> Callable[[Report, HashingWriter], None]:
@@ -207,7 +189,7 @@ def export_run(*, export_id: str) -> None:
     )
     try:
         renderer = _renderer(job.format)  # its libraries load outside the memory limit
-        with _Lease(export_id, attempt), tempfile.TemporaryFile(prefix="trustcal-export-") as tmp:
+        with _lease(export_id, attempt), tempfile.TemporaryFile(prefix="trustcal-export-") as tmp:
             with render_limits():
                 build = log_report_build if job.format == "csv" else report_build
                 report = build(scope=scope, template=job.template)

@@ -81,6 +81,11 @@ app.conf.beat_schedule = {
     "audit-erasures-run-due": {"task": "audit.tasks.erasures_run_due", "schedule": 3600.0},
     # Erasures on workers whose worker died or whose message was lost.
     "audit-erasures-running-resume": {"task": "audit.tasks.erasures_running_resume", "schedule": 60.0},
+    # Drift monitors left `calibrating` by a worker that died or a message that was lost.
+    "drift-calibrations-recover": {
+        "task": "drift.tasks.calibrations_recover",
+        "schedule": settings.DRIFT_CALIBRATION_RECOVER_SECONDS,
+    },
     # Staff-defined thresholds (threshold.breached) and risk users.
     "calibration-thresholds-check": {"task": "calibration.tasks.thresholds_check", "schedule": 60.0},
     # Signed checkpoints: every chain that grew gets one when its newest is an hour old.

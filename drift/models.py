@@ -55,6 +55,10 @@ class DriftMonitor(models.Model):
     conclusions_h0 = models.IntegerField(null=True)
     conclusions_h1 = models.IntegerField(null=True)
     last_sequence = models.BigIntegerField(null=True)  # the last point's entry
+    # The automatic calibration of a `calibrating` monitor on a worker (drift.services): the
+    # claims so far, and until when the current one holds it (null: nobody holds it).
+    calibration_attempts = models.IntegerField(default=0)
+    calibration_lease_until = models.DateTimeField(null=True)
     configured_sequence = models.BigIntegerField()
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)

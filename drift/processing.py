@@ -334,7 +334,7 @@ class _Run:
             t.monitor.state = state_dump(t.state)
             t.monitor.updated_at = self.now
         _monitors_update(touched)
-        for monitor in self.completed:
-            from drift.services import monitor_calibrate_automatic
+        for monitor in self.completed:  # `calibrating` until a worker appends its calibration
+            from drift.services import calibration_send
 
-            monitor_calibrate_automatic(monitor=monitor)
+            calibration_send(monitor.pk)

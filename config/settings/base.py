@@ -341,6 +341,11 @@ VERIFY_MAX_ATTEMPTS = env.int("TRUSTCAL_VERIFY_MAX_ATTEMPTS", default=3)
 # How often beat sends again full-check jobs whose worker died or whose message was lost.
 VERIFY_RECOVER_SECONDS = env.float("TRUSTCAL_VERIFY_RECOVER_SECONDS", default=30.0)
 VERIFY_FULL_EVERY_SECONDS = env.float("TRUSTCAL_VERIFY_FULL_EVERY_SECONDS", default=86400.0)
+# Automatic calibration of drift monitors (docs/reference/drift.md, Calibration): how long a
+# worker holds a monitor between renewals (renewed every third of it while the Monte Carlo
+# runs), and how often beat sends again the calibrations nobody holds.
+DRIFT_CALIBRATION_LEASE_SECONDS = env.float("TRUSTCAL_DRIFT_CALIBRATION_LEASE_SECONDS", default=60.0)
+DRIFT_CALIBRATION_RECOVER_SECONDS = env.float("TRUSTCAL_DRIFT_CALIBRATION_RECOVER_SECONDS", default=30.0)
 # Review effort (docs/reference/oversight.md): a timed decision is quick under
 # max(floor, fraction x its model's median review time).
 OVERSIGHT_FLOOR_SECONDS = env.float("TRUSTCAL_OVERSIGHT_FLOOR_SECONDS", default=3.0)
