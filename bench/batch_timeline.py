@@ -32,15 +32,25 @@ STEPS = [
     ("audit.pipeline", "_contributors_load", "  the contributors' loads"),
     ("audit.pipeline", "stored_load", "  the stored decisions' read"),
     ("audit.pipeline", "plan_items", "  planning"),
+    ("audit.plan", "payload_fingerprint", "    the fingerprints (canonical JSON, SHA-256)"),
+    ("audit.plan", "new_decision", "    the decision rows"),
+    ("audit.plan", "new_entry", "    the entry rows"),
+    ("calibration.contributions", "CalibrationContributor.add", "    calibration's changes"),
+    ("bias.contributions", "BiasContributor.add", "    the statistics' changes"),
     ("audit.pipeline", "plan_apply", "  applying (to the chain's end)"),
     ("audit.apply", "bulk_insert", "    the decisions' COPY (then the entries')"),
     ("calibration.contributions", "CalibrationContributor.apply", "    calibration's staging and upsert"),
+    ("calibration.setwise", "staged_rows", "      its staging rows (Python)"),
     ("bias.contributions", "BiasContributor.apply", "    the statistics' staging and upsert"),
-    ("audit.apply", "events_emit_sent", "    the events' COPY"),
-    ("audit.apply", "_held_sent_sealing", "    the upserts run, the entries sealed meanwhile"),
-    ("audit.apply", "entries_seal", "      sealing alone"),
+    ("bias.setwise", "_rows", "      their staging rows (Python)"),
+    ("audit.apply", "events_emit", "    the events' COPY"),
     ("audit.apply", "entries_append", "    the chain: head, link, COPY, tree"),
+    ("audit.plan", "entries_seal", "      sealing (clear fields, commitment, canonical text)"),
+    ("audit.chain", "canonical_hash", "      linking's SHA-256"),
     ("audit.apply", "chain_extended", "      the tree"),
+    ("django.db.backends.base.base", "BaseDatabaseWrapper._commit", "  COMMIT (deferred foreign-key checks)"),
+    ("django.db.backends.base.base", "BaseDatabaseWrapper.run_and_clear_commit_hooks", "  on-commit hooks"),
+    ("audit.views", "batch_payload", "  the response document"),
 ]
 
 
@@ -105,6 +115,11 @@ def main() -> None:
     print(f"median of {len(measured)} batches (ms)                       wall    cpu   ({MEASURED})")
     for label in shown:
         calls = max(len(batch.get(label, [])) for batch in measured)
+        if calls > 2:  # a step per item or per entry: its calls summed per batch
+            wall = statistics.median(sum(t[0] for t in batch.get(label, [])) for batch in measured) * 1000
+            cpu = statistics.median(sum(t[1] for t in batch.get(label, [])) for batch in measured) * 1000
+            print(f"{label + f' ({calls} calls)':58s} {wall:7.1f} {cpu:6.1f}")
+            continue
         for call in range(calls):
             times = [batch[label][call] for batch in measured if len(batch.get(label, [])) > call]
             wall = statistics.median(t[0] for t in times) * 1000

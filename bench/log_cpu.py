@@ -5,7 +5,8 @@ so waiting on PostgreSQL does not count), the CPU time of its PostgreSQL backend
 functions by cumulative CPU time (BENCH_SORT=tottime for their own time;
 BENCH_PROFILE_OUT=FILE also saves the profile for pstats); `--statements` prints the backend's CPU time
 per statement text over the measured requests (each statement sent outside pipeline mode, so a
-batch's, read from the backend's schedstat before and after it; COMMIT is not among them).
+batch's, read from the backend's schedstat before and after it; COMMIT among them: the deferred
+foreign-key checks and the WAL write run then).
 bench/ingest_bench.py runs it as its last step.
 
 Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
@@ -14,7 +15,8 @@ Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127
 `--calibrate`: each request is a POST /calibrate of the same decisions. `--stub-write`: each
 POST /log's write answers the last stored decision, so that only the request around it counts.
 `--rate-limits`: the tier rate limit on, as in production; with Redis a web process then keeps
-the keys it verified, keys/keycache.py.)
+the keys it verified, keys/keycache.py. `--freeze`: the process loads what config/wsgi.py loads and
+freezes it, as a web process does, so the collector's full collections cost what they cost there.)
 (the database must be migrated; the script makes its own customer and key. Without DATABASE_URL it
 measures the embedded default, SQLite in TRUSTCAL_DATA_DIR, with no backend figure.)"""
 
@@ -49,6 +51,11 @@ def main() -> None:
     parser.add_argument(
         "--stub-write", action="store_true", help="POST /log with the write answered by a stored result"
     )
+    parser.add_argument(
+        "--freeze",
+        action="store_true",
+        help="load and freeze as a web process does (config/wsgi.py: gc.freeze()) before the requests",
+    )
     args = parser.parse_args()
 
     import django
@@ -60,6 +67,8 @@ def main() -> None:
 
     from keys.services import api_key_create
 
+    if args.freeze:
+        import config.wsgi  # noqa: F401  (what a web process loads, then gc.freeze())
     setup_test_environment()
     settings.ALLOWED_HOSTS = ["*"]
     settings.RATE_LIMITS_ENABLED = args.rate_limits
@@ -175,7 +184,7 @@ class _Timed(dict):
     def clear_patch(self) -> None:
         import psycopg
 
-        psycopg.Cursor.execute, psycopg.Cursor.copy = self.originals  # type: ignore[method-assign]
+        psycopg.Cursor.execute, psycopg.Cursor.copy, psycopg.Connection.commit = self.originals  # type: ignore[method-assign]
 
     def add(self, text: str, ms: float) -> None:
         calls, total = self.get(text, (0, 0.0))
@@ -188,8 +197,8 @@ def _statements_timed(backend_ms) -> _Timed:
     import psycopg
 
     timed = _Timed()
-    execute, copy = psycopg.Cursor.execute, psycopg.Cursor.copy
-    timed.originals = (execute, copy)
+    execute, copy, commit = psycopg.Cursor.execute, psycopg.Cursor.copy, psycopg.Connection.commit
+    timed.originals = (execute, copy, commit)
 
     def key(query) -> str:
         return " ".join(str(query).split())
@@ -210,7 +219,15 @@ def _statements_timed(backend_ms) -> _Timed:
             yield stream
         timed.add(key(statement), backend_ms() - start)
 
+    def timed_commit(self):
+        start = backend_ms()
+        try:
+            return commit(self)
+        finally:
+            timed.add("COMMIT", backend_ms() - start)
+
     psycopg.Cursor.execute, psycopg.Cursor.copy = timed_execute, timed_copy
+    psycopg.Connection.commit = timed_commit
     return timed
 
 
