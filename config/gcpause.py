@@ -5,7 +5,8 @@ commits (parsed bodies, validated items, decision and entry rows, their COPY row
 them counts towards the collector's thresholds, so one batch ran hundreds of young
 collections and, every few batches, a full one over the whole process (Django, the
 libraries, every module's objects): about a sixth of the batch's CPU where the process has
-not frozen what it loaded, a few milliseconds where it has (config/wsgi.py; bench/README.md). The
+not frozen what it loaded, and still about a sixteenth of it, and a sixth of its wall time,
+in a web process, which has (config/wsgi.py; bench/README.md, the pairs). The
 rows are freed by reference counting when the request ends; none of them needs the cyclic
 collector while it is alive. So the collector is paused while any thread of the process is
 inside `collector_paused()`, and runs again as usual once the last one leaves (a collection
