@@ -12,9 +12,8 @@ Django).
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal, NamedTuple
+from typing import Final, Literal, NamedTuple, NotRequired, TypedDict
 
-from audit.jsondoc import JSONObject, JSONValue
 from audit.measures_stats import (
     N_TOLERANCE,
     Z95,
@@ -32,6 +31,69 @@ Miscalibrated = Literal["OVERTRUSTING", "UNDERTRUSTING"]
 RecordCategory = Literal["CALIBRATED", "UNSCORED"] | Miscalibrated  # a decision's, stored with it
 UserCategory = Literal["CALIBRATED", "NON_DISCRIMINATING", "INSUFFICIENT_DATA"] | Miscalibrated
 RiskLevel = Literal["low", "medium", "high", "insufficient_data"]
+
+
+class Scores(TypedDict):
+    """trust_score T, attainable_score A and reliance_gap R = A - T (`scores`)."""
+
+    trust_score: float | None
+    attainable_score: float | None
+    reliance_gap: float | None
+
+
+class RiskUser(TypedDict):
+    """A risk user's figures as the risk-user list shows them (docs/reference/calibration.md, Risk
+    users); `Figures` holds them all, so a user's figures are read as a risk user's alike."""
+
+    trust_score: float | None
+    reliance_gap: float | None
+    risk_level: RiskLevel
+    decisions: int
+    scored_decisions: int
+    category: UserCategory
+    overtrust_rate: float | None
+    overtrust_rate_ci: list[float]
+    undertrust_rate: float | None
+    undertrust_rate_ci: list[float]
+
+
+class Figures(Scores):
+    """Every figure of a user, an organisation or a period (`figures`; docs/reference/calibration.md):
+    the document the API serves, the console shows and the reports print."""
+
+    decisions: int
+    scored_decisions: int
+    unscored_decisions: int
+    confidence_decisions: int
+    coverage: float | None
+    agreement_rate: float | None
+    override_rate: float | None
+    mean_ai_confidence: float | None
+    calibration_gap: float | None
+    reliance_skill: NotRequired[float | None]  # not in a trend point's figures
+    overtrust_rate: float | None
+    overtrust_effective_n: float
+    overtrust_rate_ci: list[float]
+    undertrust_rate: float | None
+    undertrust_effective_n: float
+    undertrust_rate_ci: list[float]
+    discrimination: float | None
+    discrimination_ci: list[float] | None
+    category: UserCategory
+    risk_level: RiskLevel
+    outcomes_known: int
+    ai_accuracy: float | None
+    overreliance_rate: float | None
+    underreliance_rate: float | None
+    switch_rate: float | None
+    rair: float | None
+    rsr: float | None
+    automation_bias_incidents: int
+    automation_bias_rate: float | None
+    followed_ai_errors: int
+    confidence_recalibrated: bool
+
+
 CALIBRATED: Final = "CALIBRATED"
 OVERTRUSTING: Final = "OVERTRUSTING"
 UNDERTRUSTING: Final = "UNDERTRUSTING"
@@ -297,10 +359,10 @@ def risk_level(scored: int, gap: float | None, cat: str, th: Thresholds) -> Risk
     return "low"
 
 
-def is_risk_user(figures: Mapping[str, JSONValue], th: Thresholds) -> bool:
+def is_risk_user(figures: RiskUser, th: Thresholds) -> bool:
     """A risk user: enough scored decisions, and a high risk level or a flagged category."""
-    return int(figures.get("scored_decisions") or 0) >= th.risk_min_scored and (
-        figures.get("risk_level") == "high" or figures.get("category") in FLAGGED_CATEGORIES
+    return figures["scored_decisions"] >= th.risk_min_scored and (
+        figures["risk_level"] == "high" or figures["category"] in FLAGGED_CATEGORIES
     )
 
 
@@ -309,7 +371,7 @@ def accuracy(sums: Mapping[str, float]) -> float | None:
     return ratio(sums["ai_right_n"], sums["outcome_n"])
 
 
-def scores(sums: Mapping[str, float], pi: float | None) -> dict[str, float | None]:
+def scores(sums: Mapping[str, float], pi: float | None) -> Scores:
     """trust_score T, attainable_score A, reliance_gap R = A - T, with pi the window's accuracy."""
     n = sums["scored_n"]
     if not n:
@@ -350,14 +412,21 @@ def figures(
     under_clusters: Clusters | None = None,
     skill: bool = True,
     recalibrated: bool = False,
-) -> JSONObject:
+) -> Figures:
     """Every figure of a user or an organisation from its summed columns. `pi` defaults to the
     accuracy of these sums (pass the window's for a part of it, such as a trend point). With
     clusters the figures are an organisation's (its intervals and flag floor). `recalibrated`:
     the sums were taken with the query's p' (`contribution(record, recalibrate)`)."""
     n, scored = int(sums["n"]), int(sums["scored_n"])
     window_pi = accuracy(sums) if isinstance(pi, OwnAccuracy) else pi
-    out: JSONObject = {
+    score = scores(sums, window_pi)
+    over = Rate(*weighted_rate(sums["fwo_sum"], sums["wo_sum"], sums["wo_sq"], over_clusters))
+    under = Rate(*weighted_rate(sums["uwu_sum"], sums["wu_sum"], sums["wu_sq"], under_clusters))
+    delta, delta_ci = discrimination(over, under, th)
+    organisation = over_clusters is not None or under_clusters is not None
+    cat = category(scored, over, under, th, organisation=organisation)
+    wrong = sums["outcome_n"] - sums["ai_right_n"]
+    out: Figures = {
         "decisions": n,
         "scored_decisions": scored,
         "unscored_decisions": n - scored,
@@ -367,34 +436,32 @@ def figures(
         "override_rate": ratio(n - sums["followed"], n),
         "mean_ai_confidence": ratio(sums["conf_sum"], sums["conf_n"]),
         "calibration_gap": ratio(sums["gap_sum"], scored),
-        **scores(sums, window_pi),
+        "trust_score": score["trust_score"],
+        "attainable_score": score["attainable_score"],
+        "reliance_gap": score["reliance_gap"],
+        "reliance_skill": reliance_skill(sums, score["trust_score"], score["attainable_score"], th),
+        "overtrust_rate": over.rate,
+        "overtrust_effective_n": over.effective_n,
+        "overtrust_rate_ci": over.ci,
+        "undertrust_rate": under.rate,
+        "undertrust_effective_n": under.effective_n,
+        "undertrust_rate_ci": under.ci,
+        "discrimination": delta,
+        "discrimination_ci": delta_ci,
+        "category": cat,
+        "risk_level": risk_level(scored, score["reliance_gap"], cat, th),
+        "outcomes_known": int(sums["outcome_n"]),
+        "ai_accuracy": window_pi,
+        "overreliance_rate": ratio(sums["followed_wrong"], wrong),
+        "underreliance_rate": ratio(sums["overrode_right"], sums["ai_right_n"]),
+        "switch_rate": ratio(sums["sw_num"], sums["sw_den"]),
+        "rair": ratio(sums["rair_num"], sums["rair_den"]),
+        "rsr": ratio(sums["rsr_num"], sums["rsr_den"]),
+        "automation_bias_incidents": int(sums["overtrust"]),
+        "automation_bias_rate": ratio(sums["overtrust"], scored),
+        "followed_ai_errors": int(sums["oo_followed_wrong"]),
+        "confidence_recalibrated": recalibrated,
     }
-    if skill:
-        out["reliance_skill"] = reliance_skill(sums, out["trust_score"], out["attainable_score"], th)
-    over = Rate(*weighted_rate(sums["fwo_sum"], sums["wo_sum"], sums["wo_sq"], over_clusters))
-    under = Rate(*weighted_rate(sums["uwu_sum"], sums["wu_sum"], sums["wu_sq"], under_clusters))
-    for name, rate in (("overtrust", over), ("undertrust", under)):
-        out[f"{name}_rate"] = rate.rate
-        out[f"{name}_effective_n"] = rate.effective_n
-        out[f"{name}_rate_ci"] = rate.ci
-    out["discrimination"], out["discrimination_ci"] = discrimination(over, under, th)
-    organisation = over_clusters is not None or under_clusters is not None
-    out["category"] = category(scored, over, under, th, organisation=organisation)
-    out["risk_level"] = risk_level(scored, out["reliance_gap"], out["category"], th)
-    wrong = sums["outcome_n"] - sums["ai_right_n"]
-    out.update(
-        {
-            "outcomes_known": int(sums["outcome_n"]),
-            "ai_accuracy": window_pi,
-            "overreliance_rate": ratio(sums["followed_wrong"], wrong),
-            "underreliance_rate": ratio(sums["overrode_right"], sums["ai_right_n"]),
-            "switch_rate": ratio(sums["sw_num"], sums["sw_den"]),
-            "rair": ratio(sums["rair_num"], sums["rair_den"]),
-            "rsr": ratio(sums["rsr_num"], sums["rsr_den"]),
-            "automation_bias_incidents": int(sums["overtrust"]),
-            "automation_bias_rate": ratio(sums["overtrust"], scored),
-            "followed_ai_errors": int(sums["oo_followed_wrong"]),
-            "confidence_recalibrated": recalibrated,
-        }
-    )
+    if not skill:
+        del out["reliance_skill"]  # a trend point's figures (a part of its window) have no skill
     return out

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 Z95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054, the two-sided 95 % normal quantile
 # An effective n compared with a floor allows for rounding: Kish's n of ten equal weights
@@ -171,7 +171,10 @@ def recalibration(intercept: float, slope: float) -> Recalibrate:
     return recalibrated
 
 
-def trend_direction(fit: tuple[float, float] | None, periods_fitted: int, min_periods: int = 4) -> str:
+Direction = Literal["improving", "declining", "stable", "undetermined"]
+
+
+def trend_direction(fit: tuple[float, float] | None, periods_fitted: int, min_periods: int = 4) -> Direction:
     """The trend's direction from the WLS slope of the reliance gap R (lower is better) and its
     standard error: `improving` when slope + t se < 0, `declining` when slope - t se > 0 (t the
     0.975 quantile of Student's t with periods_fitted - 2 degrees of freedom), else `stable`;

@@ -24,7 +24,7 @@ import argparse
 import datetime as dt
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -118,11 +118,11 @@ def decisions_of(lines: Iterable[str]) -> Iterator[State]:
 
 @dataclass
 class Recomputed:
-    figures: JSONObject
+    figures: measures.Figures
     erased: int  # decisions of the window whose entries were erased
     by_filter: bool  # the report's reviewer filter could not be applied to them
     probes: int = 0  # vigilance probes of the window, left out of every figure
-    users: dict[str, JSONObject] = field(default_factory=dict)  # each reviewer's figures
+    users: dict[str, measures.Figures] = field(default_factory=dict)  # each reviewer's figures
     initial_hashed: bool = True  # every decision of the window hashed its initial decision
 
 
@@ -282,7 +282,7 @@ def compare(
 ) -> list[tuple[str, JSONValue, JSONValue, bool | None]]:
     """(figure, reported, recomputed, match) for the headline figures and every reviewer's;
     match is None where erased entries make a figure not recomputable."""
-    figures = recomputed.figures
+    figures: Mapping[str, object] = recomputed.figures  # read by the report's names
     rows: list[tuple[str, Any, Any, bool | None]] = []
     for name, source, reported in _pairs(report):
         unknown = (
@@ -295,9 +295,10 @@ def compare(
     th = measures.Thresholds()
     for user in users:
         user_id = str(user.get("user_id"))
-        mine = recomputed.users.get(user_id)
-        if mine is not None:
-            mine = {**mine, "at_risk": measures.is_risk_user(mine, th)}
+        theirs = recomputed.users.get(user_id)
+        mine: dict[str, object] | None = None  # read by the report's names
+        if theirs is not None:
+            mine = {**theirs, "at_risk": measures.is_risk_user(theirs, th)}
         for key in [*USER_FIGURES, *INITIAL_DECISION_FIGURES]:
             if key not in user:
                 continue

@@ -4,15 +4,30 @@ free of Django and the database like `audit.measures`, whose interval quantile a
 `calibration.reporting` feeds it the groups from SQL."""
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import Literal, NotRequired, TypedDict
 
 from audit.measures import Z95, ratio
 from audit.measures_stats import Recalibrate, recalibration
-from config.jsondoc import JSONObject, JSONValue
 
 CONFIDENCE_CHECK_MIN = 100
 LOGIT_CLIP = 1e-4  # confidences are clipped to [1e-4, 1 - 1e-4] before the logit
 LR_ALPHA = 0.05  # the likelihood-ratio test's level
+
+
+class ConfidenceCheck(TypedDict):
+    """The check's figures (`confidence_check`), as the API serves them and the reports print them."""
+
+    decisions: int
+    limit: NotRequired[int]  # the latest decisions read at most, when read from the database
+    intercept: float | None
+    intercept_ci: list[float] | None
+    slope: float | None
+    slope_ci: list[float] | None
+    brier_score: float | None
+    lr_statistic: float | None
+    lr_p_value: float | None
+    verdict: Literal["consistent", "miscalibrated", "not_checked"]
 
 
 def logit(c: float) -> float:
@@ -20,10 +35,9 @@ def logit(c: float) -> float:
     return math.log(c / (1 - c))
 
 
-# the check's figures by name (counts, coefficients, intervals, verdict), rendered as JSON
 def confidence_check(
     pairs: Iterable[tuple[float, int, int]], *, brier_sum: float | None = None
-) -> JSONObject:
+) -> ConfidenceCheck:
     """The Cox (1958) calibration check of the AI's confidence over (confidence, y, count) groups:
     logit P(y = 1) = a + b * logit(c), fitted by Newton-Raphson, with Wald 95 % intervals, and
     the Brier score, and the likelihood-ratio test of (a, b) = (0, 1) on 2 degrees of freedom.
@@ -32,7 +46,7 @@ def confidence_check(
     groups = [(c, y, k) for c, y, k in pairs if k > 0]
     total = sum(k for _, _, k in groups)
     brier = ratio(sum(k * (c - y) ** 2 for c, y, k in groups) if brier_sum is None else brier_sum, total)
-    out: JSONObject = {
+    out: ConfidenceCheck = {
         "decisions": total,
         "intercept": None,
         "intercept_ci": None,
@@ -57,13 +71,15 @@ def confidence_check(
     statistic = max(0.0, 2 * (_log_likelihood(by_c, a, b) - _log_likelihood(by_c, 0.0, 1.0)))
     p_value = math.exp(-statistic / 2)
     out.update(
-        intercept=a,
-        intercept_ci=a_ci,
-        slope=b,
-        slope_ci=b_ci,
-        lr_statistic=statistic,
-        lr_p_value=p_value,
-        verdict="miscalibrated" if p_value < LR_ALPHA else "consistent",
+        {
+            "intercept": a,
+            "intercept_ci": a_ci,
+            "slope": b,
+            "slope_ci": b_ci,
+            "lr_statistic": statistic,
+            "lr_p_value": p_value,
+            "verdict": "miscalibrated" if p_value < LR_ALPHA else "consistent",
+        }
     )
     return out
 
@@ -121,11 +137,11 @@ def _logistic_fit(
     return None
 
 
-# the check's figures by name, as `confidence_check` gives them
-def recalibration_of(check: Mapping[str, JSONValue]) -> Recalibrate | None:
+def recalibration_of(check: ConfidenceCheck) -> Recalibrate | None:
     """p' = expit(a + b * logit c) with the check's fitted (a, b) when its verdict is
     `miscalibrated` (docs/reference/calibration.md, A miscalibrated confidence), else None: every
     confidence-based figure of the query then judges with p'."""
-    if check.get("verdict") != "miscalibrated":
+    a, b = check["intercept"], check["slope"]
+    if check["verdict"] != "miscalibrated" or a is None or b is None:
         return None
-    return recalibration(check["intercept"], check["slope"])
+    return recalibration(a, b)

@@ -12,12 +12,12 @@ from django.db.models.functions.datetime import TruncBase
 
 from audit.measures_stats import trend_direction, wls_slope
 from calibration import rules
-from config.jsondoc import JSONObject
+from calibration.documents import Interval, TrendPoint, TrendSummary
 
 if TYPE_CHECKING:
     from calibration.selectors import DayRange
 
-INTERVALS = ["day", "week", "month"]
+INTERVALS: list[Interval] = ["day", "week", "month"]
 
 
 def period_start(day: dt.date, interval: str) -> dt.date:
@@ -74,10 +74,9 @@ def complete(start: dt.date, interval: str, first: dt.date, last: dt.date) -> bo
     return start >= first and period_end(start, interval) <= last
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend_point(
     start: dt.date, sums: Mapping[str, float] | None, pi: float | None, *, recalibrated: bool = False
-) -> JSONObject:
+) -> TrendPoint:
     """A trend point: the period's figures with the window's AI accuracy `pi`, so that the points'
     scores are parts of the window's (docs/reference/calibration.md, GET /trust-score/trend)."""
     figures = rules.figures(
@@ -97,8 +96,7 @@ def trend_point(
     }
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def trend_summary(points: list[JSONObject], complete_periods: list[bool]) -> JSONObject:
+def trend_summary(points: list[TrendPoint], complete_periods: list[bool]) -> TrendSummary:
     """The trend's direction from the reliance gap R of the complete periods with scored decisions,
     by weighted least squares (each point weighs its scored decisions): docs/reference/calibration.md,
     GET /trust-score/trend."""

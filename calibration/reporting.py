@@ -16,13 +16,22 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate, TruncMonth, TruncWeek
 
-from audit.measures import accuracy
+from audit.measures import Figures, accuracy
 from audit.measures_stats import Recalibrate
 from calibration import rules
-from calibration.confidence import confidence_check, recalibration_of
+from calibration.confidence import ConfidenceCheck, confidence_check, recalibration_of
+from calibration.documents import (
+    ConfidenceBand,
+    Interval,
+    IntervalTrend,
+    ListedRiskUser,
+    ModelSeen,
+    OrganisationFigures,
+    UserFigures,
+    UserRow,
+)
 from calibration.periods import complete, periods, trend_point, trend_summary
-from calibration.selectors import RISK_USER_KEYS, DayRange, fetch_rows
-from config.jsondoc import JSONObject, JSONValue
+from calibration.selectors import DayRange, fetch_rows
 
 if TYPE_CHECKING:
     from audit.models import Decision
@@ -78,41 +87,53 @@ def sums_by(
     return {key: _complete(sums) for key, sums in out.items()}
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_figures(
     decisions: QuerySet["Decision"], *, recalibrate: Recalibrate | None = None
-) -> tuple[JSONObject, list[JSONObject]]:
+) -> tuple[OrganisationFigures, list[UserRow]]:
     """(the organisation's figures, one row per user, risk users first, then largest reliance gap) over
     `decisions`, by docs/reference/calibration.md, Organisation figures; with the query's p' when
     `recalibrate` is given (A miscalibrated confidence)."""
-    per_user = {key[0]: sums for key, sums in sums_by(decisions, "user_id", recalibrate=recalibrate).items()}
-    sums = rules.add_sums(per_user.values())
-    over = rules.Clusters.of((u["fwo_sum"], u["wo_sum"]) for u in per_user.values())
-    under = rules.Clusters.of((u["uwu_sum"], u["wu_sum"]) for u in per_user.values())
-    recalibrated = recalibrate is not None
-    organisation = rules.figures(sums, over=over, under=under, recalibrated=recalibrated)
-    organisation["counts"] = {
-        "followed": int(sums["followed"]),
-        "overridden": int(sums["n"] - sums["followed"]),
-        "overtrust": int(sums["overtrust"]),
-        "undertrust": int(sums["undertrust"]),
-        "followed_ai_errors": int(sums["oo_followed_wrong"]),
-        "with_confidence": int(sums["conf_n"]),
-        "with_outcome": int(sums["outcome_n"]),
-        "with_initial_decision": decisions.order_by().filter(initial_decision__isnull=False).count(),
-    }
-    users = []
-    for user_id, user_sums in per_user.items():
-        figures = rules.figures(user_sums, recalibrated=recalibrated)
-        users.append({"user_id": user_id, "at_risk": rules.is_risk_user(figures), **figures})
+    organisation, per_user = _figures_by_user(decisions, recalibrate)
+    users: list[UserRow] = [
+        {"user_id": user_id, "at_risk": rules.is_risk_user(figures), **figures}
+        for user_id, figures in per_user.items()
+    ]
     users.sort(
         key=lambda u: (not u["at_risk"], u["reliance_gap"] is None, -(u["reliance_gap"] or 0.0), u["user_id"])
     )
     return organisation, users
 
 
-# the check's figures by name, rendered as JSON
-def decisions_confidence_check(decisions: QuerySet["Decision"]) -> JSONObject:
+def _figures_by_user(
+    decisions: QuerySet["Decision"], recalibrate: Recalibrate | None
+) -> tuple[OrganisationFigures, dict[str, Figures]]:
+    """The organisation's figures and each user's, in the order the grouping gave them."""
+    per_user = {key[0]: sums for key, sums in sums_by(decisions, "user_id", recalibrate=recalibrate).items()}
+    sums = rules.add_sums(per_user.values())
+    over = rules.Clusters.of((u["fwo_sum"], u["wo_sum"]) for u in per_user.values())
+    under = rules.Clusters.of((u["uwu_sum"], u["wu_sum"]) for u in per_user.values())
+    recalibrated = recalibrate is not None
+    organisation: OrganisationFigures = {
+        **rules.figures(sums, over=over, under=under, recalibrated=recalibrated),
+        "counts": {
+            "followed": int(sums["followed"]),
+            "overridden": int(sums["n"] - sums["followed"]),
+            "overtrust": int(sums["overtrust"]),
+            "undertrust": int(sums["undertrust"]),
+            "followed_ai_errors": int(sums["oo_followed_wrong"]),
+            "with_confidence": int(sums["conf_n"]),
+            "with_outcome": int(sums["outcome_n"]),
+            "with_initial_decision": decisions.order_by().filter(initial_decision__isnull=False).count(),
+        },
+    }
+    figures = {
+        user_id: rules.figures(user_sums, recalibrated=recalibrated)
+        for user_id, user_sums in per_user.items()
+    }
+    return organisation, figures
+
+
+def decisions_confidence_check(decisions: QuerySet["Decision"]) -> ConfidenceCheck:
     """The confidence check (docs/reference/calibration.md, Confidence check) over the latest
     CONFIDENCE_CHECK_LIMIT decisions of `decisions` that have both a confidence and an outcome.
 
@@ -143,8 +164,7 @@ def decisions_confidence_check(decisions: QuerySet["Decision"]) -> JSONObject:
     return {**check, "limit": CONFIDENCE_CHECK_LIMIT}
 
 
-# the check's figures by name, rendered as JSON
-def recalibration_for(decisions: QuerySet["Decision"]) -> tuple[JSONObject, Recalibrate | None]:
+def recalibration_for(decisions: QuerySet["Decision"]) -> tuple[ConfidenceCheck, Recalibrate | None]:
     """The confidence check over `decisions` (the organisation's of the query's window and model
     filter) and, when it finds the confidence miscalibrated, the query's p' (docs/reference/calibration.md,
     A miscalibrated confidence)."""
@@ -158,12 +178,12 @@ def recalibration_for(decisions: QuerySet["Decision"]) -> tuple[JSONObject, Reca
 # last few checks by their rows, compared whole (every value and count), so an unchanged set of
 # decisions is not fitted again and gets the same figures to the bit.
 CONFIDENCE_CHECKS_KEPT = 4
-# the check's figures by name, rendered as JSON
-_checked: dict[tuple[tuple[JSONValue, ...], ...], JSONObject] = {}
+# (confidence, recommendation, outcome, count) rows
+CheckRows = tuple[tuple[float, str, str, int], ...]
+_checked: dict[CheckRows, ConfidenceCheck] = {}
 
 
-# the check's figures by name, rendered as JSON
-def _confidence_check_of(rows: tuple[tuple[JSONValue, ...], ...]) -> JSONObject:
+def _confidence_check_of(rows: CheckRows) -> ConfidenceCheck:
     """The check over (confidence, recommendation, outcome, count) rows."""
     pairs: dict[tuple[float, int], int] = defaultdict(int)
     right: dict[tuple[str, str], int] = {}  # y per (recommendation, outcome): a few, compared once each
@@ -175,8 +195,7 @@ def _confidence_check_of(rows: tuple[tuple[JSONValue, ...], ...]) -> JSONObject:
     return confidence_check((c, y, n) for (c, y), n in sorted(pairs.items()))
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def confidence_bands(decisions: QuerySet["Decision"]) -> list[JSONObject]:
+def confidence_bands(decisions: QuerySet["Decision"]) -> list[ConfidenceBand]:
     """Agreement by AI confidence band: how often reviewers followed the AI at each confidence,
     against how often the AI was right where the outcome is known."""
     bands: list[dict[str, float]] = [{} for _ in range(BANDS)]
@@ -186,7 +205,7 @@ def confidence_bands(decisions: QuerySet["Decision"]) -> list[JSONObject]:
             continue
         band = bands[min(BANDS - 1, max(0, int(c * BANDS)))]
         _add(band, rules.contribution(record), n)
-    out = []
+    out: list[ConfidenceBand] = []
     for b, band in enumerate(bands):
         size = band.get("n", 0)
         outcomes = band.get("outcome_n", 0)
@@ -204,23 +223,22 @@ def confidence_bands(decisions: QuerySet["Decision"]) -> list[JSONObject]:
     return out
 
 
-def trend_interval(start: dt.date, end: dt.date) -> str:
+def trend_interval(start: dt.date, end: dt.date) -> Interval:
     """Daily points up to two months, weekly up to a year, monthly beyond."""
     days = (end - start).days + 1
     return "day" if days <= 62 else "week" if days <= 366 else "month"
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trust_trend(
     decisions: QuerySet["Decision"],
     *,
     start: dt.date,
     end: dt.date,
-    interval: str | None = None,
+    interval: Interval | None = None,
     recalibrate: Recalibrate | None = None,
     first: dt.date | None = None,
     last: dt.date | None = None,
-) -> JSONObject:
+) -> IntervalTrend:
     """The trust-score trend over the days [start, end] with the rule of docs/reference/calibration.md,
     GET /trust-score/trend (the window's AI accuracy for every point), zero-filled, in `interval` or
     the one that suits the period's length. `first` and `last`: the whole days the window covers
@@ -248,8 +266,7 @@ def category_counts(decisions: QuerySet["Decision"]) -> dict[str, int]:
     return counts
 
 
-# model rows by name (id, version, count), rendered as JSON
-def models_seen(decisions: QuerySet["Decision"]) -> list[JSONObject]:
+def models_seen(decisions: QuerySet["Decision"]) -> list[ModelSeen]:
     """The models (and versions) behind the decisions, with their counts, most used first."""
     rows = (
         decisions.order_by()
@@ -268,18 +285,40 @@ def models_seen(decisions: QuerySet["Decision"]) -> list[JSONObject]:
     ]
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def exact_figures(
-    decisions: QuerySet["Decision"], *, user_id: str | None, recalibrate: Recalibrate | None = None
-) -> tuple[JSONObject, list[JSONObject]]:
+    decisions: QuerySet["Decision"], *, recalibrate: Recalibrate | None = None
+) -> tuple[OrganisationFigures, list[ListedRiskUser]]:
     """POST /trust-score over decisions selected by exact timestamps (a bound inside a day, which the daily
-    aggregates cannot honour): (the user's or the organisation's figures, the risk users of
+    aggregates cannot honour): (the organisation's figures, the risk users of
     docs/reference/calibration.md, Risk users). Grouped in SQL over the decisions in the window."""
     organisation, users = user_figures(decisions, recalibrate=recalibrate)
-    if user_id is not None:
-        empty = rules.figures(dict.fromkeys(rules.SUM_FIELDS, 0), recalibrated=recalibrate is not None)
-        return next((u for u in users if u["user_id"] == user_id), {"user_id": user_id, **empty}), []
-    at_risk = [
-        {"user_id": u["user_id"], **{key: u[key] for key in RISK_USER_KEYS}} for u in users if u["at_risk"]
+    at_risk: list[ListedRiskUser] = [
+        {
+            "user_id": u["user_id"],
+            "trust_score": u["trust_score"],
+            "reliance_gap": u["reliance_gap"],
+            "risk_level": u["risk_level"],
+            "decisions": u["decisions"],
+            "scored_decisions": u["scored_decisions"],
+            "category": u["category"],
+            "overtrust_rate": u["overtrust_rate"],
+            "overtrust_rate_ci": u["overtrust_rate_ci"],
+            "undertrust_rate": u["undertrust_rate"],
+            "undertrust_rate_ci": u["undertrust_rate_ci"],
+        }
+        for u in users
+        if u["at_risk"]
     ]
     return organisation, at_risk
+
+
+def exact_user_figures(
+    decisions: QuerySet["Decision"], *, user_id: str, recalibrate: Recalibrate | None = None
+) -> UserFigures:
+    """The user's figures of POST /trust-score over decisions selected by exact timestamps (see
+    `exact_figures`), zero when the user has none there."""
+    _, per_user = _figures_by_user(decisions, recalibrate)
+    mine = per_user.get(user_id)
+    if mine is None:
+        mine = rules.figures(dict.fromkeys(rules.SUM_FIELDS, 0), recalibrated=recalibrate is not None)
+    return {"user_id": user_id, **mine}

@@ -37,7 +37,6 @@ from audit.measures import (
     add_sums,
     contribution,
 )
-from config.jsondoc import JSONObject, JSONValue
 
 __all__ = [
     "CALIBRATED",
@@ -118,7 +117,6 @@ def delta(new: Mapping[str, float], old: Mapping[str, float]) -> dict[str, float
     return {k: v for k, v in out.items() if v != 0}
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def figures(
     sums: Mapping[str, float],
     *,
@@ -128,7 +126,7 @@ def figures(
     skill: bool = True,
     th: measures.Thresholds | None = None,
     recalibrated: bool = False,
-) -> JSONObject:
+) -> measures.Figures:
     """Every figure of a user, an organisation or a period (docs/reference/calibration.md) from its
     summed aggregate columns; `pi` is the window's AI accuracy when the sums are a part of it.
     `th`: the settings read once by a caller that computes many users' figures."""
@@ -143,8 +141,7 @@ def figures(
     )
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def is_risk_user(figures: Mapping[str, JSONValue], th: measures.Thresholds | None = None) -> bool:
+def is_risk_user(figures: measures.RiskUser, th: measures.Thresholds | None = None) -> bool:
     return measures.is_risk_user(figures, th or thresholds())
 
 
@@ -166,8 +163,7 @@ RISK_USER_FIELDS = (
 )
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def risk_user_figures(sums: Mapping[str, float], th: measures.Thresholds) -> JSONObject | None:
+def risk_user_figures(sums: Mapping[str, float], th: measures.Thresholds) -> measures.RiskUser | None:
     """A user's figures as the risk-user list shows them (docs/reference/calibration.md, Risk users),
     or None when the user is not a risk user: what `is_risk_user(figures(sums))` judges, computed
     by the same functions as `figures` but without the figures the list does not show, so that an

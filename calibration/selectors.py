@@ -5,7 +5,6 @@ trend points group those rows in SQL."""
 import datetime as dt
 import math
 import struct
-from collections.abc import Mapping
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -14,12 +13,12 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from audit.measures import Thresholds, accuracy
+from audit.measures import Figures, RiskUser, Thresholds, accuracy
 from calibration import rules
+from calibration.documents import ListedRiskUser, Trend, UserFigures, UserRow
 from calibration.models import ALL_MODELS, RiskUserState, UserDailyAggregate, UserWeeklyAggregate
 from calibration.periods import as_date, complete, period_expr, periods, trend_point, trend_summary
 from config.db import prepared
-from config.jsondoc import JSONObject, JSONValue
 from keys.models import Customer
 
 
@@ -88,10 +87,9 @@ def user_sums(
     return _typed(rules.SUM_FIELDS, row)
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_profile(
     customer: Customer, *, user_id: str, days: DayRange | None = None, model_id: str | None = None
-) -> JSONObject:
+) -> UserFigures:
     """The per-user figures (docs/reference/calibration.md) over `days` (default the last 90 days)."""
     days = days or DayRange.last_days(rules.window_days())
     return {
@@ -217,13 +215,11 @@ _SCORED, _FWO, _WO, _UWU, _WU = map(_at, ("scored_n", "fwo_sum", "wo_sum", "uwu_
 # grows past RISK_JUDGED_KEPT entries (memory, not correctness: a forgotten key is judged again).
 RISK_JUDGED_KEPT = 200_000
 _RISK_KEY = struct.Struct(f"<{len(rules.RISK_USER_FIELDS)}d").pack
-_UNJUDGED = object()
-# figures by name, or None for a reviewer who is not a risk user
-_risk_judged: dict[Thresholds, dict[bytes, JSONValue]] = {}
+# figures by packed sums, None for a reviewer who is not a risk user
+_risk_judged: dict[Thresholds, dict[bytes, RiskUser | None]] = {}
 
 
-# figures by name, or None for a reviewer who is not a risk user
-def _judged(th: Thresholds) -> dict[bytes, JSONValue]:
+def _judged(th: Thresholds) -> dict[bytes, RiskUser | None]:
     """The figures this process has judged under the settings `th`, by packed sums."""
     judged = _risk_judged.get(th)
     if judged is None or len(judged) > RISK_JUDGED_KEPT:
@@ -239,8 +235,8 @@ RISK_USERS_LISTED = 100  # POST /v1/trust-score lists the first 100 (all of them
 class OrganizationWindow:
     """An organisation's window read once: its figures and all its risk users, in order."""
 
-    figures: JSONObject
-    risk_users: list[JSONObject]
+    figures: Figures
+    risk_users: list[ListedRiskUser]
 
 
 def organization_window(
@@ -261,14 +257,15 @@ def organization_window(
     under = rules.Clusters.of(zip(columns[_UWU], columns[_WU], strict=True))
     th = rules.thresholds()
     judged = _judged(th)
-    at_risk = []
+    at_risk: list[ListedRiskUser] = []
     for row in rows:
         if row[_SCORED] < th.risk_min_scored:
             continue  # never a risk user (rules.risk_user_figures would say so)
         values = _RISK_SUMS(row)
         key = _RISK_KEY(*values)
-        figures = judged.get(key, _UNJUDGED)
-        if figures is _UNJUDGED:
+        if key in judged:
+            figures = judged[key]
+        else:
             figures = judged[key] = rules.risk_user_figures(
                 dict(zip(rules.RISK_USER_FIELDS, values, strict=True)), th
             )
@@ -278,21 +275,18 @@ def organization_window(
     return OrganizationWindow(rules.figures(sums, over=over, under=under, th=th), at_risk)
 
 
-# a risk user's figures by name
-def _by_reliance_gap(user: Mapping[str, JSONValue]) -> tuple[float, str]:
+def _by_reliance_gap(user: ListedRiskUser) -> tuple[float, str]:
     return -(user["reliance_gap"] or 0.0), user["user_id"]
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def organization_figures(customer: Customer, *, days: DayRange, model_id: str | None = None) -> JSONObject:
+def organization_figures(customer: Customer, *, days: DayRange, model_id: str | None = None) -> Figures:
     """An organisation's figures over `days` (see `organization_window`)."""
     return organization_window(customer, days=days, model_id=model_id).figures
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def risk_users(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int | None = None
-) -> list[JSONObject]:
+) -> list[ListedRiskUser]:
     """The risk users over `days`, largest reliance gap first (see `organization_window`)."""
     return organization_window(customer, days=days, model_id=model_id).risk_users[:limit]
 
@@ -302,18 +296,7 @@ def risk_user_state(customer: Customer, user_id: str) -> RiskUserState | None:
     return RiskUserState.objects.filter(customer=customer, user_id=user_id).first()
 
 
-RISK_USER_KEYS = (
-    "trust_score",
-    "reliance_gap",
-    "risk_level",
-    "decisions",
-    "scored_decisions",
-    "category",
-    "overtrust_rate",
-    "overtrust_rate_ci",
-    "undertrust_rate",
-    "undertrust_rate_ci",
-)
+RISK_USER_KEYS = tuple(RiskUser.__annotations__)  # a risk user's figures, in the list's order
 
 
 def _period_sums(
@@ -338,7 +321,6 @@ def _day_of(value: dt.date | dt.datetime | str) -> dt.date:
     return dt.date.fromisoformat(value[:10]) if isinstance(value, str) else as_date(value)
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend(
     customer: Customer,
     *,
@@ -346,7 +328,7 @@ def trend(
     interval: str,
     user_id: str | None = None,
     model_id: str | None = None,
-) -> JSONObject:
+) -> Trend:
     """Zero-filled points per period (docs/reference/calibration.md, GET /trust-score/trend), with a
     weighted least-squares slope of the reliance gap over the complete periods. One GROUP BY period
     in SQL."""
@@ -358,13 +340,12 @@ def trend(
     return {"points": points, "trend": trend_summary(points, whole)}
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_calibration_list(
     customer: Customer, *, days: DayRange, model_id: str | None = None, limit: int = 500
-) -> list[JSONObject]:
+) -> list[UserRow]:
     """Every user's calibration figures over `days`, risk users first (docs/reference/calibration.md, Risk
     users), then by reliance gap, largest first; users without a score last."""
-    out = []
+    out: list[UserRow] = []
     th = rules.thresholds()
     for user_id, sums in _per_user_sums(customer, days, model_id):
         figures = rules.figures(sums, th=th)

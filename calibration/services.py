@@ -15,10 +15,12 @@ from django.utils import timezone
 from audit import selectors as audit_selectors
 from audit import services as audit_services
 from audit.inputs import DecisionInput
+from audit.measures import Figures, RiskUser
 from calibration import reporting, rules, selectors
+from calibration.documents import ListedRiskUser, UserFigures
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
 from config.db.bulk import additive_upsert
-from config.jsondoc import JSONObject, JSONValue
+from config.jsondoc import JSONObject
 from keys.models import Customer
 from webhooks.services import event_emit
 
@@ -93,7 +95,7 @@ def miscalibrated_event(*, decision: "Decision", entry_id: str | None, source: s
 class CalibrateResult:
     decision: "Decision"
     entry_id: str
-    profile: JSONObject
+    profile: UserFigures
 
 
 def decision_calibrate(*, customer: Customer, data: DecisionInput) -> CalibrateResult:
@@ -109,8 +111,7 @@ def decision_calibrate(*, customer: Customer, data: DecisionInput) -> CalibrateR
     return CalibrateResult(decision=decision, entry_id=result.entry.id, profile=profile)
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def user_profile_judged(customer: Customer, *, user_id: str) -> JSONObject:
+def user_profile_judged(customer: Customer, *, user_id: str) -> UserFigures:
     """The user's profile over the default window (docs/reference/calibration.md, POST /calibrate)
     as POST /trust-score would give it: the confidence check over the organisation's decisions of
     the window, and, when it rejects, every figure judged with the recalibrated p' (from the
@@ -124,13 +125,9 @@ def user_profile_judged(customer: Customer, *, user_id: str) -> JSONObject:
     _, recalibrate = reporting.recalibration_for(window)
     if recalibrate is None:
         return selectors.user_profile(customer, user_id=user_id, days=days)
-    figures, _ = reporting.exact_figures(
+    return reporting.exact_user_figures(
         window.filter(user_id=user_id), user_id=user_id, recalibrate=recalibrate
     )
-    return {
-        "user_id": user_id,
-        **{key: value for key, value in figures.items() if key not in ("user_id", "at_risk")},
-    }
 
 
 def thresholds_record(customer: Customer) -> None:
@@ -145,15 +142,14 @@ def thresholds_record(customer: Customer) -> None:
 # --- risk users ----------------------------------------------------------------------------
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str, JSONValue]) -> bool:
+def risk_user_evaluate(*, customer: Customer, user_id: str, figures: RiskUser) -> bool:
     """Record whether the user is at risk (docs/reference/calibration.md, Risk users); fire
     risk_user.identified when they newly become so, at most once per user per 24 hours. Returns
     whether the event fired. A user already flagged costs one indexed read and no write."""
     if not rules.is_risk_user(figures):
-        if int(figures.get("scored_decisions") or 0) >= rules.risk_min_decisions():
+        if figures["scored_decisions"] >= rules.risk_min_decisions():
             RiskUserState.objects.filter(customer=customer, user_id=user_id, at_risk=True).update(
-                at_risk=False, trust_score=figures.get("trust_score"), updated_at=timezone.now()
+                at_risk=False, trust_score=figures["trust_score"], updated_at=timezone.now()
             )
         return False
     if RiskUserState.objects.filter(customer=customer, user_id=user_id, at_risk=True).exists():
@@ -168,7 +164,7 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str
             state.last_identified_at is None or now - state.last_identified_at >= dt.timedelta(hours=24)
         )
         state.at_risk = True
-        state.trust_score = figures.get("trust_score")
+        state.trust_score = figures["trust_score"]
         state.updated_at = now
         if fire:
             state.last_identified_at = now
@@ -177,14 +173,14 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str
                 type="risk_user.identified",
                 data={
                     "user_id": user_id,
-                    "trust_score": figures.get("trust_score"),
-                    "reliance_gap": figures.get("reliance_gap"),
-                    "risk_level": figures.get("risk_level"),
-                    "category": figures.get("category"),
-                    "decisions": figures.get("decisions"),
-                    "scored_decisions": figures.get("scored_decisions"),
-                    "overtrust_rate": figures.get("overtrust_rate"),
-                    "undertrust_rate": figures.get("undertrust_rate"),
+                    "trust_score": figures["trust_score"],
+                    "reliance_gap": figures["reliance_gap"],
+                    "risk_level": figures["risk_level"],
+                    "category": figures["category"],
+                    "decisions": figures["decisions"],
+                    "scored_decisions": figures["scored_decisions"],
+                    "overtrust_rate": figures["overtrust_rate"],
+                    "undertrust_rate": figures["undertrust_rate"],
                     "window_days": rules.window_days(),
                 },
             )
@@ -192,8 +188,7 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: Mapping[str
     return fire
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def risk_users_refresh(*, customer: Customer, at_risk: Sequence[Mapping[str, JSONValue]]) -> None:
+def risk_users_refresh(*, customer: Customer, at_risk: Sequence[ListedRiskUser]) -> None:
     """Organization scope: fire for users newly at risk, clear users who recovered. The users
     already flagged are read in one statement; only a newly flagged one costs more."""
     at_risk_ids = {row["user_id"] for row in at_risk}
@@ -213,6 +208,20 @@ def risk_users_refresh(*, customer: Customer, at_risk: Sequence[Mapping[str, JSO
 # --- thresholds ----------------------------------------------------------------------------
 
 
+def watched_figure(figures: Figures, name: str) -> float | None:
+    """The figure a threshold watches (one of Threshold.Figure: each a rate or a score)."""
+    watched: dict[str, float | None] = {
+        "override_rate": figures["override_rate"],
+        "agreement_rate": figures["agreement_rate"],
+        "overtrust_rate": figures["overtrust_rate"],
+        "undertrust_rate": figures["undertrust_rate"],
+        "trust_score": figures["trust_score"],
+        "calibration_gap": figures["calibration_gap"],
+        "mean_ai_confidence": figures["mean_ai_confidence"],
+    }
+    return watched[name]
+
+
 def threshold_check(*, threshold: Threshold, today: dt.date | None = None) -> bool:
     """Compare the figure over the threshold's window; fire threshold.breached once per
     breach (until the figure recovers). Returns whether the event fired."""
@@ -220,7 +229,7 @@ def threshold_check(*, threshold: Threshold, today: dt.date | None = None) -> bo
     figures = selectors.organization_figures(
         threshold.customer, days=days, model_id=threshold.model_id or None
     )
-    observed = figures.get(threshold.figure)
+    observed = watched_figure(figures, threshold.figure)
     now = timezone.now()
     fired = False
     with transaction.atomic():

@@ -1,6 +1,8 @@
 """POST /calibrate, POST /trust-score, GET /trust-score/trend
 (docs/reference/calibration.md)."""
 
+from collections.abc import Mapping
+
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -61,6 +63,7 @@ class TrustScoreView(TenantAPIView):
             customer, days=DayRange(*window_of.days), exact=exact, user_id=user_id, model_id=model_id
         )
         figures, at_risk, window = result.figures, result.risk_users, result.window
+        by_name: Mapping[str, object] = figures  # the served figures, read by name
         if model_id is None and exact is None:
             if user_id:
                 services.risk_user_evaluate(customer=customer, user_id=user_id, figures=figures)
@@ -72,7 +75,7 @@ class TrustScoreView(TenantAPIView):
             "model_id": model_id or None,
             **window,
             "decisions_analyzed": figures["decisions"],
-            **{key: figures[key] for key in FIGURE_KEYS},
+            **{key: by_name[key] for key in FIGURE_KEYS},
             "risk_users": at_risk[: selectors.RISK_USERS_LISTED],
             "computed_at": isoformat(timezone.now()),
         }

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from audit import selectors as audit_selectors
+from audit.measures import Figures
 from calibration import reporting, selectors
+from calibration.confidence import ConfidenceCheck
+from calibration.documents import Interval, ListedRiskUser, Trend, UserRow
 from calibration.selectors import DayRange
-from config.jsondoc import JSONObject
 from config.timeutils import iso8601
 from keys.models import Customer
 
@@ -27,10 +29,9 @@ Exact = tuple[dt.datetime, dt.datetime] | None
 
 @dataclass(frozen=True)
 class TrustWindow:
-    # figures by name (counts, rates, intervals, labels), rendered as JSON
-    figures: JSONObject
-    risk_users: list[JSONObject]
-    confidence_check: JSONObject
+    figures: Figures  # a user's (with its user_id) or the organisation's
+    risk_users: list[ListedRiskUser]
+    confidence_check: ConfidenceCheck
     window: dict[str, str | None]
 
 
@@ -65,7 +66,8 @@ def trust_score_window(
 ) -> TrustWindow:
     """The figures of POST /trust-score: the user's, or the organisation's with its risk users."""
     window: dict[str, str | None] = dict(days.as_dict())
-    at_risk: list[JSONObject] = []
+    at_risk: list[ListedRiskUser] = []
+    figures: Figures
     span = exact or day_bounds(days)
     # The confidence check over the organisation's decisions of the window and model filter;
     # when it rejects, every confidence-based figure is judged with the recalibrated p'.
@@ -75,9 +77,10 @@ def trust_score_window(
     if exact is not None or recalibrate is not None:
         # A bound inside a day or a recalibrated confidence: from the decisions of the window.
         decisions = decisions_of(customer, span, user_id=user_id, model_id=model_id)
-        figures, at_risk = reporting.exact_figures(
-            decisions, user_id=user_id or None, recalibrate=recalibrate
-        )
+        if user_id:
+            figures = reporting.exact_user_figures(decisions, user_id=user_id, recalibrate=recalibrate)
+        else:
+            figures, at_risk = reporting.exact_figures(decisions, recalibrate=recalibrate)
         if exact is not None:
             window = {"from": iso8601(exact[0]), "to": iso8601(exact[1])}
     elif user_id:
@@ -88,10 +91,9 @@ def trust_score_window(
     return TrustWindow(figures=figures, risk_users=at_risk, confidence_check=check, window=window)
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def user_calibration_window(
     customer: Customer, *, days: DayRange, model_id: str | None, limit: int = 500
-) -> tuple[list[JSONObject], bool]:
+) -> tuple[list[UserRow], bool]:
     """(every reviewer's figures over `days`, risk users first; whether they are judged with the
     recalibrated confidence): the rows of POST /trust-score's `risk_users` for every reviewer. From
     the daily aggregates, unless the confidence check over the organisation's decisions of the
@@ -107,16 +109,15 @@ def user_calibration_window(
     return users[:limit], True
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def trend_window(
     customer: Customer,
     *,
     days: DayRange,
     exact: Exact,
-    interval: str,
+    interval: Interval,
     user_id: str | None,
     model_id: str | None,
-) -> tuple[JSONObject, dict[str, str | None]]:
+) -> tuple[Trend, dict[str, str | None]]:
     """GET /trust-score/trend: (its points and trend, its window)."""
     bounds = exact or day_bounds(days)
     # A trend fits the confidence check once over its whole window, like the AI's accuracy.
@@ -124,14 +125,15 @@ def trend_window(
         decisions_of(customer, bounds, user_id=None, model_id=model_id)
     )
     if exact is None and recalibrate is None:
-        result = selectors.trend(customer, days=days, interval=interval, user_id=user_id, model_id=model_id)
-        return result, dict(days.as_dict())
+        return selectors.trend(
+            customer, days=days, interval=interval, user_id=user_id, model_id=model_id
+        ), dict(days.as_dict())
     # A bound inside a day (the edge periods hold only the decisions inside the window, and are not
     # fitted) or a recalibrated confidence: from the decisions of the window.
     decisions = decisions_of(customer, bounds, user_id=user_id, model_id=model_id)
     first = bounds[0].date() if exact is None else next_day(bounds[0])
     last = (bounds[1] - dt.timedelta(microseconds=1)).date()
-    result = reporting.trust_trend(
+    reported = reporting.trust_trend(
         decisions,
         start=bounds[0].date(),
         end=last,
@@ -140,7 +142,7 @@ def trend_window(
         first=first,
         last=last if exact is None or bounds[1].time() == dt.time.min else last - dt.timedelta(days=1),
     )
-    result.pop("interval")
+    result: Trend = {"points": reported["points"], "trend": reported["trend"]}
     if exact is not None:
         return result, {"from": iso8601(exact[0]), "to": iso8601(exact[1])}
     return result, dict(days.as_dict())

@@ -2,8 +2,12 @@
 gathered evidence. Article 14(4) lists what human oversight must enable, (a) to (e); the
 executive summary says what the service measured for each."""
 
+from collections.abc import Sequence
+
+from audit.measures import Figures
 from audit.measures_stats import N_TOLERANCE
 from calibration import rules
+from calibration.documents import UserRow
 from compliance import drift_report, printing, recommendations
 from compliance.citations import cite
 from compliance.evidence import SERIOUS, UNRESOLVED
@@ -27,8 +31,8 @@ def _pct(value: float) -> str:
 
 def compliance_status(
     *,
-    org: JSONObject,
-    users: list[JSONObject],
+    org: Figures,
+    users: Sequence[UserRow],
     open_serious: list[str],
     rubber_stampers: int,
     drift_alarms: list[str] | None = None,
@@ -55,12 +59,12 @@ def compliance_status(
     )
     return COMPLIANT, (
         f"Over-trust {_pct(org['overtrust_rate'] or 0.0)} (95% interval up to {_pct(over_ci[1])}) over "
-        f"{org['scored_decisions']} scored decisions ({_pct(org['coverage'])} coverage), {judged} and "
+        f"{org['scored_decisions']} scored decisions ({_pct(org['coverage'] or 0.0)} coverage), {judged} and "
         "no open high or critical alert."
     )
 
 
-def _non_compliant(org: JSONObject, open_serious: list[str]) -> list[str]:
+def _non_compliant(org: Figures, open_serious: list[str]) -> list[str]:
     th = rules.thresholds()
     out = []
     if "critical" in open_serious:
@@ -72,14 +76,14 @@ def _non_compliant(org: JSONObject, open_serious: list[str]) -> list[str]:
         and over_ci[0] > th.overtrust
     ):
         out.append(
-            f"The organisation's over-trust rate is {_pct(org['overtrust_rate'])} (95% interval "
+            f"The organisation's over-trust rate is {_pct(org['overtrust_rate'] or 0.0)} (95% interval "
             f"{_pct(over_ci[0])} to {_pct(over_ci[1])}), above {_pct(th.overtrust)}."
         )
     return out
 
 
 def _needs_review(
-    users: list[JSONObject], open_serious: list[str], rubber_stampers: int, drift_alarms: list[str]
+    users: Sequence[UserRow], open_serious: list[str], rubber_stampers: int, drift_alarms: list[str]
 ) -> list[str]:
     out = []
     if "high" in open_serious:
@@ -102,7 +106,7 @@ def _needs_review(
     return out
 
 
-def _insufficient(org: JSONObject, users: list[JSONObject]) -> list[str]:
+def _insufficient(org: Figures, users: Sequence[UserRow]) -> list[str]:
     th = rules.thresholds()
     out = []
     undecided = [u for u in users if u["category"] == rules.INSUFFICIENT_DATA]
@@ -153,8 +157,8 @@ def _open_serious(evidence: JSONObject) -> list[str]:
 
 def status_of(
     *,
-    org: JSONObject,
-    users: list[JSONObject],
+    org: Figures,
+    users: Sequence[UserRow],
     alerts: JSONObject,
     rubber_stampers: int,
     drift: JSONObject,

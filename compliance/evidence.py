@@ -16,6 +16,7 @@ from bias import selectors as bias_selectors
 from bias.domain import DETECTION_WINDOW_DAYS
 from calibration import reporting, rules
 from calibration import services as calibration_services
+from calibration.documents import ModelSeen
 from compliance import citations, profiles
 from config.jsondoc import JSONObject
 from config.timeutils import iso8601, isoformat
@@ -301,7 +302,7 @@ def _whole_days(scope: Scope) -> tuple[dt.date, dt.date]:
     return first, last
 
 
-def _with_versions(profiles: list[JSONObject], models: list[JSONObject]) -> list[JSONObject]:
+def _with_versions(profiles: list[JSONObject], models: list[ModelSeen]) -> list[JSONObject]:
     """Each model's profile with the versions its decisions of the period name
     (`versions_in_period`: model_version and decisions), which the report prints as the version
     in use; the profile's own `version` is what its editor declared."""

@@ -13,7 +13,7 @@ score, trend, subgroups: query_day_window), paging (positive_int), headers.
 import datetime as dt
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn, overload
 
@@ -129,31 +129,36 @@ def header_text(request: Request, name: str, *, max_length: int = 256) -> str | 
 
 
 @overload
-def choice(value: object, name: str, choices: list[str], default: str) -> str: ...
+def choice[C: str](value: object, name: str, choices: Sequence[C], default: C) -> C: ...
 
 
 @overload
-def choice(value: object, name: str, choices: list[str], default: None = None) -> str | None: ...
+def choice[C: str](value: object, name: str, choices: Sequence[C], default: None = None) -> C | None: ...
 
 
-def choice(value: object, name: str, choices: list[str], default: str | None = None) -> str | None:
+def choice[C: str](value: object, name: str, choices: Sequence[C], default: C | None = None) -> C | None:
     """A value restricted to `choices`; absent or empty gives `default`."""
     if value in (None, ""):
         return default
-    if value not in choices:
-        raise invalid(name, f"must be one of: {', '.join(choices)}")
-    return value
+    for allowed in choices:
+        if value == allowed:
+            return allowed
+    raise invalid(name, f"must be one of: {', '.join(choices)}")
 
 
 @overload
-def query_choice(request: Request, name: str, choices: list[str], default: str) -> str: ...
+def query_choice[C: str](request: Request, name: str, choices: Sequence[C], default: C) -> C: ...
 
 
 @overload
-def query_choice(request: Request, name: str, choices: list[str], default: None = None) -> str | None: ...
+def query_choice[C: str](
+    request: Request, name: str, choices: Sequence[C], default: None = None
+) -> C | None: ...
 
 
-def query_choice(request: Request, name: str, choices: list[str], default: str | None = None) -> str | None:
+def query_choice[C: str](
+    request: Request, name: str, choices: Sequence[C], default: C | None = None
+) -> C | None:
     """A query parameter restricted to `choices` (see choice)."""
     return choice(request.query_params.get(name), name, choices, default)
 

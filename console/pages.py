@@ -6,11 +6,16 @@ from django.template.response import TemplateResponse
 
 from calibration import selectors as calibration_selectors
 from calibration import windows as calibration_windows
+from calibration.documents import UserRow
 from config.admin import reviewer_window_url
 from config.admin_site import console_page
 from config.inputs import lenient_choice
-from config.jsondoc import JSONObject
 from console.organisations import organisation_choices, organisation_picked
+
+
+class UserRowPage(UserRow):
+    page: str  # the reviewer's page over the same window
+
 
 WINDOWS = (90, 30)  # 90: the calibration reference's window, the one the API's risk users use
 
@@ -25,15 +30,17 @@ def user_calibration(request: HttpRequest) -> HttpResponse:
     customer = organisation_picked(request, customers)
     window = lenient_choice(request.GET.get("days"), WINDOWS)
     model_id = request.GET.get("model") or None
-    users: list[JSONObject] = []
+    users: list[UserRowPage] = []
     recalibrated = False
     if customer is not None:
         days = calibration_selectors.DayRange.last_days(window)
-        users, recalibrated = calibration_windows.user_calibration_window(
+        rows, recalibrated = calibration_windows.user_calibration_window(
             customer, days=days, model_id=model_id
         )
-        for user in users:
-            user["page"] = reviewer_window_url(customer.pk, user["user_id"], days.start, days.end)
+        users = [
+            {**user, "page": reviewer_window_url(customer.pk, user["user_id"], days.start, days.end)}
+            for user in rows
+        ]
     context = {
         **admin.site.each_context(request),
         "title": "User calibration",

@@ -20,9 +20,11 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from audit import selectors as audit_selectors
+from audit.measures import Figures
 from calibration import rules
 from calibration import selectors as calibration_selectors
 from calibration import windows as calibration_windows
+from calibration.documents import Trend
 from calibration.inputs import MAX_RANGE_DAYS
 from calibration.reporting import trend_interval
 from compliance.oversight_print import interval, percent, seconds
@@ -30,7 +32,6 @@ from config.admin import badge, count, score_text, when, when_stacked
 from config.admin_site import console_page
 from config.exceptions import DomainError
 from config.inputs import days_window
-from config.jsondoc import JSONObject
 from console import drift_admin
 from console.charts import Point, line_chart_svg
 from console.organisations import organisation_choices, organisation_picked
@@ -87,7 +88,7 @@ def _rate_ci(value: float | None, ci: list[float] | None) -> str:
 
 
 # figures by name (counts, rates, intervals, labels), as the API answers them
-def calibration_rows(figures: JSONObject) -> list[tuple[str, str, str]]:
+def calibration_rows(figures: Figures) -> list[tuple[str, str, str]]:
     """(label, figure, what it means): the API's figures in the console's words."""
     return [
         ("Decisions", count(figures["decisions"]), "real decisions in the window (vigilance probes not counted)"),
@@ -106,8 +107,7 @@ def calibration_rows(figures: JSONObject) -> list[tuple[str, str, str]]:
     ]  # fmt: skip
 
 
-# Any: the trend as GET /trust-score/trend answers it
-def trend_context(trend: dict[str, Any], interval_name: str, user_id: str) -> dict[str, Any]:
+def trend_context(trend: Trend, interval_name: str, user_id: str) -> dict[str, object]:
     points = trend["points"]
     chart = line_chart_svg(
         [Point(p["period_start"], p["trust_score"]) for p in points],
@@ -297,7 +297,7 @@ def reviewer(request: HttpRequest) -> HttpResponse:
         )
         context.update(
             figures=calibration_rows(scored.figures),
-            recalibrated=scored.figures.get("confidence_recalibrated"),
+            recalibrated=scored.figures["confidence_recalibrated"],
             trend=trend_context(trend, interval_name, user_id),
             interval=interval_name,
             decisions=_decision_rows(customer, user_id, window, per_person),
