@@ -4,7 +4,7 @@ body does not declare answers VALIDATION_ERROR naming it."""
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
 
 from audit.fields import MODEL_ID_MAX, MODEL_VERSION_MAX, USER_ID_MAX
 from config.bodymodels import BodyModel, failure
@@ -13,7 +13,10 @@ from drift.charts import CHARTS, PROBE_SPRT
 SEED_MAX = 2**53 - 1
 NOTE_MAX = 2000
 NAME_MAX = 200
-Number = StrictFloat | StrictInt
+# A JSON number, integer or not (strict: no string, no boolean), kept as a double: one type, so
+# a refusal names the field once and says "must be a number ..." (an int | float union named
+# both members and called the range an integer's).
+Number = float
 Chart = Literal["over_reliance", "under_reliance", "ai_calibration_up", "ai_calibration_down", "probe_sprt"]
 assert set(Chart.__args__) == set(CHARTS)  # type: ignore[attr-defined]
 Disposition = Literal[

@@ -152,6 +152,28 @@ def test_bad_monitor_answers_400_naming_the_field_and_stores_nothing(api, body, 
     assert api.get("/v1/audit-trail").json()["data"] == []
 
 
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"h": 0}, "must be greater than 0 and at most 1,000"),
+        ({"h": 1000.5}, "must be greater than 0 and at most 1,000"),
+        ({"h": "4"}, "must be a number"),
+        ({"h": True}, "must be a number"),
+    ],
+)
+def test_a_refused_h_is_named_once_with_its_true_rule(api, body, message):
+    """h is any number in (0, 1,000], integer or not: the message says so, once."""
+    response = api.post("/v1/drift-monitors", {"chart": "over_reliance", "scope": "organization", **body},
+                        format="json")  # fmt: skip
+    problem = assert_problem(response, 400, "VALIDATION_ERROR")
+    assert problem["errors"] == [{"field": "h", "message": message}]
+    created = api.post("/v1/drift-monitors", {"chart": "over_reliance", "scope": "organization", "h": 2.5},
+                       format="json")  # fmt: skip
+    assert created.status_code == 201 and created.json()["h"] == 2.5
+    patched = api.patch(f"/v1/drift-monitors/{created.json()['monitor_id']}", body, format="json")
+    assert assert_problem(patched, 400, "VALIDATION_ERROR")["errors"] == [{"field": "h", "message": message}]
+
+
 def test_previous_baseline_too_short_is_409(api):
     response = api.post(
         "/v1/drift-monitors",

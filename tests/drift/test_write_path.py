@@ -2,9 +2,13 @@
 effects of the same calls one by one, replays and later outcomes are no points, the events reach
 a real webhook receiver, and an erased reviewer's monitors are re-keyed and paused."""
 
+import json
+
 import pytest
 from standardwebhooks import Webhook as Verifier
 
+from audit.hashing import commitment
+from audit.models import AuditEntry
 from tests.audit.erasure_helpers import erase
 from tests.drift.test_api import log
 from tests.webhooks.helpers import webhook
@@ -124,3 +128,18 @@ def test_a_writes_drift_entries_follow_all_its_entries_by_point_then_monitor(api
         ("probe_sprt.concluded", sprt.json()["monitor_id"]),
         ("drift_alarm.raised", sprt.json()["monitor_id"]),
     ]
+
+
+def test_a_drift_entry_commits_subgroups_as_an_empty_object(api):
+    """The personal part of a drift entry commits `"subgroups": {}` (docs/reference/drift.md, The
+    entries), as every entry without subgroups does, which the verifiers recompute."""
+    api.post(
+        "/v1/drift-monitors", {"chart": "probe_sprt", "scope": "user", "user_id": "rev-9"}, format="json"
+    )
+    entry = AuditEntry.objects.get(type="drift_monitor.configured")
+    committed = {"context": None, "subgroups": {}, "subject_id": None, "user_id": "rev-9"}
+    assert json.loads(entry.canonical)["personal"] == commitment(bytes(entry.salt), committed)
+    listed = next(
+        e for e in api.get("/v1/audit-trail").json()["data"] if e["type"] == "drift_monitor.configured"
+    )
+    assert listed["personal_fields"] == committed
