@@ -30,15 +30,20 @@ class FairnessSignalAdmin(admin.ModelAdmin):
     # The signal's figures in words, as on an alert's page; the tool's payload as it was sent is
     # kept verbatim and answered by GET /v1/model-fairness-signals/:id, not printed here.
     fieldsets = [
-        ("Signal", {"fields": [("customer", "model_id", "model_version"), ("external_tool_id", "external_tool_version"),
+        ("Signal", {"fields": [("organisation", "model_id", "model_version"), ("external_tool_id", "external_tool_version"),
                                "metric", "groups", ("reported", "ingested")]}),
         ("Analysis", {"fields": ["analysis_figures", "group_rates"]}),
         ("Record", {"classes": ["collapse"], "fields": ["id"]}),
     ]  # fmt: skip
     readonly_fields = [
-        "id", "customer", "external_tool_id", "external_tool_version", "model_id", "model_version", "metric",
+        "id", "organisation", "external_tool_id", "external_tool_version", "model_id", "model_version", "metric",
         "groups", "reported", "ingested", "analysis_figures", "group_rates",
     ]  # fmt: skip
+
+    # The organisation's id, not a link: compliance staff have no page of customers to open.
+    @admin.display(description="organisation", ordering="customer_id")
+    def organisation(self, obj: FairnessSignal) -> str:
+        return obj.customer_id
 
     @admin.display(description="metric")
     def metric(self, obj: FairnessSignal) -> str:

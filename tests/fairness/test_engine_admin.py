@@ -57,6 +57,9 @@ def test_admin_shows_a_signal_read_only_as_figures_not_its_raw_payload(staff):
     assert "Amplification score" in text and "1,632" in text and "UTC" in text
     assert "Model disparity reported 0.199 " in text and "0.1990874" not in text  # three decimals
     assert "by_group" not in text and "{" not in text and "amplificationScore" not in text
+    # The organisation is named, not linked: compliance staff have no page of customers to open.
+    assert f"Organisation: {signal.customer_id}" in text
+    assert f"/admin/keys/customer/{signal.customer_id}/" not in page.content.decode()
     assert staff.get("/admin/fairness/fairnesssignal/add/").status_code == 403
 
 
