@@ -2,6 +2,7 @@
 the reference group of each bias type, on exact fractions; every comparison's test, and the
 Benjamini-Hochberg adjustment over all of them. Pure: no database access."""
 
+import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -182,3 +183,15 @@ def analysis(groups_by_attribute: Mapping[str, list[GroupCounts]]) -> tuple[list
         key=lambda f: (-SEVERITY_RANK[f["severity"]], f["attribute"], f["bias_type"], f["group"]),
     )
     return [f for f in compared if f["finding"]], [f for f in compared if not f["finding"]]
+
+
+class Detection(TypedDict):
+    """POST /detect-bias's answer (docs/reference/bias.md)."""
+
+    decision_id: str
+    bias_detected: bool
+    severity: str
+    findings: list[Finding]
+    comparisons: list[Finding]
+    alert_id: str | None
+    analyzed_at: dt.datetime

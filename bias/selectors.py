@@ -24,6 +24,7 @@ from bias.models import (
     SubgroupDailyStat,
 )
 from bias.subgroup_counts import day_start
+from bias.subgroup_figures import SubgroupReport as SubgroupReport
 from bias.subgroup_figures import subgroup_report as subgroup_report
 from config.querysets import narrowed
 from keys.models import Customer

@@ -4,16 +4,18 @@ from typing import Any
 
 from rest_framework import serializers
 
+from bias.detection import Detection, Finding, SampleSizes
 from bias.models import BiasType, Severity
+from bias.subgroup_figures import AttributeFigures, Disparity, GroupFigures, SubgroupReport
 from config.api import UTCDateTimeField
 
 
-class SampleSizesOutput(serializers.Serializer[dict[str, object]]):
+class SampleSizesOutput(serializers.Serializer[SampleSizes]):
     group = serializers.IntegerField()
     reference_group = serializers.IntegerField()
 
 
-class FindingOutput(serializers.Serializer[dict[str, object]]):
+class FindingOutput(serializers.Serializer[Finding]):
     bias_type = serializers.ChoiceField(choices=BiasType.choices)
     attribute = serializers.CharField()
     group = serializers.CharField()
@@ -34,7 +36,7 @@ class FindingOutput(serializers.Serializer[dict[str, object]]):
     finding = serializers.BooleanField(default=True)
 
 
-class DetectBiasOutput(serializers.Serializer[dict[str, object]]):
+class DetectBiasOutput(serializers.Serializer[Detection]):
     decision_id = serializers.CharField()
     bias_detected = serializers.BooleanField()
     severity = serializers.ChoiceField(choices=Severity.choices)
@@ -58,7 +60,7 @@ class BiasAlertOutput(serializers.Serializer[Any]):
     created_at = UTCDateTimeField()
 
 
-class DisparityOutput(serializers.Serializer[dict[str, object]]):
+class DisparityOutput(serializers.Serializer[Disparity]):
     favorable_rate_difference = serializers.FloatField()
     disparate_impact_ratio = serializers.FloatField(allow_null=True)
     override_rate_difference = serializers.FloatField()
@@ -81,7 +83,7 @@ def _wilson() -> serializers.ListField:
     )
 
 
-class SubgroupGroupOutput(serializers.Serializer[dict[str, object]]):
+class SubgroupGroupOutput(serializers.Serializer[GroupFigures]):
     group = serializers.CharField()
     decisions = serializers.IntegerField()
     favorable_rate = serializers.FloatField()
@@ -110,7 +112,7 @@ class SubgroupGroupOutput(serializers.Serializer[dict[str, object]]):
     disparity = DisparityOutput()
 
 
-class SubgroupAttributeOutput(serializers.Serializer[dict[str, object]]):
+class SubgroupAttributeOutput(serializers.Serializer[AttributeFigures]):
     reference_group = serializers.CharField(help_text="The largest group: the reference of `disparity`")
     impact_reference_group = serializers.CharField(
         help_text="The group with the highest favourable rate among the groups of at least 30 decisions (all "
@@ -119,7 +121,7 @@ class SubgroupAttributeOutput(serializers.Serializer[dict[str, object]]):
     groups = SubgroupGroupOutput(many=True)
 
 
-class SubgroupReportOutput(serializers.Serializer[dict[str, object]]):
+class SubgroupReportOutput(serializers.Serializer[SubgroupReport]):
     model_id = serializers.CharField(allow_null=True)
     from_ = serializers.CharField(
         help_text="The first day (YYYY-MM-DD, inclusive), or the exact start (ISO 8601) when a bound is inside a day"

@@ -16,7 +16,7 @@ from django.utils import timezone
 from audit import selectors as audit_selectors
 from audit import services as audit_services
 from bias import selectors as bias_selectors
-from bias.detection import analysis
+from bias.detection import Detection, analysis
 from bias.domain import (
     DEFAULT_FAVORABLE_VALUES,
     DETECTION_WINDOW_DAYS,
@@ -27,7 +27,6 @@ from bias.domain import (
 from bias.models import SEVERITY_RANK, BiasAlert, BiasAlertFinding, ModelFavorableValues, SubgroupAttachment
 from bias.stats import Deltas, attachment_get, counted_attributes, decision_state, lock_decision, upsert_stats
 from bias.subgroup_counts import subgroup_counts
-from config.jsondoc import JSONObject
 from keys.models import Customer
 
 if TYPE_CHECKING:
@@ -80,8 +79,7 @@ def subgroups_attach(
         return decision
 
 
-# the analysis result by name, rendered as JSON
-def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> JSONObject:
+def bias_detect(*, customer: Customer, decision_id: str, attributes: dict[str, str]) -> Detection:
     """POST /detect-bias (docs/reference/bias.md): attach the subgroups, then analyse each attribute present
     over the customer's decisions of the same model (all models when the decision has none
     or is not logged yet) in the last 30 days (whole UTC days: from the day containing now

@@ -4,41 +4,96 @@ counts (bias.subgroup_counts, or bias.subgroup_exact for a bound inside a day).
 
 import datetime as dt
 from fractions import Fraction
+from typing import TypedDict
 
 from audit import measures
 from bias.domain import Rate, reference_rate
 from bias.stats import PICO
 from bias.subgroup_counts import GroupCounts, subgroup_counts
 from bias.subgroup_exact import exact_subgroup_counts
-from config.jsondoc import JSONObject
 from config.timeutils import iso8601
 from keys.models import Customer
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
-def _stake_figures(g: GroupCounts) -> JSONObject:
+class StakeFigures(TypedDict):
+    """A group's scored decisions and stake-weighted rates (docs/reference/bias.md, Over- and
+    under-trust of a group)."""
+
+    scored_decisions: int
+    unscored_decisions: int
+    coverage: float | None
+    automation_bias_incidents: int
+    overtrust_rate: float | None
+    overtrust_effective_n: float
+    overtrust_rate_ci: list[float]
+    undertrust_rate: float | None
+    undertrust_effective_n: float
+    undertrust_rate_ci: list[float]
+
+
+class Disparity(TypedDict):
+    """A group against its attribute's reference group."""
+
+    favorable_rate_difference: float
+    disparate_impact_ratio: float | None
+    override_rate_difference: float
+
+
+class GroupFigures(StakeFigures):
+    """A group's figures (docs/reference/bias.md, Subgroup figures): the API's, the reports' and
+    the console's."""
+
+    group: str
+    decisions: int
+    favorable_rate: float | None
+    ai_favorable_rate: float | None
+    agreement_rate: float | None
+    override_rate: float | None
+    mean_ai_confidence: float | None
+    decisions_with_outcome: int
+    accuracy: float | None
+    ai_accuracy: float | None
+    impact_ratio: float | None
+    disparity: Disparity
+
+
+class AttributeFigures(TypedDict):
+    reference_group: str  # the largest group (ties by name)
+    impact_reference_group: str  # the four-fifths rule's yardstick: the highest favourable rate
+    groups: list[GroupFigures]
+
+
+# GET /bias/subgroups's document ("from" is a keyword: the functional form)
+SubgroupReport = TypedDict(
+    "SubgroupReport",
+    {"model_id": str | None, "from": str, "to": str, "attributes": dict[str, AttributeFigures]},
+)
+
+
+def _stake_figures(g: GroupCounts) -> StakeFigures:
     """A group's scored decisions and its stake-weighted rates (docs/reference/bias.md, Over- and
     under-trust of a group): the per-user formulas of docs/reference/calibration.md over the
     group's decisions, Kish's effective n (the statistics keep no reviewer, so no clusters)."""
-    out: JSONObject = {
+    over = measures.Rate(*measures.weighted_rate(g.fwo / PICO, g.wo / PICO, g.wo_sq / PICO))
+    under = measures.Rate(*measures.weighted_rate(g.uwu / PICO, g.wu / PICO, g.wu_sq / PICO))
+    return {
         "scored_decisions": g.scored,
         "unscored_decisions": g.decisions - g.scored,
         "coverage": g.scored / g.decisions if g.decisions else None,
         "automation_bias_incidents": g.overtrust,
+        "overtrust_rate": over.rate,
+        "overtrust_effective_n": over.effective_n,
+        "overtrust_rate_ci": over.ci,
+        "undertrust_rate": under.rate,
+        "undertrust_effective_n": under.effective_n,
+        "undertrust_rate_ci": under.ci,
     }
-    for name, num, den, sq in (("overtrust", g.fwo, g.wo, g.wo_sq), ("undertrust", g.uwu, g.wu, g.wu_sq)):
-        rate, n_eff, ci = measures.weighted_rate(num / PICO, den / PICO, sq / PICO)
-        out[f"{name}_rate"] = rate
-        out[f"{name}_effective_n"] = n_eff
-        out[f"{name}_rate_ci"] = ci
-    return out
 
 
 def _ratio(x: int, n: int) -> float | None:
     return round(x / n, 6) if n else None
 
 
-# figures by name (counts, rates, intervals, labels), rendered as JSON
 def subgroup_report(
     *,
     customer: Customer,
@@ -47,7 +102,7 @@ def subgroup_report(
     from_day: dt.date,
     to_day: dt.date,
     exact: tuple[dt.datetime, dt.datetime] | None = None,
-) -> JSONObject:
+) -> SubgroupReport:
     """GET /bias/subgroups (docs/reference/bias.md, Subgroup figures): per attribute and group the figures,
     and the disparity of each group against the reference group (the largest; ties by name).
     With `exact` (a bound inside a day) the window is exactly [start, end)."""
@@ -60,7 +115,7 @@ def subgroup_report(
         counts = subgroup_counts(
             customer=customer, attributes=wanted, model_id=model_id, from_day=from_day, to_day=to_day
         )
-    attributes: JSONObject = {}
+    attributes: dict[str, AttributeFigures] = {}
     for name, groups in counts.items():
         reference = min(groups, key=lambda g: (-g.decisions, g.group))
         ref_fav = reference.favorable / reference.decisions
@@ -69,7 +124,7 @@ def subgroup_report(
             [Rate(g.group, g.favorable, g.decisions) for g in groups], higher_is_better=True
         )
         ref_override = (reference.decisions - reference.agreements) / reference.decisions
-        entries = []
+        entries: list[GroupFigures] = []
         for g in sorted(groups, key=lambda g: (-g.decisions, g.group)):
             fav = g.favorable / g.decisions
             override = (g.decisions - g.agreements) / g.decisions

@@ -6,6 +6,8 @@ from typing import Any
 from rest_framework import serializers
 
 from calibration import rules
+from calibration.confidence import ConfidenceCheck
+from calibration.documents import ListedRiskUser, TrendPoint, TrendSummary, UserFigures
 from config.jsondoc import JSONValue
 
 
@@ -70,7 +72,7 @@ def figure_fields() -> dict[str, serializers.Field[JSONValue, JSONValue, JSONVal
 FIGURE_KEYS = list(figure_fields())
 
 
-class ProfileOutput(serializers.Serializer[dict[str, object]]):
+class ProfileOutput(serializers.Serializer[UserFigures]):
     user_id = serializers.CharField()
     decisions = serializers.IntegerField()
 
@@ -93,7 +95,7 @@ class CalibrateOutput(serializers.Serializer[dict[str, object]]):
     analyzed_at = serializers.CharField()
 
 
-class RiskUserOutput(serializers.Serializer[dict[str, object]]):
+class RiskUserOutput(serializers.Serializer[ListedRiskUser]):
     user_id = serializers.CharField()
     trust_score = rate()
     reliance_gap = serializers.FloatField(allow_null=True, min_value=-1, max_value=1)
@@ -107,7 +109,7 @@ class RiskUserOutput(serializers.Serializer[dict[str, object]]):
     undertrust_rate_ci = interval()
 
 
-class ConfidenceCheckOutput(serializers.Serializer[dict[str, object]]):
+class ConfidenceCheckOutput(serializers.Serializer[ConfidenceCheck]):
     decisions = serializers.IntegerField(
         help_text="decisions with a confidence and an outcome the check read"
     )
@@ -140,7 +142,7 @@ class TrustScoreOutput(serializers.Serializer[dict[str, object]]):
         self.fields["to"] = serializers.CharField()
 
 
-class TrendPointOutput(serializers.Serializer[dict[str, object]]):
+class TrendPointOutput(serializers.Serializer[TrendPoint]):
     period_start = serializers.DateField()
     decisions = serializers.IntegerField()
     scored_decisions = serializers.IntegerField()
@@ -153,7 +155,7 @@ class TrendPointOutput(serializers.Serializer[dict[str, object]]):
     followed_ai_errors = serializers.IntegerField()
 
 
-class TrendSummaryOutput(serializers.Serializer[dict[str, object]]):
+class TrendSummaryOutput(serializers.Serializer[TrendSummary]):
     direction = serializers.ChoiceField(choices=["improving", "declining", "stable", "undetermined"])
     slope = serializers.FloatField(allow_null=True, help_text="of the reliance gap per period (WLS)")
     slope_se = serializers.FloatField(allow_null=True)
