@@ -69,6 +69,15 @@ def text(
 
 def _timestamp(raw: object) -> object:
     if type(raw) is str:
+        # The usual form ("...Z") read here, without parse_timestamp's call (a tenth of a
+        # 1,000-item batch's validation is this function); anything else is read by it.
+        try:
+            usual = dt.datetime.fromisoformat(raw)
+        except ValueError:
+            pass
+        else:
+            if usual.tzinfo is dt.UTC:
+                return usual
         value = parse_timestamp(raw)
         if value is not None:
             return value

@@ -31,26 +31,6 @@ def norm(value: str | None) -> str:
     return "" if value is None else value.strip().casefold()
 
 
-def category(spec: Spec) -> str:
-    """The category of a decision (docs/reference/calibration.md): a confidence decides where
-    there is one, even where the outcome is known; else the outcome; with neither, unscored."""
-    followed = norm(spec.ai) == norm(spec.human)
-    if spec.confidence is not None:
-        if followed and spec.confidence < 0.5:
-            return "OVERTRUSTING"
-        if not followed and spec.confidence > 0.5:
-            return "UNDERTRUSTING"
-        return "CALIBRATED"
-    if spec.outcome is not None:
-        ai_right = norm(spec.outcome) == norm(spec.ai)
-        if followed and not ai_right:
-            return "OVERTRUSTING"
-        if not followed and ai_right:
-            return "UNDERTRUSTING"
-        return "CALIBRATED"
-    return "UNSCORED"
-
-
 _counter = [0]
 
 
