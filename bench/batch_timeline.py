@@ -48,7 +48,7 @@ STEPS = [
     ("audit.plan", "entries_seal", "      sealing (clear fields, commitment, canonical text)"),
     ("audit.chain", "canonical_hash", "      linking's SHA-256"),
     ("audit.apply", "chain_extended", "      the tree"),
-    ("django.db.backends.base.base", "BaseDatabaseWrapper._commit", "  COMMIT (deferred foreign-key checks)"),
+    ("django.db.backends.base.base", "BaseDatabaseWrapper._commit", "  COMMIT (deferred key checks)"),
     ("django.db.backends.base.base", "BaseDatabaseWrapper.run_and_clear_commit_hooks", "  on-commit hooks"),
     ("audit.views", "batch_payload", "  the response document"),
 ]
