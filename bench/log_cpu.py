@@ -14,7 +14,8 @@ Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127
 (`--batch N`: each request is a POST /log/batch of N decisions; the figures are per batch.
 `--calibrate`: each request is a POST /calibrate of the same decisions. `--stub-write`: each
 POST /log's write answers the last stored decision, so that only the request around it counts.
-`--rate-limits`: the tier rate limit on, as in production; with Redis a web process then keeps
+`--monitors N`: a fresh customer with N drift monitors matching every decision, which then
+carries an outcome, as bench/drift_write_bench.py. `--rate-limits`: the tier rate limit on, as in production; with Redis a web process then keeps
 the keys it verified, keys/keycache.py. `--freeze`: the process loads what config/wsgi.py loads and
 freezes it, as a web process does, so the collector's full collections cost what they cost there.)
 (the database must be migrated; the script makes its own customer and key. Without DATABASE_URL it
@@ -45,6 +46,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=0, help="POST /log/batch of this many items instead")
     parser.add_argument("--calibrate", action="store_true", help="POST /calibrate instead (200)")
     parser.add_argument("--statements", action="store_true", help="backend CPU per statement text")
+    parser.add_argument("--monitors", type=int, default=0, help="drift monitors matching every decision")
     parser.add_argument(
         "--rate-limits", action="store_true", help="the tier rate limit on, as in production (off by default)"
     )
@@ -72,11 +74,17 @@ def main() -> None:
     setup_test_environment()
     settings.ALLOWED_HOSTS = ["*"]
     settings.RATE_LIMITS_ENABLED = args.rate_limits
-    key = api_key_create(customer_id=args.customer, tier="enterprise").value
+    tag = f"{time.time_ns()}"
+    customer = f"{args.customer}-{tag}" if args.monitors else args.customer
+    key = api_key_create(customer_id=customer, tier="enterprise").value
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     rnd = random.Random(1)
-    tag = f"{time.time_ns()}"
+    if args.monitors:
+        from drift_write_bench import monitor_body
+
+        for i in range(args.monitors):  # their `next` baselines of 50 complete in the warm-up
+            assert client.post("/v1/drift-monitors", monitor_body(i), format="json").status_code == 201
 
     def body(i: int) -> dict:
         ai = rnd.choice(("approve", "deny"))
@@ -90,7 +98,7 @@ def main() -> None:
             "user_decision": ai if rnd.random() < 0.75 else "other",
             "context": "cpu bench",
             "subgroups": {"gender": rnd.choice("fm"), "age_group": rnd.choice(["18-30", "31-50", "51+"])},
-        }
+        } | ({"outcome": ai if rnd.random() < 0.7 else "other"} if args.monitors else {})
 
     for i in range(50):  # warm-up: connections, prepared statements, imports
         assert client.post("/v1/log", body(-i - 1), format="json").status_code == 201

@@ -65,14 +65,16 @@ class Run:
     misses: int  # probe_sprt: the missed probes (the run's `points` are its probes)
 
     def extended(self, point: Point, excess: float) -> "Run":
-        return replace(
-            self,
-            points=self.points + 1,
-            last_sequence=point.sequence,
-            decision_time_from=min(self.decision_time_from, point.timestamp),
-            decision_time_to=max(self.decision_time_to, point.timestamp),
-            excess=self.excess + excess,
-            misses=self.misses + point.event,
+        # the constructor, not dataclasses.replace: this runs per point and monitor of a write
+        return Run(
+            self.start_index,
+            self.points + 1,
+            self.first_sequence,
+            point.sequence,
+            min(self.decision_time_from, point.timestamp),
+            max(self.decision_time_to, point.timestamp),
+            self.excess + excess,
+            self.misses + point.event,
         )
 
     @staticmethod

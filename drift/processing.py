@@ -6,8 +6,8 @@ drift entries (baseline completed, conclusion, alarm raised) after all of the wr
 by point, then by monitor (oldest first), then in that order for one monitor."""
 
 import datetime as dt
+import functools
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +16,8 @@ from django.db import connection, models
 from django.db.models import F
 
 from audit.measures import same
-from config.db.bulk import COPY_FROM, copy_from
+from config.db import prepared
+from config.db.bulk import COPY_FROM, array_param, column_type, copy_from
 from drift import trail
 from drift.baselines import baseline_complete
 from drift.charts import AI_CALIBRATION_CHARTS, PROBE_SPRT, RELIANCE_CHARTS, event
@@ -96,66 +97,107 @@ _POINT_COLUMNS = (
 
 
 def _casts(model: type[Any], columns: Sequence[str]) -> list[str]:  # Any: a model class
-    """Each column's PostgreSQL type as a cast (without a length), or nothing on SQLite."""
-    if connection.vendor != "postgresql":
-        return [""] * len(columns)
+    """Each column's PostgreSQL type as a cast (without a length)."""
     by_column = {f.column: f for f in model._meta.concrete_fields}
-    return [f"::{re.sub(r'[(].*[)]', '', by_column[c].db_type(connection) or 'text')}" for c in columns]
+    return [f"::{column_type(by_column[c])}" for c in columns]
+
+
+def _arrays(
+    model: type[Any], columns: Sequence[str], rows: Sequence[Sequence[Any]]
+) -> list[Any]:  # Any: a model class; columns' values
+    """One array parameter per column of `rows` (config.db.bulk.array_param), floats as floats."""
+    by_column = {f.column: f for f in model._meta.concrete_fields}
+    out = []
+    for column, values in zip(columns, zip(*rows, strict=True), strict=True):
+        if isinstance(by_column[column], models.FloatField):
+            values = tuple(None if v is None else float(v) for v in values)
+        out.append(array_param(list(values)))
+    return out
+
+
+@functools.cache
+def _points_insert_sql() -> str:
+    """PostgreSQL: one array per column, unnested: a fixed text, prepared once per connection
+    (config.db.prepared). A multi-row VALUES of bound literals grows with the rows, and psycopg
+    split its 900 placeholders (50 monitors) in Python on every write."""
+    qn = connection.ops.quote_name
+    names = ", ".join(qn(c) for c in _POINT_COLUMNS)
+    arrays = ", ".join(f"%s{cast}[]" for cast in _casts(DriftPoint, _POINT_COLUMNS))
+    return f"INSERT INTO {qn(DriftPoint._meta.db_table)} ({names}) SELECT * FROM unnest({arrays})"  # noqa: S608 - the model's names
 
 
 def _points_insert(rows: list[tuple[Any, ...]]) -> None:  # Any: a point's values
-    """The write's points as rows, without model instances: a COPY on PostgreSQL from COPY_FROM
-    rows (a batch's points), else one INSERT of every row (PostgreSQL) or one executemany
-    (SQLite)."""
+    """The write's points as rows, without model instances: on PostgreSQL a COPY from COPY_FROM
+    rows (a batch's points), else one prepared INSERT of one array per column; on SQLite one
+    executemany."""
     if not rows:
         return
     qn = connection.ops.quote_name
     table, names = qn(DriftPoint._meta.db_table), ", ".join(qn(c) for c in _POINT_COLUMNS)
-    if connection.vendor == "postgresql" and len(rows) > COPY_FROM:
-        with copy_from(f"COPY {table} ({names}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-        return
-    values = "(" + ", ".join(f"%s{cast}" for cast in _casts(DriftPoint, _POINT_COLUMNS)) + ")"
-    sql = f"INSERT INTO {table} ({names}) VALUES "  # noqa: S608 - the model's names
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(sql + ", ".join([values] * len(rows)), [v for row in rows for v in row])
+    if connection.vendor == "postgresql":
+        if len(rows) > COPY_FROM:
+            with copy_from(f"COPY {table} ({names}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
             return
-        at = _POINT_COLUMNS.index("timestamp")
-        adapt = connection.ops.adapt_datetimefield_value
-        cursor.executemany(sql + values, [(*row[:at], adapt(row[at]), *row[at + 1 :]) for row in rows])
+        with prepared.cursor() as cursor:
+            cursor.execute(_points_insert_sql(), _arrays(DriftPoint, _POINT_COLUMNS, rows))
+        return
+    values = "(" + ", ".join("%s" for _ in _POINT_COLUMNS) + ")"
+    sql = f"INSERT INTO {table} ({names}) VALUES {values}"  # noqa: S608 - the model's names
+    at = _POINT_COLUMNS.index("timestamp")
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, [(*row[:at], adapt(row[at]), *row[at + 1 :]) for row in rows])
+
+
+@functools.cache
+def _monitor_columns() -> tuple[list[str], list[bool]]:
+    """The id and the carried fields' columns, and which hold JSON."""
+    by_name = {f.name: f for f in DriftMonitor._meta.concrete_fields}
+    fields = [by_name[name] for name in ("id", *_CARRIED)]
+    return [str(f.column) for f in fields], [isinstance(f, models.JSONField) for f in fields]
+
+
+@functools.cache
+def _monitors_update_sql(vendor: str, rows: int) -> str:
+    """UPDATE ... FROM the rows: on PostgreSQL one array per column, unnested (a fixed text,
+    prepared once per connection); on SQLite (3.33+ has UPDATE FROM) a VALUES of `rows` rows."""
+    columns, _ = _monitor_columns()
+    qn = connection.ops.quote_name
+    table = qn(DriftMonitor._meta.db_table)
+    names = [f"c{at}" for at in range(len(columns))]
+    sets = ", ".join(f"{qn(c)} = v.{n}" for c, n in zip(columns[1:], names[1:], strict=True))
+    if vendor == "postgresql":
+        arrays = ", ".join(f"%s{cast}[]" for cast in _casts(DriftMonitor, columns))
+        source = f"unnest({arrays}) AS v({', '.join(names)})"
+    else:
+        row = "(" + ", ".join("%s" for _ in columns) + ")"
+        listed = ", ".join(f"column{at + 1} AS {n}" for at, n in enumerate(names))
+        source = f"(SELECT {listed} FROM (VALUES {', '.join([row] * rows)})) AS v"  # noqa: S608 - the model's names
+    return f"UPDATE {table} SET {sets} FROM {source} WHERE {table}.{qn(columns[0])} = v.{names[0]}"  # noqa: S608 - the model's names
 
 
 def _monitors_update(monitors: list[DriftMonitor]) -> None:
-    """The touched monitors' carried fields in one UPDATE ... FROM (VALUES (row), ...): Django's
-    bulk_update builds a CASE per field and monitor, about 20 ms of CPU per write at 50 monitors.
-    VALUES' columns are column1, column2, ... on both backends (SQLite 3.33+ has UPDATE FROM);
-    PostgreSQL casts each to its column's type."""
-    by_name = {f.name: f for f in DriftMonitor._meta.concrete_fields}
-    fields = [by_name[name] for name in ("id", *_CARRIED)]
-    columns = [str(f.column) for f in fields]
-    row = "(" + ", ".join(f"%s{cast}" for cast in _casts(DriftMonitor, columns)) + ")"
-    qn = connection.ops.quote_name
-    table = qn(DriftMonitor._meta.db_table)
-    sets = ", ".join(f"{qn(c)} = v.column{at}" for at, c in enumerate(columns[1:], start=2))
-    sql = (
-        f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([row] * len(monitors))}) AS v "  # noqa: S608 - the model's names
-        f"WHERE {table}.{qn(columns[0])} = v.column1"
-    )
-    # The values as the columns take them: JSON as its text, the time as the backend writes it
-    # (Field.get_db_prep_save per value was most of the statement's CPU).
-    is_json = [isinstance(f, models.JSONField) for f in fields]
+    """The touched monitors' carried fields in one UPDATE ... FROM the rows: Django's bulk_update
+    builds a CASE per field and monitor, about 20 ms of CPU per write at 50 monitors. The values
+    as the columns take them: JSON as its text, the time as the backend writes it
+    (Field.get_db_prep_save per value was most of the statement's CPU)."""
+    columns, is_json = _monitor_columns()
     at = columns.index("updated_at")
     time = connection.ops.adapt_datetimefield_value
-    params = []
+    rows = []
     for monitor in monitors:
-        values = [getattr(monitor, f.attname) for f in fields]
+        values = [getattr(monitor, c) for c in columns]
         values = [json.dumps(v) if j and v is not None else v for v, j in zip(values, is_json, strict=True)]
         values[at] = time(values[at])
-        params += values
+        rows.append(values)
+    if connection.vendor == "postgresql":
+        with prepared.cursor() as cursor:
+            cursor.execute(_monitors_update_sql("postgresql", 0), _arrays(DriftMonitor, columns, rows))
+        return
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_monitors_update_sql(connection.vendor, len(rows)), [v for row in rows for v in row])
 
 
 class _Run:

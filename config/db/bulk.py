@@ -113,7 +113,6 @@ def copy_from(sql: str) -> Iterator[psycopg.Copy]:
 KEYS_SQL = "SELECT nextval((SELECT pg_get_serial_sequence(%s, %s))::regclass) FROM generate_series(1, %s)"
 
 
-_QUOTED = str.maketrans({"\\": "\\\\", '"': '\\"'})
 _SPECIAL_FLOATS = {math.inf: "Infinity", -math.inf: "-Infinity"}
 
 
@@ -125,14 +124,16 @@ def array_param(values: list[Any]) -> str | list[Any]:
     for the elements' type in every list it is given: for the 40-odd one-element arrays of one
     POST /log that search was a fifth of the request's CPU (cProfile). The server parses the
     literal exactly: floats are written by repr (the shortest text that reads back as the same
-    double), strings quoted with backslashes escaped, dates and times in ISO 8601."""
+    double), strings quoted with backslashes escaped (two str.replace: str.translate with a
+    mapping ran per character in Python, 0.2 ms for one 300-character JSON text), dates and times
+    in ISO 8601."""
     parts = []
     for value in values:
         kind = type(value)
         if value is None:
             parts.append("NULL")
         elif kind is str:
-            parts.append(f'"{value.translate(_QUOTED)}"')
+            parts.append('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
         elif kind is bool:
             parts.append("t" if value else "f")
         elif kind is int:
