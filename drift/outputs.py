@@ -1,5 +1,6 @@
 """The monitor, alarm and series point as served (docs/reference/drift.md, The API)."""
 
+import datetime as dt
 from typing import Any
 
 from config.jsondoc import JSONObject
@@ -97,35 +98,41 @@ def alarm_json(alarm: DriftAlarm) -> JSONObject:
     }
 
 
-def _r6(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
+def _utc_ms(value: dt.datetime) -> str:
+    """config.timeutils.isoformat of an aware time, by datetime.isoformat (C) rather than
+    strftime: a series page formats up to 5,000 (years 1000-9999 give the same text)."""
+    return value.astimezone(dt.UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
-# Any: a point's columns by name (drift.selectors.series), JSON values
-def point_json(point: dict[str, Any], chart: str) -> dict[str, Any]:
+# Any: a point's columns (drift.selectors.SERIES_COLUMNS), JSON values
+def point_json(row: tuple[Any, ...], chart: str) -> dict[str, Any]:
+    """A series point as served; numbers rounded to 6 places (a chart point's p, w, x and
+    llr, llr_sum are never null)."""
+    (index, sequence, decision_id, user_id, timestamp, ai_confidence, event, p, w, x, llr, llr_sum, restart,
+     signal, conclusion, alarm_id) = row  # fmt: skip
     common = {
-        "index": point["index"],
-        "sequence": point["sequence"],
-        "decision_id": point["decision_id"],
-        "user_id": point["user_id"],
-        "timestamp": isoformat(point["timestamp"]),
+        "index": index,
+        "sequence": sequence,
+        "decision_id": decision_id,
+        "user_id": user_id,
+        "timestamp": _utc_ms(timestamp),
     }
     if chart == PROBE_SPRT:
         return common | {
-            "event": point["event"],
-            "llr": _r6(point["llr"]),
-            "llr_sum": _r6(point["llr_sum"]),
-            "restart": point["restart"],
-            "conclusion": point["conclusion"],
-            "alarm_id": point["alarm_id"],
+            "event": event,
+            "llr": round(llr, 6),
+            "llr_sum": round(llr_sum, 6),
+            "restart": restart,
+            "conclusion": conclusion,
+            "alarm_id": alarm_id,
         }
     return common | {
-        "ai_confidence": point["ai_confidence"],
-        "event": point["event"],
-        "p": _r6(point["p"]),
-        "w": _r6(point["w"]),
-        "x": _r6(point["x"]),
-        "restart": point["restart"],
-        "signal": point["signal"],
-        "alarm_id": point["alarm_id"],
+        "ai_confidence": ai_confidence,
+        "event": event,
+        "p": round(p, 6),
+        "w": round(w, 6),
+        "x": round(x, 6),
+        "restart": restart,
+        "signal": signal,
+        "alarm_id": alarm_id,
     }
