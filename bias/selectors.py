@@ -16,14 +16,15 @@ from django.db.models import Count, JSONField, OuterRef, Q, QuerySet, Subquery, 
 
 from audit import selectors as audit_selectors
 from bias.domain import DEFAULT_FAVORABLE_VALUES, normalize_value, subgroups_lenient
+from bias.models import BiasAlert as BiasAlert  # re-exported: the reports read it
 from bias.models import (
-    BiasAlert,
     BiasAlertFinding,
     ModelFavorableValues,
     SubgroupAttachment,
     SubgroupDailyStat,
 )
 from bias.subgroup_counts import day_start
+from bias.subgroup_figures import AttributeFigures as AttributeFigures
 from bias.subgroup_figures import SubgroupReport as SubgroupReport
 from bias.subgroup_figures import subgroup_report as subgroup_report
 from config.querysets import narrowed

@@ -5,10 +5,12 @@ conclusions per reviewer, and their totals. Built from the rows `drift.reporting
 the database, so the status rule and the recommendations can be checked on plain rows."""
 
 import datetime as dt
+from collections.abc import Mapping
 
 from compliance import citations
 from config.jsondoc import JSONObject
 from config.timeutils import isoformat
+from drift.reporting import AlarmRow, MonitorRow, ReportRows
 
 STATEMENT = (
     "Alarms are risk-adjusted for the AI-confidence mix: each decision is compared with what the "
@@ -55,23 +57,23 @@ ALARM_FIELDS = (
 )
 
 
-# the rows' JSON members
-def monitor_row(monitor: JSONObject, *, days: float) -> JSONObject:
+def monitor_row(monitor: MonitorRow, *, days: float) -> JSONObject:
     """A monitor in force in the period, with its calibration's figures and the false alarms its
     ARL0 leads one to expect per 30 days at the period's pace."""
-    calibration = monitor.get("calibration") or {}
-    baseline = monitor.get("baseline") or {}
+    calibration = monitor["calibration"] or {}
+    baseline = monitor["baseline"] or {}
+    by_name: Mapping[str, object] = monitor
     arl0 = calibration.get("arl0")
     points = monitor["points_in_period"]
     return {
-        **{name: monitor.get(name) for name in MONITOR_FIELDS},
+        **{name: by_name.get(name) for name in MONITOR_FIELDS},
         "arl0": arl0,
         "arl0_se": calibration.get("arl0_se"),
         "arl1_r2": calibration.get("arl1_r2"),
         "arl1_r3": calibration.get("arl1_r3"),
         "baseline_decisions": baseline.get("decisions"),
         "fit_method": (baseline.get("fit") or {}).get("method"),
-        "sprt": monitor.get("sprt"),
+        "sprt": monitor["sprt"],
         "status_at_period_end": monitor["status_at_period_end"],
         "points_in_period": points,
         "alarms_in_period": monitor["alarms_in_period"],
@@ -81,32 +83,33 @@ def monitor_row(monitor: JSONObject, *, days: float) -> JSONObject:
     }
 
 
-def alarm_row(alarm: JSONObject, *, start: dt.datetime, end: dt.datetime) -> JSONObject:
+def alarm_row(alarm: AlarmRow, *, start: dt.datetime, end: dt.datetime) -> JSONObject:
     """An alarm as it stood at the period's end: an acknowledgement after the end is not shown,
     so the same report can be made again later."""
-    acknowledged_at: dt.datetime | None = alarm.get("acknowledged_at")
+    acknowledged_at = alarm["acknowledged_at"]
+    by_name: Mapping[str, object] = alarm
     if acknowledged_at is not None and acknowledged_at >= end:
         acknowledged_at = None  # acknowledged after the period
     known = acknowledged_at is not None
     raised_at = alarm["raised_at"]
     in_period = start <= raised_at < end or (acknowledged_at is not None and start <= acknowledged_at)
     return {
-        **{name: alarm.get(name) for name in ALARM_FIELDS},
+        **{name: by_name.get(name) for name in ALARM_FIELDS},
         "raised_at": isoformat(raised_at),
         "status": "acknowledged" if known else "open",
         "acknowledged_at": isoformat(acknowledged_at) if known else None,
-        "acknowledged_by": alarm.get("acknowledged_by") if known else None,
-        "disposition": alarm.get("disposition") if known else None,
-        "note": alarm.get("note") if known else None,
+        "acknowledged_by": alarm["acknowledged_by"] if known else None,
+        "disposition": alarm["disposition"] if known else None,
+        "note": alarm["note"] if known else None,
         "hours_to_acknowledge": round((acknowledged_at - raised_at).total_seconds() / 3600, 1)
-        if known
+        if acknowledged_at is not None
         else None,
         "in_period": bool(in_period),
     }
 
 
 def _alarms_of_period(
-    alarms: list[JSONObject], *, start: dt.datetime, end: dt.datetime
+    alarms: list[AlarmRow], *, start: dt.datetime, end: dt.datetime
 ) -> tuple[list[JSONObject], list[JSONObject]]:
     """The alarms the report lists (in the period, or open at its end), newest first, and those
     raised in the period."""
@@ -115,7 +118,8 @@ def _alarms_of_period(
         key=lambda a: (a["raised_at"], a["alarm_id"]),
         reverse=True,
     )
-    listed, raised = [], []
+    listed: list[JSONObject] = []
+    raised: list[JSONObject] = []
     for alarm in before_end:
         row = alarm_row(alarm, start=start, end=end)
         if row["in_period"] or row["status"] == "open":
@@ -138,7 +142,7 @@ def _totals(monitors: list[JSONObject], alarms: list[JSONObject], raised: list[J
 
 
 def section(
-    rows: JSONObject, *, start: dt.datetime, end: dt.datetime, template: str, per_person: bool
+    rows: ReportRows, *, start: dt.datetime, end: dt.datetime, template: str, per_person: bool
 ) -> JSONObject:
     """The `drift_monitoring` member from `rows` (`monitors`, `alarms` raised before the period's
     end, `sprt_conclusions`). Without the per-person permission the `user` monitors, their alarms
@@ -163,14 +167,14 @@ def section(
     return out
 
 
-def unacknowledged(rows: JSONObject, *, end: dt.datetime) -> list[str]:
+def unacknowledged(rows: ReportRows, *, end: dt.datetime) -> list[str]:
     """The ids of the alarms raised before the period's end and not acknowledged by it, oldest
     first: each holds the EU AI Act report at NEEDS_REVIEW (docs/reference/reports.md,
     "Compliance status (this report only)")."""
     open_ = [
         a
         for a in rows["alarms"]
-        if a["raised_at"] < end and (a.get("acknowledged_at") is None or a["acknowledged_at"] >= end)
+        if a["raised_at"] < end and ((ack := a["acknowledged_at"]) is None or ack >= end)
     ]
     return [a["alarm_id"] for a in sorted(open_, key=lambda a: (a["raised_at"], a["alarm_id"]))]
 

@@ -10,7 +10,7 @@ from calibration import rules
 from calibration.documents import UserRow
 from compliance import drift_report, printing, recommendations
 from compliance.citations import cite
-from compliance.evidence import SERIOUS, UNRESOLVED
+from compliance.evidence import SERIOUS, UNRESOLVED, Alerts, Drift, Evidence
 from config.jsondoc import JSONObject
 
 COMPLIANT = "COMPLIANT"
@@ -145,7 +145,7 @@ def _insufficient(org: Figures, users: Sequence[UserRow]) -> list[str]:
     return out
 
 
-def _open_serious(evidence: JSONObject) -> list[str]:
+def _open_serious(evidence: Alerts) -> list[str]:
     """Severities of the open (unresolved) high or critical alerts: amplification alerts not
     yet resolved, and the period's bias alerts (they have no triage state: each one stands)."""
     severities = [a["severity"] for a in evidence["amplification"]["unresolved_high_or_critical"]]
@@ -159,9 +159,9 @@ def status_of(
     *,
     org: Figures,
     users: Sequence[UserRow],
-    alerts: JSONObject,
+    alerts: Alerts,
     rubber_stampers: int,
-    drift: JSONObject,
+    drift: Drift,
 ) -> str:
     """The compliance status alone (the CSV format, which holds only the decision log, is judged by
     the same rule)."""
@@ -174,7 +174,7 @@ def status_of(
     )[0]
 
 
-def drift_monitoring(evidence: JSONObject, template: str) -> JSONObject:
+def drift_monitoring(evidence: Evidence, template: str) -> JSONObject:
     """The `drift_monitoring` member of either template (compliance/drift_report.py)."""
     drift = evidence["drift"]
     return drift_report.section(
@@ -190,7 +190,7 @@ def _ratio(num: int, den: int) -> float | None:
     return round(num / den, 6) if den else None
 
 
-def executive_summary(evidence: JSONObject) -> JSONObject:
+def executive_summary(evidence: Evidence) -> JSONObject:
     org = evidence["organisation"]
     counts = org["counts"]
     total = org["decisions"]
@@ -232,7 +232,7 @@ def executive_summary(evidence: JSONObject) -> JSONObject:
     }
 
 
-def oversight_measures(evidence: JSONObject) -> list[JSONObject]:
+def oversight_measures(evidence: Evidence) -> list[JSONObject]:
     """Article 14(4)(a) to (e): what the service measured for each, in sentences."""
     org = evidence["organisation"]
     counts = org["counts"]
@@ -299,7 +299,7 @@ def oversight_measures(evidence: JSONObject) -> list[JSONObject]:
     ]
 
 
-def sections(evidence: JSONObject, log_preview: list[JSONObject]) -> JSONObject:
+def sections(evidence: Evidence, log_preview: list[JSONObject]) -> JSONObject:
     summary = executive_summary(evidence)
     summary["oversight_measures"] = oversight_measures(evidence)
     summary["system_description"] = evidence["system_description"]

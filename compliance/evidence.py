@@ -3,9 +3,8 @@ calibration figures, subgroups, alerts and the audit chain. Both templates organ
 same evidence; every figure is computed in SQL (grouped), none per decision in Python."""
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from django.db.models import Count, QuerySet
 
@@ -14,20 +13,103 @@ from audit import selectors as audit_selectors
 from audit import verify as audit_verify
 from bias import selectors as bias_selectors
 from bias.domain import DETECTION_WINDOW_DAYS
+from bias.selectors import AttributeFigures, BiasAlert
 from calibration import reporting, rules
 from calibration import services as calibration_services
-from calibration.documents import ModelSeen
+from calibration.confidence import ConfidenceCheck
+from calibration.documents import ConfidenceBand, IntervalTrend, ModelSeen, OrganisationFigures, UserRow
 from compliance import citations, profiles
 from config.jsondoc import JSONObject
 from config.timeutils import iso8601, isoformat
 from drift import reporting as drift_reporting
+from drift.reporting import ReportRows
 from fairness import selectors as fairness_selectors
+from fairness.selectors import AmplificationAlert
 from keys.models import Customer
 from oversight import selectors as oversight_selectors
+from oversight.selectors import ModelTimes, ProbeFigures, ReviewerEffort, ReviewerVigilance, TeamEffort
 
 ALERT_ITEMS_MAX = 200  # alerts listed one by one; the counts always cover all of them
 UNRESOLVED = ("open", "acknowledged")
 SERIOUS = ("high", "critical")
+
+
+class Subgroups(TypedDict):
+    scope: str  # what the statistics cover, in words
+    attributes: dict[str, AttributeFigures]
+    favourable_values: dict[str, list[str]]  # "default" and each model's
+
+
+class Alerts(TypedDict):
+    bias_alerts: JSONObject  # counts and items (_bias_item), rendered as JSON
+    amplification: JSONObject  # counts and items (_amplification_item), rendered as JSON
+
+
+class EffortEvidence(TypedDict):
+    evidences: str  # the point of law the figures evidence
+    team: TeamEffort
+    models: list[ModelTimes]
+    reviewers: NotRequired[list[ReviewerEffort]]  # with the per-person permission
+    reviewers_withheld: NotRequired[str]  # without it: the note that stands for them
+
+
+class VigilanceEvidence(TypedDict):
+    evidences: str
+    totals: ProbeFigures
+    reviewers: NotRequired[list[ReviewerVigilance]]
+    reviewers_withheld: NotRequired[str]
+
+
+class Oversight(TypedDict):
+    review_effort: EffortEvidence
+    vigilance: VigilanceEvidence
+
+
+class Drift(TypedDict):
+    rows: ReportRows  # drift.reporting.report_rows: monitors, alarms, SPRT conclusions
+    start: dt.datetime
+    end: dt.datetime
+    per_person: bool
+
+
+# The previous period's headline figures ("from" is a keyword: the functional form).
+PreviousPeriod = TypedDict(
+    "PreviousPeriod",
+    {
+        "from": str,
+        "to": str,
+        "total_decisions": int,
+        "scored_decisions": int,
+        "automation_bias_incidents": int,
+        "automation_bias_rate": float | None,
+        "human_override_rate": float | None,
+        "overtrust_rate": float | None,
+        "trust_score": float | None,
+        "attainable_score": float | None,
+        "reliance_gap": float | None,
+    },
+)
+
+
+class Evidence(Alerts, Oversight):
+    """Every figure both templates draw on (`gather`): the one document the report sections,
+    the executive summary, the recommendations and the PDF read."""
+
+    window: dict[str, str]  # from, to
+    organisation: OrganisationFigures
+    users: list[UserRow]
+    thresholds: dict[str, float]  # the settings the figures were judged with (measures.Thresholds)
+    confidence_bands: list[ConfidenceBand]
+    confidence_check: ConfidenceCheck
+    trend: IntervalTrend
+    models: list[ModelSeen]
+    system_description: list[JSONObject]  # each model's profile, as its editor wrote it
+    subgroups: Subgroups
+    drift: Drift
+    chain: JSONObject  # audit.verify's verification, with verified_at
+    checkpoint: JSONObject  # audit.checkpoints' evidence of the signed head
+    erasures: JSONObject  # audit's erasures of the period
+    previous_period: PreviousPeriod | None
 
 
 @dataclass(frozen=True)
@@ -62,7 +144,7 @@ class Scope:
         )
 
 
-def _amplification_item(alert: Any, *, in_period: bool) -> JSONObject:
+def _amplification_item(alert: AmplificationAlert, *, in_period: bool) -> JSONObject:
     """An amplification alert with what its analysis measured (the signal's metric, both groups'
     rates and sizes, the window of decisions) and whether it was created or changed in the
     period (`in_period`; the others are listed because they are still open and serious)."""
@@ -104,7 +186,7 @@ def _amplification_item(alert: Any, *, in_period: bool) -> JSONObject:
     }
 
 
-def _bias_item(alert: Any) -> JSONObject:
+def _bias_item(alert: BiasAlert) -> JSONObject:
     """A bias alert with its findings (what each compared, with rates, sizes, p and q values) and
     the window its analysis read (docs/reference/bias.md, Window and scope). It has no triage
     state: its history is its creation by bias detection."""
@@ -126,7 +208,7 @@ def _bias_item(alert: Any) -> JSONObject:
     }
 
 
-def _counts(qs: Any, field: str) -> dict[str, int]:
+def _counts(qs: QuerySet[AmplificationAlert] | QuerySet[BiasAlert], field: str) -> dict[str, int]:
     rows = qs.order_by().values(field).annotate(n=Count("pk"))
     return {row[field]: row["n"] for row in rows}
 
@@ -168,7 +250,7 @@ def _bias_alerts(scope: Scope) -> JSONObject:
     }
 
 
-def _subgroups(scope: Scope) -> JSONObject:
+def _subgroups(scope: Scope) -> Subgroups:
     model_ids = scope.filters.get("model_ids") or []
     report = bias_selectors.subgroup_report(
         customer=scope.customer,
@@ -213,32 +295,27 @@ def _narrow(scope: Scope) -> JSONObject:
     return {"model_id": scope.filters.get("model_ids"), "user_id": scope.filters.get("user_ids")}
 
 
-def _reviewer_rows(scope: Scope, users: Sequence[Mapping[str, object]]) -> JSONObject:
-    """The rows per reviewer, or, without the per-person permission, a member saying they are
-    withheld (so that no reader takes their absence for "no reviewer")."""
-    return {"reviewers": users} if scope.per_person else {"reviewers_withheld": PER_PERSON_WITHHELD}
-
-
-def _oversight(scope: Scope) -> JSONObject:
+def _oversight(scope: Scope) -> Oversight:
     """Review effort and vigilance over the report's period and its reviewer and model filters
     (the calibration filter does not apply). Review effort leaves probes out; vigilance is the
     probes alone."""
     narrow = _narrow(scope)
     effort = oversight_selectors.review_effort(scope.customer, since=scope.start, until=scope.end, **narrow)
     vigilance = oversight_selectors.vigilance(scope.customer, since=scope.start, until=scope.end, **narrow)
-    return {
-        "review_effort": {
-            "evidences": REVIEW_EFFORT_POINT,
-            "team": effort.team(),
-            "models": effort.models,
-            **_reviewer_rows(scope, effort.users),
-        },
-        "vigilance": {
-            "evidences": VIGILANCE_POINT,
-            "totals": vigilance.totals,
-            **_reviewer_rows(scope, vigilance.users),
-        },
+    review_effort: EffortEvidence = {
+        "evidences": REVIEW_EFFORT_POINT,
+        "team": effort.team(),
+        "models": effort.models,
     }
+    watchfulness: VigilanceEvidence = {"evidences": VIGILANCE_POINT, "totals": vigilance.totals}
+    # The rows per reviewer, or, without the per-person permission, a member saying they are
+    # withheld (so that no reader takes their absence for "no reviewer").
+    if scope.per_person:
+        review_effort["reviewers"] = effort.users
+        watchfulness["reviewers"] = vigilance.users
+    else:
+        review_effort["reviewers_withheld"] = watchfulness["reviewers_withheld"] = PER_PERSON_WITHHELD
+    return {"review_effort": review_effort, "vigilance": watchfulness}
 
 
 def rubber_stampers(scope: Scope) -> int:
@@ -249,7 +326,7 @@ def rubber_stampers(scope: Scope) -> int:
     ).flagged
 
 
-def drift(scope: Scope) -> JSONObject:
+def drift(scope: Scope) -> Drift:
     """The drift monitors' rows of the period and filters (compliance/drift_report.py builds each
     template's member from them), with the period and whether rows per reviewer may be shown."""
     rows = drift_reporting.report_rows(
@@ -262,12 +339,12 @@ def drift(scope: Scope) -> JSONObject:
     return {"rows": rows, "start": scope.start, "end": scope.end, "per_person": scope.per_person}
 
 
-def alerts(scope: Scope) -> JSONObject:
+def alerts(scope: Scope) -> Alerts:
     """The period's bias alerts and the amplification alerts raised before its end."""
     return {"bias_alerts": _bias_alerts(scope), "amplification": _amplification(scope)}
 
 
-def previous_period(scope: Scope) -> JSONObject | None:
+def previous_period(scope: Scope) -> PreviousPeriod | None:
     """The figures of the period of the same length just before the report's, same filters
     (what changed since), or None when it holds no decision."""
     length = scope.end - scope.start
@@ -319,7 +396,7 @@ def _with_versions(profiles: list[JSONObject], models: list[ModelSeen]) -> list[
     ]
 
 
-def gather(scope: Scope) -> JSONObject:
+def gather(scope: Scope) -> Evidence:
     """Every figure both templates draw on. Features that add report figures put them here
     under their own key (`review_effort`, `vigilance`, `checkpoint`, `erasures`); the templates print
     "not measured" with the reason while a key is absent."""

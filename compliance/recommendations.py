@@ -1,10 +1,13 @@
 """Recommendations derived from the figures: each names the figure that triggered it, its
 value and the threshold it crossed, so an auditor can check it against the tables."""
 
-from typing import Any
+from collections.abc import Sequence
 
+from audit.measures import Figures
 from calibration import rules
+from calibration.documents import OrganisationFigures, UserRow
 from compliance import citations, drift_report, printing
+from compliance.evidence import Evidence, Subgroups
 from config.jsondoc import JSONObject
 
 # Thresholds of the report (docs/reference/calibration.md and reports.md use the same numbers where they name one).
@@ -22,7 +25,7 @@ OVERTRUST_N_MIN = 10
 PRIORITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
 
-def _rec(priority: str, figure: str, value: Any, threshold: Any, text: str) -> JSONObject:
+def _rec(priority: str, figure: str, value: object, threshold: object, text: str) -> JSONObject:
     return {"priority": priority, "figure": figure, "value": value, "threshold": threshold, "text": text}
 
 
@@ -30,7 +33,7 @@ def _pct(value: float | None) -> str:
     return printing.pct(value)
 
 
-def _override_gaps(subgroups: JSONObject) -> list[tuple[str, str, float]]:
+def _override_gaps(subgroups: Subgroups) -> list[tuple[str, str, float]]:
     """(attribute, group, override-rate difference to the reference) beyond the limit."""
     out = []
     for attribute, data in subgroups.get("attributes", {}).items():
@@ -45,7 +48,7 @@ def _override_gaps(subgroups: JSONObject) -> list[tuple[str, str, float]]:
     return sorted(out, key=lambda item: -abs(item[2]))
 
 
-def derive(evidence: JSONObject, summary: JSONObject, *, template: str) -> list[JSONObject]:
+def derive(evidence: Evidence, summary: JSONObject, *, template: str) -> list[JSONObject]:
     """The recommendations of a report of `template`: the Texas report borrows the EU report's
     over-trust threshold as a figure to act on, never as a limit it applies (compliance/citations.py)."""
     recs = _chain(evidence["chain"])
@@ -126,7 +129,7 @@ def _unresolved_amplification(amplification: JSONObject) -> list[JSONObject]:
     ]
 
 
-def _reviewers(users: list[JSONObject]) -> list[JSONObject]:
+def _reviewers(users: Sequence[UserRow]) -> list[JSONObject]:
     """Reviewers at risk, over-trusting (or not discriminating) and under-trusting."""
     recs = []
     risky = [u for u in users if u["at_risk"]]
@@ -170,7 +173,7 @@ def _reviewers(users: list[JSONObject]) -> list[JSONObject]:
     return recs
 
 
-def _logging_gaps(org: JSONObject, n: int, template: str) -> list[JSONObject]:
+def _logging_gaps(org: OrganisationFigures, n: int, template: str) -> list[JSONObject]:
     """Too few decisions carry the AI's confidence, or a known outcome."""
     recs = []
     counts = org["counts"]
@@ -202,10 +205,12 @@ def _logging_gaps(org: JSONObject, n: int, template: str) -> list[JSONObject]:
     return recs
 
 
-def _reliance(org: JSONObject) -> list[JSONObject]:
+def _reliance(org: Figures) -> list[JSONObject]:
     recs = []
-    for figure, label in (("rair", "relative AI reliance"), ("rsr", "relative self-reliance")):
-        value = org.get(figure)
+    for figure, label, value in (
+        ("rair", "relative AI reliance", org["rair"]),
+        ("rsr", "relative self-reliance", org["rsr"]),
+    ):
         if value is not None and value < RELIANCE_MIN:
             recs.append(
                 _rec(
@@ -224,7 +229,7 @@ def _reliance(org: JSONObject) -> list[JSONObject]:
     return recs
 
 
-def _override_gap_recs(subgroups: JSONObject) -> list[JSONObject]:
+def _override_gap_recs(subgroups: Subgroups) -> list[JSONObject]:
     return [
         _rec(
             "high",
@@ -239,7 +244,7 @@ def _override_gap_recs(subgroups: JSONObject) -> list[JSONObject]:
     ]
 
 
-def insufficient_evidence(org: JSONObject) -> list[JSONObject]:
+def insufficient_evidence(org: Figures) -> list[JSONObject]:
     """One recommendation for each reason the evidence cannot show calibrated reliance (the
     conditions of INSUFFICIENT_EVIDENCE, docs/reference/reports.md), each with what would lift it."""
     th = rules.thresholds()
@@ -273,7 +278,7 @@ def insufficient_evidence(org: JSONObject) -> list[JSONObject]:
     return [_rec("high", *figure, text) for holds, figure, text in reasons if holds]
 
 
-def oversight_findings(evidence: JSONObject) -> list[JSONObject]:
+def oversight_findings(evidence: Evidence) -> list[JSONObject]:
     """Flagged rubber-stampers (review effort) and known-wrong probes that were followed (vigilance)."""
     recs = []
     effort = evidence.get("review_effort") or {}
@@ -333,7 +338,7 @@ def serious_bias_alerts(bias: JSONObject) -> list[JSONObject]:
     return recs
 
 
-def overtrust(org: JSONObject, summary: JSONObject, template: str) -> list[JSONObject]:
+def overtrust(org: OrganisationFigures, summary: JSONObject, template: str) -> list[JSONObject]:
     """The organisation's over-trust flagged (the EU report's NON_COMPLIANT rule); the Texas
     report names the threshold as the EU report's, at a lower priority."""
     over, ci, counts = org["overtrust_rate"], org["overtrust_rate_ci"], org["counts"]

@@ -7,12 +7,12 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Protocol
 
 from audit import selectors as audit_selectors
 from calibration import reporting
 from compliance import eu_ai_act, texas_traiga
-from compliance.evidence import Scope, gather
+from compliance.evidence import Evidence, Scope, gather
 from compliance.evidence import alerts as evidence_alerts
 from compliance.evidence import drift as evidence_drift
 from compliance.evidence import rubber_stampers as evidence_rubber_stampers
@@ -21,7 +21,7 @@ from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 
 LOG_PREVIEW_MAX = 500  # decision-log rows held in the report data (the json format streams all)
-SECTION_BUILDERS: dict[str, Callable[..., JSONObject]] = {
+SECTION_BUILDERS: dict[str, Callable[[Evidence, list[JSONObject]], JSONObject]] = {
     "eu_ai_act": eu_ai_act.sections,
     "texas_traiga": texas_traiga.sections,
 }
@@ -135,6 +135,12 @@ def data_digest(data: JSONObject, *, template: str, decisions: int, log_sha256: 
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+class BytesOut(Protocol):
+    """Where a report's bytes go: a file, a HashingWriter, an HTTP response."""
+
+    def write(self, data: bytes, /) -> object: ...
+
+
 class HashingWriter:
     """Writes bytes to a file while counting them and hashing them (sha256)."""
 
@@ -168,7 +174,7 @@ def render_json(report: Report, out: HashingWriter) -> None:
     out.write("".join(buffer).encode() + b"]" + tail.encode())
 
 
-def _csv_value(value: Any) -> Any:
+def _csv_value(value: object) -> object:
     if value is True:
         return "true"
     if value is False:
@@ -176,7 +182,7 @@ def _csv_value(value: Any) -> Any:
     return csvcells.cell(value)
 
 
-def _csv_field(value: Any) -> str:
+def _csv_field(value: object) -> str:
     """One CSV field as PostgreSQL's COPY writes it: quoted when it holds a comma, a quote, a
     line feed or a carriage return (the stdlib writer leaves a lone CR bare when lines end
     in LF, which splits the row for a reader)."""
@@ -186,7 +192,7 @@ def _csv_field(value: Any) -> str:
     return text
 
 
-def write_decision_log_csv(report: Report, out: Any) -> None:
+def write_decision_log_csv(report: Report, out: BytesOut) -> None:
     write_log_csv(report.scope, out)
 
 
@@ -202,7 +208,7 @@ def decision_log_sha256(scope: Scope) -> str:
     return writer.sha256.hexdigest()
 
 
-def write_log_csv(scope: Scope, out: Any) -> None:
+def write_log_csv(scope: Scope, out: BytesOut) -> None:
     """The compliance CSV: the filtered decision log, header first, text cells made
     spreadsheet-safe (config.csvcells); COPY on PostgreSQL."""
     if audit_selectors.decision_log_copy(scope.decisions(), out.write):

@@ -3,11 +3,14 @@
 be able to show. Statements of law are short and cite the section; every figure comes from
 the evidence."""
 
+from collections.abc import Mapping
+
 from compliance import citations, eu_ai_act, printing, recommendations
+from compliance.evidence import Evidence
 from config.jsondoc import JSONObject
 
 
-def _nist(evidence: JSONObject, summary: JSONObject) -> list[JSONObject]:
+def _nist(evidence: Evidence, summary: JSONObject) -> list[JSONObject]:
     """NIST AI RMF 1.0 functions with what this service evidences for each (§552.105(e)
     names recognised frameworks such as the AI RMF as a defence)."""
     amp = evidence["amplification"]
@@ -48,16 +51,16 @@ def _nist(evidence: JSONObject, summary: JSONObject) -> list[JSONObject]:
     ]
 
 
-def _oversight(figures: JSONObject, key: str) -> JSONObject:
+def _oversight(figures: Mapping[str, object], key: str) -> dict[str, object]:
     """Review effort or vigilance in this report's own words: what it evidences, and the note of
     withheld rows, neither citing the EU AI Act's articles (docs/reference/reports.md, Citations)."""
-    out = {**figures, "evidences": citations.point(key, citations.TEXAS_TRAIGA)}
+    out: dict[str, object] = {**figures, "evidences": citations.point(key, citations.TEXAS_TRAIGA)}
     if "reviewers_withheld" in out:
         out["reviewers_withheld"] = citations.withheld(citations.TEXAS_TRAIGA)
     return out
 
 
-def sections(evidence: JSONObject, log_preview: list[JSONObject]) -> JSONObject:
+def sections(evidence: Evidence, log_preview: list[JSONObject]) -> JSONObject:
     summary = eu_ai_act.executive_summary(evidence)
     org = evidence["organisation"]
     counts = org["counts"]

@@ -3,7 +3,7 @@ monitoring): the rows of `compliance.drift_report`, and the chart points a PDF d
 only, each a few grouped queries whatever the number of points."""
 
 import datetime as dt
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from django.db.models import Count, Max, Q
 
@@ -13,6 +13,68 @@ from drift.models import DriftAlarm, DriftMonitor, DriftPoint
 from keys.models import Customer
 
 CHART_POINTS_MAX = 5000  # points a printed chart draws (the period's last ones)
+
+
+class MonitorRow(TypedDict):
+    """A monitor in force in the period (`report_rows`)."""
+
+    monitor_id: str
+    name: str
+    chart: str
+    scope: str
+    user_id: str | None
+    model_id: str | None
+    model_version: str | None
+    odds_ratio: float | None
+    h: float | None
+    h_source: str | None
+    arl0_target: int | None
+    calibration: JSONObject | None  # the last applied calibration's answer, as stored
+    baseline: JSONObject | None  # the baseline's figures, as stored
+    sprt: JSONObject | None  # {"p0", "p1", "alpha", "beta"} as given
+    status_at_period_end: str
+    points_in_period: int
+    alarms_in_period: int
+
+
+class AlarmRow(TypedDict):
+    """An alarm raised before the period's end and not acknowledged before its start."""
+
+    alarm_id: str
+    monitor_id: str
+    chart: str
+    user_id: str | None
+    model_id: str | None
+    raised_at: dt.datetime
+    point_index: int
+    decision_id: str
+    statistic: float
+    threshold: float
+    excess: float
+    severity: str
+    signals: int
+    acknowledged_at: dt.datetime | None
+    acknowledged_by: str | None
+    disposition: str | None
+    note: str | None
+
+
+class SprtRow(TypedDict):
+    """A `probe_sprt` monitor's conclusions of the period."""
+
+    monitor_id: str
+    user_id: str | None
+    model_id: str | None
+    h0: int
+    h1: int
+    last_conclusion: Literal["h0", "h1"]
+    last_concluded_at: str | None
+
+
+class ReportRows(TypedDict):
+    monitors: list[MonitorRow]
+    alarms: list[AlarmRow]
+    sprt_conclusions: list[SprtRow]
 
 
 def _status_at(monitor: DriftMonitor, end: dt.datetime) -> str:
@@ -63,7 +125,7 @@ def report_rows(
     end: dt.datetime,
     model_ids: list[str] | None = None,
     user_ids: list[str] | None = None,
-) -> JSONObject:
+) -> ReportRows:
     """`monitors`, `alarms` (raised before `end` and not acknowledged before `start`) and
     `sprt_conclusions` of the period [start, end), for `compliance.drift_report.section`."""
     monitors = monitors_in_force(customer, start=start, end=end, model_ids=model_ids, user_ids=user_ids)
@@ -90,7 +152,7 @@ def report_rows(
     }
 
 
-def _monitor_row(monitor: DriftMonitor, end: dt.datetime, points: int, alarms: int) -> JSONObject:
+def _monitor_row(monitor: DriftMonitor, end: dt.datetime, points: int, alarms: int) -> MonitorRow:
     return {
         "monitor_id": monitor.pk,
         "name": monitor.name,
@@ -114,7 +176,7 @@ def _monitor_row(monitor: DriftMonitor, end: dt.datetime, points: int, alarms: i
     }
 
 
-def _alarm_row(alarm: DriftAlarm) -> JSONObject:
+def _alarm_row(alarm: DriftAlarm) -> AlarmRow:
     return {
         "alarm_id": alarm.pk,
         "monitor_id": alarm.monitor_id,
@@ -136,7 +198,7 @@ def _alarm_row(alarm: DriftAlarm) -> JSONObject:
     }
 
 
-def _sprt_rows(monitors: list[DriftMonitor], customer: Customer, charted: Any) -> list[JSONObject]:
+def _sprt_rows(monitors: list[DriftMonitor], customer: Customer, charted: Any) -> list[SprtRow]:
     """Per `probe_sprt` monitor, its conclusions of the period and the last one with the time its
     entry was appended."""
     if not monitors:
@@ -146,7 +208,7 @@ def _sprt_rows(monitors: list[DriftMonitor], customer: Customer, charted: Any) -
         (row["monitor_id"], row["conclusion"]): (row["n"], row["last"])
         for row in concluded.values("monitor_id", "conclusion").annotate(n=Count("id"), last=Max("sequence"))
     }
-    out = []
+    out: list[SprtRow] = []
     for monitor in monitors:
         h0, last_h0 = counts.get((monitor.pk, "h0"), (0, None))
         h1, last_h1 = counts.get((monitor.pk, "h1"), (0, None))

@@ -6,7 +6,8 @@ from django.db.models import Q, QuerySet
 
 from config.querysets import narrowed
 from fairness.amplification import attribute_key
-from fairness.models import AlertStatusChange, AmplificationAlert, FairnessSignal
+from fairness.models import AlertStatusChange, FairnessSignal
+from fairness.models import AmplificationAlert as AmplificationAlert  # re-exported: the reports read it
 from keys.models import Customer
 
 CORRELATION_WINDOW = dt.timedelta(days=30)
