@@ -56,3 +56,11 @@ def test_every_step_of_the_walk_names_a_definition_at_its_line():
         if defined != line:
             wrong.append(f"{path}:{line} `{name}`: defined at line {defined}")
     assert wrong == [], "docs/architecture.md's walk of POST /log is out of date: " + "; ".join(wrong)
+
+
+def test_the_two_newcomer_documents_stay_short():
+    """A newcomer reads docs/architecture.md and bench/README.md in an hour: at most 300 and 200
+    lines (the README's contributing notes)."""
+    bench = (ROOT / "bench" / "README.md").read_text(encoding="utf-8")
+    assert len(ARCHITECTURE.splitlines()) <= 300
+    assert len(bench.splitlines()) <= 200
