@@ -10,7 +10,8 @@ from calibration import rules
 from calibration.documents import UserRow
 from compliance import drift_report, printing, recommendations
 from compliance.citations import cite
-from compliance.evidence import SERIOUS, UNRESOLVED, Alerts, Drift, Evidence
+from compliance.documents import Alerts, Drift, Evidence
+from compliance.evidence import SERIOUS, UNRESOLVED
 from config.jsondoc import JSONObject
 
 COMPLIANT = "COMPLIANT"

@@ -4,7 +4,6 @@ same evidence; every figure is computed in SQL (grouped), none per decision in P
 
 import datetime as dt
 from dataclasses import asdict, dataclass, field, replace
-from typing import NotRequired, TypedDict
 
 from django.db.models import Count, QuerySet
 
@@ -13,103 +12,32 @@ from audit import selectors as audit_selectors
 from audit import verify as audit_verify
 from bias import selectors as bias_selectors
 from bias.domain import DETECTION_WINDOW_DAYS
-from bias.selectors import AttributeFigures, BiasAlert
+from bias.selectors import BiasAlert
 from calibration import reporting, rules
 from calibration import services as calibration_services
-from calibration.confidence import ConfidenceCheck
-from calibration.documents import ConfidenceBand, IntervalTrend, ModelSeen, OrganisationFigures, UserRow
+from calibration.documents import ModelSeen
 from compliance import citations, profiles
+from compliance.documents import (
+    Alerts,
+    Drift,
+    EffortEvidence,
+    Evidence,
+    Oversight,
+    PreviousPeriod,
+    Subgroups,
+    VigilanceEvidence,
+)
 from config.jsondoc import JSONObject
 from config.timeutils import iso8601, isoformat
 from drift import reporting as drift_reporting
-from drift.reporting import ReportRows
 from fairness import selectors as fairness_selectors
 from fairness.selectors import AmplificationAlert
 from keys.models import Customer
 from oversight import selectors as oversight_selectors
-from oversight.selectors import ModelTimes, ProbeFigures, ReviewerEffort, ReviewerVigilance, TeamEffort
 
 ALERT_ITEMS_MAX = 200  # alerts listed one by one; the counts always cover all of them
 UNRESOLVED = ("open", "acknowledged")
 SERIOUS = ("high", "critical")
-
-
-class Subgroups(TypedDict):
-    scope: str  # what the statistics cover, in words
-    attributes: dict[str, AttributeFigures]
-    favourable_values: dict[str, list[str]]  # "default" and each model's
-
-
-class Alerts(TypedDict):
-    bias_alerts: JSONObject  # counts and items (_bias_item), rendered as JSON
-    amplification: JSONObject  # counts and items (_amplification_item), rendered as JSON
-
-
-class EffortEvidence(TypedDict):
-    evidences: str  # the point of law the figures evidence
-    team: TeamEffort
-    models: list[ModelTimes]
-    reviewers: NotRequired[list[ReviewerEffort]]  # with the per-person permission
-    reviewers_withheld: NotRequired[str]  # without it: the note that stands for them
-
-
-class VigilanceEvidence(TypedDict):
-    evidences: str
-    totals: ProbeFigures
-    reviewers: NotRequired[list[ReviewerVigilance]]
-    reviewers_withheld: NotRequired[str]
-
-
-class Oversight(TypedDict):
-    review_effort: EffortEvidence
-    vigilance: VigilanceEvidence
-
-
-class Drift(TypedDict):
-    rows: ReportRows  # drift.reporting.report_rows: monitors, alarms, SPRT conclusions
-    start: dt.datetime
-    end: dt.datetime
-    per_person: bool
-
-
-# The previous period's headline figures ("from" is a keyword: the functional form).
-PreviousPeriod = TypedDict(
-    "PreviousPeriod",
-    {
-        "from": str,
-        "to": str,
-        "total_decisions": int,
-        "scored_decisions": int,
-        "automation_bias_incidents": int,
-        "automation_bias_rate": float | None,
-        "human_override_rate": float | None,
-        "overtrust_rate": float | None,
-        "trust_score": float | None,
-        "attainable_score": float | None,
-        "reliance_gap": float | None,
-    },
-)
-
-
-class Evidence(Alerts, Oversight):
-    """Every figure both templates draw on (`gather`): the one document the report sections,
-    the executive summary, the recommendations and the PDF read."""
-
-    window: dict[str, str]  # from, to
-    organisation: OrganisationFigures
-    users: list[UserRow]
-    thresholds: dict[str, float]  # the settings the figures were judged with (measures.Thresholds)
-    confidence_bands: list[ConfidenceBand]
-    confidence_check: ConfidenceCheck
-    trend: IntervalTrend
-    models: list[ModelSeen]
-    system_description: list[JSONObject]  # each model's profile, as its editor wrote it
-    subgroups: Subgroups
-    drift: Drift
-    chain: JSONObject  # audit.verify's verification, with verified_at
-    checkpoint: JSONObject  # audit.checkpoints' evidence of the signed head
-    erasures: JSONObject  # audit's erasures of the period
-    previous_period: PreviousPeriod | None
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from audit.measures import Figures
 from calibration import rules
 from calibration.documents import OrganisationFigures, UserRow
 from compliance import citations, drift_report, printing
-from compliance.evidence import Evidence, Subgroups
+from compliance.documents import Evidence, Subgroups
 from config.jsondoc import JSONObject
 
 # Thresholds of the report (docs/reference/calibration.md and reports.md use the same numbers where they name one).

@@ -12,7 +12,8 @@ from typing import IO, Protocol
 from audit import selectors as audit_selectors
 from calibration import reporting
 from compliance import eu_ai_act, texas_traiga
-from compliance.evidence import Evidence, Scope, gather
+from compliance.documents import Evidence
+from compliance.evidence import Scope, gather
 from compliance.evidence import alerts as evidence_alerts
 from compliance.evidence import drift as evidence_drift
 from compliance.evidence import rubber_stampers as evidence_rubber_stampers

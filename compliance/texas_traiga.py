@@ -6,7 +6,7 @@ the evidence."""
 from collections.abc import Mapping
 
 from compliance import citations, eu_ai_act, printing, recommendations
-from compliance.evidence import Evidence
+from compliance.documents import Evidence
 from config.jsondoc import JSONObject
 
 
