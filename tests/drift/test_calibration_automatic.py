@@ -138,3 +138,14 @@ def test_the_write_sends_the_calibration_when_it_commits(api, monkeypatch):
     assert sent == []
     assert api.post("/v1/log", decision(49, c=0.9, followed=True), format="json").status_code == 201
     assert sent == [monitor_id]
+
+
+def test_beat_sends_the_sweep():
+    from django.conf import settings
+
+    from config.celery import app
+
+    entry = app.conf.beat_schedule["drift-calibrations-recover"]
+    assert entry["task"] == "drift.tasks.calibrations_recover"
+    assert entry["schedule"] == settings.DRIFT_CALIBRATION_RECOVER_SECONDS
+    assert "drift.tasks.calibrations_recover" in app.tasks
