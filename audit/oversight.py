@@ -18,6 +18,7 @@ from django.db import connection, transaction
 
 from audit.measures import same
 from audit.models import Decision, ProbeKind
+from config.sqlparams import SQLValue
 
 _TABLE = Decision._meta.db_table
 
@@ -61,15 +62,14 @@ class ProbeCounts:
 Narrow = str | list[str] | None  # one value, any of several, or (None, []) all
 
 
-# Any: SQL parameters of mixed types
 def _window(
     customer_id: str, since: dt.datetime, until: dt.datetime, **equal: Narrow
-) -> tuple[str, list[Any]]:
+) -> tuple[str, list[SQLValue]]:
     """The WHERE clause of one customer's decisions made in [since, until), narrowed by the
     given values (a string: equal; a list: any of them; None or []: not narrowed)."""
     sql = "customer_id = %s AND timestamp >= %s AND timestamp < %s"
     adapt = connection.ops.adapt_datetimefield_value  # SQLite keeps naive UTC text
-    params: list[Any] = [customer_id, adapt(since), adapt(until)]
+    params: list[SQLValue] = [customer_id, adapt(since), adapt(until)]
     for column, value in equal.items():
         if isinstance(value, list) and value:
             sql += f" AND {column} IN ({', '.join(['%s'] * len(value))})"
@@ -127,8 +127,7 @@ def review_times_by_model(
     )
 
 
-# Any: SQL parameters of mixed types
-def _threshold_case(thresholds: dict[str | None, float], params: list[Any]) -> str:
+def _threshold_case(thresholds: dict[str | None, float], params: list[SQLValue]) -> str:
     """CASE picking each decision's model threshold (NULL for a model with no timed decision,
     so nothing is quick there)."""
     parts = []
@@ -181,7 +180,7 @@ def review_counts_by_user(
     - the decisions per reviewer: all of the window's decisions less its probes.
     On PostgreSQL each is an index-only scan (audit_dec_timed_ts, audit_dec_timed_known_ts,
     audit_dec_cust_ts_user and the probes' partial index): no decision row is read."""
-    threshold_params: list[Any] = []
+    threshold_params: list[SQLValue] = []
     threshold = _threshold_case(thresholds, threshold_params)
     where, window_params = _window(customer_id, since, until, model_id=model_id, user_id=user_id)
     timed_where = f"{where} AND {_TIMED_REAL}"

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import EllipsisType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from django.db import connection
 
@@ -27,6 +27,7 @@ from bias.domain import normalize_value, subgroups_lenient
 from bias.models import Correctness, SubgroupAttachment, SubgroupDailyStat
 from config.db import prepared
 from config.db.bulk import additive_upsert
+from config.sqlparams import SQLValue
 
 if TYPE_CHECKING:
     from audit.models import Decision
@@ -241,8 +242,7 @@ def lock_decision(customer_id: str, decision_id: str) -> None:
             cursor.execute(_LOCK_ONE_SQL, [_LOCK_CLASS, customer_id, decision_id, LOCK_SLOTS - 1])
 
 
-# Any: SQL parameters of mixed types
-def _lock_many_params(customer_id: str, decision_ids: list[str]) -> list[Any]:
+def _lock_many_params(customer_id: str, decision_ids: list[str]) -> list[SQLValue]:
     return [_LOCK_CLASS, customer_id, LOCK_SLOTS - 1, list(decision_ids)]
 
 

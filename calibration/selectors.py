@@ -5,6 +5,7 @@ trend points group those rows in SQL."""
 import datetime as dt
 import math
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -19,6 +20,7 @@ from calibration.documents import ListedRiskUser, Trend, UserFigures, UserRow
 from calibration.models import ALL_MODELS, RiskUserState, UserDailyAggregate, UserWeeklyAggregate
 from calibration.periods import as_date, complete, period_expr, periods, trend_point, trend_summary
 from config.db import prepared
+from config.sqlparams import SQLValue
 from keys.models import Customer
 
 
@@ -72,8 +74,7 @@ _USER_SUMS_SQL = (
 )
 
 
-# Any: SQL parameters of mixed types
-def _window(customer: Customer, days: DayRange, model_id: str | None) -> list[Any]:
+def _window(customer: Customer, days: DayRange, model_id: str | None) -> list[SQLValue]:
     return [customer.pk, model_id or ALL_MODELS, days.start, days.end]
 
 
@@ -141,8 +142,8 @@ def whole_weeks(days: DayRange) -> tuple[dt.date, dt.date] | None:
     return (first, last) if first <= last else None
 
 
-# Any: SQL parameters and result values of mixed types
-def fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+# Any: result values of mixed types, as the database driver gives them
+def fetch_rows(sql: str, params: Sequence[SQLValue]) -> list[tuple[Any, ...]]:
     """All rows of `sql`. On PostgreSQL a prepared statement (planned once per connection) whose
     rows come in the binary format: about 32,000 numbers for 1,000 reviewers, which the text
     format would have the server print and psycopg parse again (docs/architecture.md, Calibration
@@ -163,8 +164,8 @@ def fetch_rows(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
 _WINDOW_SORT_MEMORY = "64MB"
 
 
-# Any: SQL parameters and result values of mixed types
-def _fetch_sorted(sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+# Any: result values of mixed types, as the database driver gives them
+def _fetch_sorted(sql: str, params: Sequence[SQLValue]) -> list[tuple[Any, ...]]:
     """fetch_rows, with room for the statement's sort in memory on PostgreSQL."""
     if connection.vendor != "postgresql":
         return fetch_rows(sql, params)

@@ -3,8 +3,6 @@ the monitors with their limits and run lengths, the alarms with their dispositio
 SPRT conclusions per reviewer, counts with thousands separators, an absent figure as "not
 measured" with its reason."""
 
-from typing import Any
-
 from compliance import printing
 from config.jsondoc import JSONObject
 
@@ -101,7 +99,7 @@ def _sprt(row: JSONObject) -> JSONObject:
     }
 
 
-def _cut(rows: list[Any], what: str) -> tuple[list[Any], str]:
+def _cut[T](rows: list[T], what: str) -> tuple[list[T], str]:
     if len(rows) <= ROWS_MAX:
         return rows, ""
     return rows[

@@ -70,7 +70,7 @@ PRINTERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def feature_block(key: str, value: Any, template: str) -> Iterable[JSONObject]:
+def feature_block(key: str, value: object, template: str) -> Iterable[JSONObject]:
     title, absent = FEATURES[key]
     yield {"kind": "heading", "text": title, "depth": 1}
     yield {"kind": "paragraph", "text": citations.point(key, template), "note": True}
@@ -93,7 +93,7 @@ def feature_block(key: str, value: Any, template: str) -> Iterable[JSONObject]:
     yield {"kind": "partial", "template": partial, "value": shown, "figures": figures}
 
 
-def _is_fact(key: str, value: Any) -> bool:
+def _is_fact(key: str, value: object) -> bool:
     return (
         key not in MOVED
         and key not in FEATURES
@@ -101,7 +101,7 @@ def _is_fact(key: str, value: Any) -> bool:
     )
 
 
-def _alert_blocks(key: str, item: Any, list_alerts: bool) -> Iterable[JSONObject] | None:
+def _alert_blocks(key: str, item: object, list_alerts: bool) -> Iterable[JSONObject] | None:
     """The alert cards of an alerts member, or None when `key` holds no alerts."""
     if key == "amplification_alerts" and isinstance(item, dict):
         return amplification_blocks(item, list_alerts=list_alerts)
@@ -123,7 +123,7 @@ def _attribute_tables(attributes: JSONObject) -> Iterable[JSONObject]:
         )
 
 
-def _member_blocks(key: str, item: Any, depth: int) -> Iterable[JSONObject]:
+def _member_blocks(key: str, item: object, depth: int) -> Iterable[JSONObject]:
     """A member that is not a fact: a list of rows as a table, a dict under its own heading (the
     chain's range as a sentence, the subgroup attributes as a table each)."""
     if isinstance(item, list):
@@ -184,7 +184,7 @@ def recommendation_rows(recommendations: list[JSONObject], template: str) -> JSO
     }
 
 
-def covered_sentence(covered: Any) -> str:
+def covered_sentence(covered: object) -> str:
     """The sequence range the chain verification covered, in a sentence (never a range it did
     not check: docs/reference/limits.md)."""
     if not isinstance(covered, dict) or not covered.get("to_sequence"):

@@ -1,8 +1,6 @@
 """Tables of the PDF (docs/reference/reports.md, "The PDF"): labels for data keys, the columns
 printed for wide tables, and column widths that fit the content so nothing is cut."""
 
-from typing import Any
-
 from compliance import printing
 from config.jsondoc import JSONObject
 
@@ -112,8 +110,8 @@ def label(key: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def cell_value(row: JSONObject, column: str) -> Any:
-    value: Any = row
+def cell_value(row: JSONObject, column: str) -> object:
+    value: object = row
     for part in column.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     return value
@@ -155,11 +153,11 @@ def table(key: str, rows: list[JSONObject], title: str) -> JSONObject:
     }
 
 
-def is_scalar_list(value: Any) -> bool:
+def is_scalar_list(value: object) -> bool:
     return isinstance(value, list) and all(not isinstance(v, dict | list) for v in value)
 
 
-def is_counts(value: Any) -> bool:
+def is_counts(value: object) -> bool:
     return isinstance(value, dict) and bool(value) and all(isinstance(v, int) for v in value.values())
 
 

@@ -6,7 +6,7 @@ Nothing here returns a program's representation of a value (None, nan, a dict or
 import datetime as dt
 import math
 import re
-from typing import Any
+from collections.abc import Sequence
 
 from config.figures import p_value_text
 
@@ -137,7 +137,7 @@ def when(value: str | dt.datetime | None) -> str:
     return instant.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def enumeration(values: list[Any] | tuple[Any, ...], empty: str = "none") -> str:
+def enumeration(values: Sequence[object], empty: str = "none") -> str:
     """Items joined by commas; sentences (items ending in a full stop) by spaces."""
     if not values:
         return empty
@@ -152,14 +152,14 @@ def by_key(counts: dict[str, int], order: tuple[str, ...] = ()) -> str:
     return ", ".join(parts) if parts else "none"
 
 
-def _sequence(key: str, values: list[Any] | tuple[Any, ...]) -> str:
+def _sequence(key: str, values: Sequence[object]) -> str:
     if key.endswith("_ci") and len(values) == 2:  # an interval [low, high]
         return f"{figure(key, values[0])} to {figure(key, values[1])}"
     return enumeration([figure(key, v) for v in values])
 
 
-def figure(key: str, value: Any) -> str:
-    """Any value of the report data, printed by what its key says it is."""
+def figure(key: str, value: object) -> str:
+    """A value of the report data, printed by what its key says it is."""
     if value is None:
         return ABSENT_WORDS.get(key, not_measured(key))
     if isinstance(value, bool):

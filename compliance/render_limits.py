@@ -7,7 +7,7 @@ import resource
 import signal
 import threading
 from collections.abc import Iterator
-from typing import Any
+from types import FrameType
 
 from django.conf import settings
 
@@ -42,7 +42,7 @@ def render_limits() -> Iterator[None]:
         return
     reason: list[str] = []
 
-    def on_alarm(signum: int, frame: Any) -> None:
+    def on_alarm(signum: int, frame: FrameType | None) -> None:
         # Kept as the reason too: the alarm can land inside code that replaces it with an
         # error of its own (a transaction's end, an import), and that error is still the limit.
         if not reason:

@@ -89,7 +89,7 @@ TASK_GROUPS: tuple[TaskGroup, ...] = (
 )
 OTHER = TaskGroup("other", "Other", (), "")
 
-PanelFn = Callable[[HttpRequest], dict[str, Any] | None]
+PanelFn = Callable[[HttpRequest], dict[str, object] | None]
 ViewFn = Callable[[HttpRequest], HttpResponse]
 
 
@@ -176,7 +176,7 @@ class TrustcalAdminSite(admin.AdminSite):
         for model in models:
             super().register(model, organisation_scoped(model, admin_class or admin.ModelAdmin), **options)
 
-    def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
+    def login(self, request: HttpRequest, extra_context: dict[str, object] | None = None) -> HttpResponse:
         if request.method != "POST":
             return super().login(request, extra_context)
         subjects = _login_subjects(request)
@@ -203,8 +203,8 @@ class TrustcalAdminSite(admin.AdminSite):
 
     # --- the grouped index ------------------------------------------------------------------
 
-    def _page_entries(self, request: HttpRequest) -> dict[str, dict[str, Any]]:
-        entries = {}
+    def _page_entries(self, request: HttpRequest) -> dict[str, dict[str, object]]:
+        entries: dict[str, dict[str, object]] = {}
         for page in _registry.pages.values():
             if _allowed(request, page.permission):
                 url = reverse("admin:console-page", kwargs={"name": page.name}, current_app=self.name)
@@ -218,10 +218,10 @@ class TrustcalAdminSite(admin.AdminSite):
                 }
         return entries
 
-    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, Any]]:
+    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[dict[str, object]]:
         if app_label is not None:
             return super().get_app_list(request, app_label)
-        models: dict[str, dict[str, Any]] = {}
+        models: dict[str, dict[str, object]] = {}
         for app in self._build_app_dict(request).values():
             for entry in app["models"]:
                 models[f"{app['app_label']}.{entry['object_name'].lower()}"] = entry
@@ -268,7 +268,7 @@ class TrustcalAdminSite(admin.AdminSite):
 
     # --- the overview and extra pages ----------------------------------------------------
 
-    def index(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> TemplateResponse:
+    def index(self, request: HttpRequest, extra_context: dict[str, object] | None = None) -> TemplateResponse:
         panels = []
         for panel in _registry.panels:
             if not _allowed(request, panel.permission):
@@ -286,7 +286,7 @@ class TrustcalAdminSite(admin.AdminSite):
             raise PermissionDenied
         return page.view(request)
 
-    def page_context(self, request: HttpRequest, title: str) -> dict[str, Any]:
+    def page_context(self, request: HttpRequest, title: str) -> dict[str, object]:
         """The context every console page extends (sidebar, header, title)."""
         return {**self.each_context(request), "title": title, "subtitle": None}
 

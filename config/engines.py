@@ -41,7 +41,7 @@ def app_hooks(name: str) -> list[Callable[..., Any]]:
 PUBLIC_ENGINE_FIELDS = {"name", "status", "version", "workers_online", "settings"}
 
 
-def engines_snapshot(*, customer: Any = None) -> list[JSONObject]:
+def engines_snapshot(*, customer: object = None) -> list[JSONObject]:
     """Every engine; with `customer` (a non-admin caller) only the public fields, the last
     activity withheld (it moves when any customer acts), plus that customer's own figures."""
     engines: list[JSONObject] = []
@@ -85,7 +85,7 @@ def redis_figures() -> JSONObject:
     }
 
 
-def metrics_snapshot(*, customer: Any = None) -> JSONObject:
+def metrics_snapshot(*, customer: object = None) -> JSONObject:
     """The figures of docs/reference/system.md, Metrics. An admin key (customer None) sees the platform's;
     any other key sees the service's own figures (requests, latency, queue depths, internal errors) and,
     under the same keys, its own customer's decisions, signals and deliveries (`scope: "customer"`)."""

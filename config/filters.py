@@ -22,6 +22,8 @@ from django.db.models import QuerySet
 from django_filters import rest_framework as django_filters
 from drf_spectacular.contrib.django_filters import DjangoFilterExtension, _NoHint
 from drf_spectacular.plumbing import get_view_model
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from config import inputs
 from config.exceptions import ValidationFailed
@@ -40,20 +42,20 @@ class RuleField(forms.Field):
     widget = forms.TextInput
 
     def __init__(
-        self, *, rule: Callable[[Any], Any], choices: list[tuple[str, str]] | None = None, **kwargs: Any
+        self, *, rule: Callable[[object], object], choices: list[tuple[str, str]] | None = None, **kwargs: Any
     ) -> None:
         self.rule = rule
         self.choices = choices
         kwargs["required"] = False
         super().__init__(**kwargs)
 
-    def to_python(self, value: Any) -> Any:
+    def to_python(self, value: object) -> object:
         try:
             return self.rule(value)
         except ValidationFailed as exc:
             raise forms.ValidationError(_message(exc)) from exc
 
-    def validate(self, value: Any) -> None:
+    def validate(self, value: object) -> None:
         """The rule has decided; an absent value (None) does not narrow."""
 
 
@@ -63,20 +65,22 @@ class RuleFilter(django_filters.CharFilter):
 
     field_class = RuleField
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         # The label is the help text: django-filter would derive it from a model field, and a
         # filterset read for its values (filter_values) has no model.
         kwargs.setdefault("label", kwargs.get("help_text"))
         super().__init__(*args, **kwargs)
 
-    def filter(self, qs: QuerySet, value: Any) -> QuerySet:
+    def filter(self, qs: QuerySet, value: object) -> QuerySet:
         # (With `method`, django-filter calls the method instead, for any value but None/"".)
         if value is None:
             return qs
         return self.get_method(qs)(**{f"{self.field_name}__{self.lookup_expr}": value})
 
 
-def text_filter(field_name: str | None = None, *, help_text: str, max_length: int = 256, **kwargs: Any):
+def text_filter(
+    field_name: str | None = None, *, help_text: str, max_length: int = 256, **kwargs: object
+) -> RuleFilter:
     """Free text, at most `max_length` characters, without NUL or unpaired surrogates; exact match."""
     return RuleFilter(
         field_name=field_name,
@@ -91,8 +95,8 @@ def choice_filter(
     *,
     choices: list[str] | dict[str, str],
     help_text: str,
-    **kwargs: Any,
-):
+    **kwargs: object,
+) -> RuleFilter:
     """One of `choices` (a dict gives each value its description for the schema)."""
     values = list(choices)
     labels = choices if isinstance(choices, dict) else {c: c for c in values}
@@ -108,7 +112,7 @@ def choice_filter(
 _BOOLEANS = {"true": True, "false": False}
 
 
-def boolean_filter(field_name: str | None = None, *, help_text: str, **kwargs: Any):
+def boolean_filter(field_name: str | None = None, *, help_text: str, **kwargs: object) -> RuleFilter:
     """`true` or `false` (exactly those words), cleaned to a bool."""
     return RuleFilter(
         field_name=field_name,
@@ -119,7 +123,7 @@ def boolean_filter(field_name: str | None = None, *, help_text: str, **kwargs: A
     )
 
 
-def bound_filter(field_name: str | None = None, *, end: bool, help_text: str, **kwargs: Any):
+def bound_filter(field_name: str | None = None, *, end: bool, help_text: str, **kwargs: object) -> RuleFilter:
     """A `from` (end=False, inclusive) or `to` (end=True) bound: a date covers its UTC day (a `to`
     date ends where the next day begins, exclusive), a timestamp is exact; years 1..9999."""
     return RuleFilter(
@@ -190,7 +194,9 @@ class FilterBackend(django_filters.DjangoFilterBackend):
     that retrieve and the other actions read no list parameter) or `filterset_class` on a
     single-GET view, and invalid values answered as VALIDATION_ERROR problem documents."""
 
-    def get_filterset_class(self, view: Any, queryset: Any = None) -> type[QueryFilterSet] | None:
+    def get_filterset_class(
+        self, view: APIView, queryset: QuerySet | None = None
+    ) -> type[QueryFilterSet] | None:
         per_action = getattr(view, "filtersets", None)
         if per_action is not None:
             filterset_class = per_action.get(getattr(view, "action", None))
@@ -201,7 +207,7 @@ class FilterBackend(django_filters.DjangoFilterBackend):
             return None  # the parent object's rows (get_object of an action that lists other rows)
         return filterset_class
 
-    def filter_queryset(self, request: Any, queryset: QuerySet, view: Any) -> QuerySet:
+    def filter_queryset(self, request: Request, queryset: QuerySet, view: APIView) -> QuerySet:
         filterset = self.get_filterset(request, queryset, view)
         if filterset is None:
             return queryset
@@ -210,13 +216,14 @@ class FilterBackend(django_filters.DjangoFilterBackend):
         return filterset.qs
 
 
-def filtered(request: Any, queryset: QuerySet, view: Any) -> QuerySet:
+def filtered(request: Request, queryset: QuerySet, view: APIView) -> QuerySet:
     """`queryset` narrowed by the view's filterset, for an action whose rows are not the view's
     own model (a webhook's deliveries): the rows come already scoped through the parent object."""
     return FilterBackend().filter_queryset(request, queryset, view)
 
 
-def filter_values(request: Any, view: Any) -> dict[str, Any]:
+# Any: the cleaned values, each of its filter's type, read by the view that declared them
+def filter_values(request: Request, view: APIView) -> dict[str, Any]:
     """The cleaned values of the view's filterset, for reads computed in SQL from values rather
     than a queryset (the oversight figures). Parameters not given are None."""
     filterset_class = FilterBackend().get_filterset_class(view)

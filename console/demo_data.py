@@ -17,7 +17,6 @@ import datetime as dt
 import math
 import random
 from dataclasses import dataclass
-from typing import Any
 
 CUSTOMER = "demo-bank"
 MODEL = "loan-approval"
@@ -113,7 +112,7 @@ def _lean(rng: random.Random, decision: str, subgroups: dict[str, str], version:
     return decision
 
 
-def decisions(*, now: dt.datetime) -> list[dict[str, Any]]:
+def decisions(*, now: dt.datetime) -> list[dict[str, object]]:
     """The POST /log bodies, oldest first, with deterministic decision ids (a replay is harmless)."""
     rng = random.Random(SEED)
     staff = reviewers()

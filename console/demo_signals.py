@@ -3,7 +3,6 @@ figures are real), shaped as the POST /model-fairness-signals bodies Fairlearn u
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
 
 from console.demo_data import MODEL
 
@@ -67,7 +66,7 @@ def _as_arrays(
     return y_true, y_pred, groups
 
 
-def signal_body(rows: list[dict], plan: SignalPlan, *, now: dt.datetime) -> dict[str, Any]:
+def signal_body(rows: list[dict], plan: SignalPlan, *, now: dt.datetime) -> dict[str, object]:
     """One signal: Fairlearn's metric over the AI's recommendations for the two groups, with its
     per-group breakdown as the raw payload."""
     import fairlearn

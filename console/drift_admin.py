@@ -122,7 +122,7 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, "console/admin/drift_monitor_form.html", context)
 
     def add_view(
-        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, object] | None = None
     ) -> HttpResponse:
         """A new monitor through POST /drift-monitors' service (the same drift_monitor.configured entry)."""
         if not self.has_add_permission(request):
@@ -144,7 +144,7 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
         return self._form_page(request, form, "Add a drift monitor", explanation, "Create monitor")
 
     def delete_view(
-        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, object] | None = None
     ) -> HttpResponse:
         """Delete through DELETE /drift-monitors/{id}'s service: the monitor stops, its alarms stay."""
         monitor = self.get_object(request, unquote(object_id))
@@ -170,7 +170,7 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
         request: HttpRequest,
         object_id: str,
         form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
+        extra_context: dict[str, object] | None = None,
     ) -> HttpResponse:
         monitor = self.get_object(request, unquote(object_id))  # the admin's URLs quote "_" as "_5F"
         if monitor is None or not self.has_view_permission(request, monitor):
@@ -279,7 +279,7 @@ class DriftAlarmAdmin(ReadOnlyAdmin):
         return when(obj.raised_at)
 
     def changelist_view(
-        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+        self, request: HttpRequest, extra_context: dict[str, object] | None = None
     ) -> HttpResponse:
         extra = dict(extra_context or {})
         if not _per_person(request):
@@ -294,7 +294,7 @@ class DriftAlarmAdmin(ReadOnlyAdmin):
         request: HttpRequest,
         object_id: str,
         form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
+        extra_context: dict[str, object] | None = None,
     ) -> HttpResponse:
         alarm = self.get_object(request, unquote(object_id))
         if alarm is None or not self.has_view_permission(request, alarm):

@@ -65,15 +65,15 @@ class MonitorCreateForm(forms.Form):
     baseline_decisions = forms.IntegerField(required=False, help_text="50 to 10,000 (default 200).")
     enabled = forms.BooleanField(required=False, initial=True)
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> dict[str, object]:
         """The POST /drift-monitors body: the fields given, nothing else."""
         data = self.cleaned_data
-        body: dict[str, Any] = {"chart": data["chart"], "scope": data["scope"], "enabled": data["enabled"]}
+        body: dict[str, object] = {"chart": data["chart"], "scope": data["scope"], "enabled": data["enabled"]}
         for name in ("name", "user_id", "model_id", "model_version", "odds_ratio", "h", "arl0_target"):
             if data.get(name) not in (None, ""):
                 body[name] = data[name]
         if data.get("baseline_mode") or data.get("baseline_decisions") is not None:
-            baseline: dict[str, Any] = {"mode": data.get("baseline_mode") or "next"}
+            baseline: dict[str, object] = {"mode": data.get("baseline_mode") or "next"}
             if data.get("baseline_decisions") is not None:
                 baseline["decisions"] = data["baseline_decisions"]
             body["baseline"] = baseline

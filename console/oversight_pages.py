@@ -3,8 +3,7 @@ who may see oversight; the rows per reviewer (worker monitoring) only with
 oversight.view_reviewer_figures, which the "oversight per-person figures" group holds."""
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
@@ -15,8 +14,8 @@ from compliance.oversight_print import interval, percent
 from config.admin import reviewer_window_url
 from config.admin_site import console_page
 from config.inputs import lenient_choice
-from config.jsondoc import JSONObject, JSONValue
 from console.organisations import organisation_choices, organisation_picked
+from keys.models import Customer
 from oversight import selectors as oversight_selectors
 
 TEAM_PERMISSION = "oversight.view_team_figures"
@@ -25,20 +24,36 @@ REVIEW_WINDOWS = (30, 90)
 VIGILANCE_WINDOWS = (90, 30, 365)
 
 
-def _context(request: HttpRequest, windows: tuple[int, ...], title: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Page:
+    """The organisation and window a page shows, and its template context."""
+
+    customer: Customer | None
+    window: int  # days
+    per_person: bool
+    context: dict[str, object]
+
+
+def _page(request: HttpRequest, windows: tuple[int, ...], title: str) -> Page:
     customers = organisation_choices(request, limit=200)
     customer = organisation_picked(request, customers)
     window = lenient_choice(request.GET.get("days"), windows)
-    return {
-        **admin.site.each_context(request),
-        "title": title,
-        "subtitle": None,
-        "customers": customers,
-        "customer": customer,
-        "window": window,
-        "windows": windows,
-        "per_person": request.user.has_perm(PER_PERSON_PERMISSION),
-    }
+    per_person = request.user.has_perm(PER_PERSON_PERMISSION)
+    return Page(
+        customer,
+        window,
+        per_person,
+        {
+            **admin.site.each_context(request),
+            "title": title,
+            "subtitle": None,
+            "customers": customers,
+            "customer": customer,
+            "window": window,
+            "windows": windows,
+            "per_person": per_person,
+        },
+    )
 
 
 def _rate(value: float | None, ci: list[float] | None, reason: str) -> str:
@@ -52,27 +67,20 @@ def _share(value: float | None) -> str:
     return "\N{EN DASH}" if value is None else percent(value, "")
 
 
-def _utc_days(context: dict[str, Any]) -> tuple[dt.datetime, dt.datetime]:
+def _utc_days(page: Page) -> tuple[dt.datetime, dt.datetime, tuple[dt.date, dt.date]]:
     """The window as whole UTC days ending today, as a report's period: "last 30 days" here is
-    the figures of a report from 29 days ago to today."""
+    the figures of a report from 29 days ago to today. (since, until, its first and last day)"""
     until = timezone.now().astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     until += dt.timedelta(days=1)
-    since = until - dt.timedelta(days=context["window"])
+    since = until - dt.timedelta(days=page.window)
     last = until - dt.timedelta(days=1)
-    context["period"] = f"{since.date().isoformat()} to {last.date().isoformat()}"
-    context["days"] = (since.date(), last.date())
-    return since, until
+    page.context["period"] = f"{since.date().isoformat()} to {last.date().isoformat()}"
+    days = (since.date(), last.date())
+    page.context["days"] = days
+    return since, until, days
 
 
-# a reviewer's figures by name (a TypedDict row of the selectors)
-def _linked(
-    customer_id: str, days: tuple[dt.date, dt.date], rows: Sequence[Mapping[str, JSONValue]]
-) -> list[JSONObject]:
-    """Each reviewer's row with the link to their page over the same days."""
-    return [{**row, "page": reviewer_window_url(customer_id, row["user_id"], *days)} for row in rows]
-
-
-def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> HttpResponse:
+def _render(request: HttpRequest, template: str, context: dict[str, object]) -> HttpResponse:
     request.current_app = admin.site.name
     return TemplateResponse(request, template, context)
 
@@ -81,10 +89,10 @@ def _render(request: HttpRequest, template: str, context: dict[str, Any]) -> Htt
     name="review-effort", title="Review effort (rubber-stamp detection)", permission=TEAM_PERMISSION
 )
 def review_effort(request: HttpRequest) -> HttpResponse:
-    context = _context(request, REVIEW_WINDOWS, "Review effort")
-    customer = context["customer"]
+    page = _page(request, REVIEW_WINDOWS, "Review effort")
+    context, customer = page.context, page.customer
     if customer is not None:
-        since, until = _utc_days(context)
+        since, until, days = _utc_days(page)
         effort = oversight_selectors.review_effort(customer, since=since, until=until)
         team = effort.team()
         rate_text = _rate(team["quick_agreement_rate"], team["quick_agreement_rate_ci"], "no timed decision")
@@ -93,13 +101,14 @@ def review_effort(request: HttpRequest) -> HttpResponse:
             [
                 {
                     **u,
+                    "page": reviewer_window_url(customer.pk, u["user_id"], *days),
                     "rate_text": _rate(u["quick_agreement_rate"], u["quick_agreement_rate_ci"], "none timed"),
                     "quick_text": _share(u["overreliance_when_quick"]),
                     "considered_text": _share(u["overreliance_when_considered"]),
                 }
-                for u in _linked(customer.pk, context["days"], effort.users)
+                for u in effort.users
             ]
-            if context["per_person"]
+            if page.per_person
             else []
         )
     return _render(request, "console/admin/review_effort.html", context)
@@ -107,10 +116,10 @@ def review_effort(request: HttpRequest) -> HttpResponse:
 
 @console_page(name="vigilance", title="Vigilance probes (known cases)", permission=TEAM_PERMISSION)
 def vigilance(request: HttpRequest) -> HttpResponse:
-    context = _context(request, VIGILANCE_WINDOWS, "Vigilance probes")
-    customer = context["customer"]
+    page = _page(request, VIGILANCE_WINDOWS, "Vigilance probes")
+    context, customer = page.context, page.customer
     if customer is not None:
-        since, until = _utc_days(context)
+        since, until, days = _utc_days(page)
         result = oversight_selectors.vigilance(customer, since=since, until=until)
         totals = result.totals
         context["totals"] = {
@@ -120,10 +129,14 @@ def vigilance(request: HttpRequest) -> HttpResponse:
         }
         context["reviewers"] = (
             [
-                {**u, "rate_text": _rate(u["catch_rate"], u["catch_rate_ci"], "no known_wrong probe")}
-                for u in _linked(customer.pk, context["days"], result.users)
+                {
+                    **u,
+                    "page": reviewer_window_url(customer.pk, u["user_id"], *days),
+                    "rate_text": _rate(u["catch_rate"], u["catch_rate_ci"], "no known_wrong probe"),
+                }
+                for u in result.users
             ]
-            if context["per_person"]
+            if page.per_person
             else []
         )
         context["by_evidence"] = [

@@ -2,7 +2,6 @@
 selectors; none writes."""
 
 import datetime as dt
-from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -30,7 +29,7 @@ TO_TRIAGE = ("open", "acknowledged")  # what fairness_platform.platform_open_ale
 
 
 @console_panel(order=10, template="console/panels/alerts.html", permission="fairness.view_amplificationalert")
-def open_alerts(request: HttpRequest) -> dict[str, Any]:
+def open_alerts(request: HttpRequest) -> dict[str, object]:
     ids = organisation_ids(request)
     amplification = fairness_platform.platform_open_alerts_by_severity(customer_ids=ids)
     since = timezone.now() - dt.timedelta(days=BIAS_ALERT_DAYS)
@@ -69,7 +68,7 @@ def _selected_customer(request: HttpRequest) -> tuple[Customer | None, list[tupl
 @console_panel(
     order=20, template="console/panels/trend.html", permission="calibration.view_userdailyaggregate"
 )
-def trust_trend(request: HttpRequest) -> dict[str, Any] | None:
+def trust_trend(request: HttpRequest) -> dict[str, object] | None:
     customer, customers = _selected_customer(request)
     if customer is None:
         return {"customer": None, "customers": customers}
@@ -107,7 +106,7 @@ def _num(value: float | None) -> str:
 
 
 @console_panel(order=30, template="console/panels/exports.html")
-def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
+def latest_exports(request: HttpRequest) -> dict[str, object] | None:
     exports = [
         {"customer_id": job.customer_id, "template": job.template, "format": job.format, "status": job.status,
          "compliance_status": job.compliance_status, "period": period_text(job.time_period),
@@ -119,7 +118,7 @@ def latest_exports(request: HttpRequest) -> dict[str, Any] | None:
 
 
 @console_panel(order=40, template="console/panels/webhooks.html", permission="webhooks.view_webhook")
-def disabled_webhooks(request: HttpRequest) -> dict[str, Any]:
+def disabled_webhooks(request: HttpRequest) -> dict[str, object]:
     return {
         "webhooks": webhook_platform.platform_webhooks_disabled_by_failures(
             limit=10, customer_ids=organisation_ids(request)
@@ -129,7 +128,7 @@ def disabled_webhooks(request: HttpRequest) -> dict[str, Any]:
 
 
 @console_panel(order=50, template="console/panels/workers.html")
-def worker_health(request: HttpRequest) -> dict[str, Any]:
+def worker_health(request: HttpRequest) -> dict[str, object]:
     online = heartbeat.workers_online()
     return {
         "online": online,

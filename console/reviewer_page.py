@@ -8,7 +8,6 @@ as on every other console page."""
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -35,6 +34,7 @@ from config.inputs import days_window
 from console import drift_admin
 from console.charts import Point, line_chart_svg
 from console.organisations import organisation_choices, organisation_picked
+from keys.models import Customer
 from oversight import selectors as oversight_selectors
 
 PER_PERSON_PERMISSION = "oversight.view_reviewer_figures"
@@ -135,7 +135,7 @@ def trend_context(trend: Trend, interval_name: str, user_id: str) -> dict[str, o
     }
 
 
-def _effort(customer: Any, user_id: str, window: Window) -> dict[str, Any] | None:
+def _effort(customer: Customer, user_id: str, window: Window) -> dict[str, object] | None:
     effort = oversight_selectors.review_effort(
         customer, since=window.since, until=window.until, user_id=user_id
     )
@@ -157,7 +157,7 @@ def _effort(customer: Any, user_id: str, window: Window) -> dict[str, Any] | Non
     }  # fmt: skip
 
 
-def _vigilance(customer: Any, user_id: str, window: Window) -> dict[str, Any] | None:
+def _vigilance(customer: Customer, user_id: str, window: Window) -> dict[str, object] | None:
     result = oversight_selectors.vigilance(customer, since=window.since, until=window.until, user_id=user_id)
     row = next((u for u in result.users if u["user_id"] == user_id), None)
     if row is None:
@@ -189,7 +189,7 @@ def decisions_url(customer_id: str, user_id: str, window: Window) -> str:
     return f"{reverse('admin:audit_decision_changelist')}?{urlencode(query)}"
 
 
-def _decision_rows(customer: Any, user_id: str, window: Window, per_person: bool) -> dict[str, Any]:
+def _decision_rows(customer: Customer, user_id: str, window: Window, per_person: bool) -> dict[str, object]:
     """The reviewer's decisions of the window, newest first, probes included. Probe marks are
     per-person figures: without the permission the rows are unmarked, as the decision list shows
     them."""
@@ -222,9 +222,9 @@ def _decision_rows(customer: Any, user_id: str, window: Window, per_person: bool
     }
 
 
-def _alerts(customer: Any, user_id: str, per_person: bool) -> dict[str, Any]:
+def _alerts(customer: Customer, user_id: str, per_person: bool) -> dict[str, object]:
     risk = calibration_selectors.risk_user_state(customer, user_id)
-    context: dict[str, Any] = {
+    context: dict[str, object] = {
         "risk": None
         if risk is None
         else {
@@ -275,7 +275,7 @@ def reviewer(request: HttpRequest) -> HttpResponse:
     user_id = (request.GET.get("user") or "").strip()
     window = window_of(request)
     per_person = request.user.has_perm(PER_PERSON_PERMISSION)
-    context: dict[str, Any] = {
+    context: dict[str, object] = {
         **admin.site.each_context(request),
         "title": f"Reviewer {user_id}" if user_id else "Reviewer",
         "subtitle": None,

@@ -7,12 +7,12 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any
 
 from django.db import close_old_connections, connection
 from django.db.models import Exists
 from django.utils import timezone
 
+from config.sqlparams import SQLValue
 from webhooks import conf, transport
 from webhooks.claims import bookkeeping
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
@@ -183,7 +183,7 @@ def _rows_write(
     time. A group's `completed_at` is its latest finish, at most one flush after the others;
     the attempt rows keep each exact time."""
     adapt = connection.ops.adapt_datetimefield_value
-    params: dict[str, Any] = {  # Any: SQL parameters of mixed types
+    params: dict[str, SQLValue] = {
         "status": status,
         "response_status": response_status,
         "completed_at": adapt(completed_at) if completed_at else None,
@@ -210,7 +210,7 @@ def _attempts_insert(rows: list[_AttemptRow]) -> None:
     table = connection.ops.quote_name(DeliveryAttempt._meta.db_table)
     columns = "delivery_id, attempt, attempted_at, response_status, duration_ms, error, response_body"
     values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(rows))
-    params: list[Any] = []  # Any: SQL parameters of mixed types
+    params: list[SQLValue] = []
     for delivery_id, attempt, attempted_at, status, duration_ms, error, body in rows:
         params += [delivery_id, attempt, adapt(attempted_at), status, duration_ms, error, body]
     with connection.cursor() as cursor:
