@@ -144,8 +144,9 @@ def test_beat_sends_the_sweep():
     from django.conf import settings
 
     from config.celery import app
+    from drift.tasks import calibrations_recover
 
     entry = app.conf.beat_schedule["drift-calibrations-recover"]
     assert entry["task"] == "drift.tasks.calibrations_recover"
     assert entry["schedule"] == settings.DRIFT_CALIBRATION_RECOVER_SECONDS
-    assert "drift.tasks.calibrations_recover" in app.tasks
+    assert calibrations_recover.name == entry["task"]
