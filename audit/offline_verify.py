@@ -32,7 +32,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import TextIO
 
 from audit import merkle, note
 from audit.hashing import DuplicateKey, entry_hash_matches, format2_problem, strict_loads
@@ -99,9 +99,11 @@ def _content_problem(doc: JSONObject) -> str | None:
         return f"content: it cannot be read as an entry ({short(exc)})"
 
 
-# Any: an export read as text or bytes, and its lines
-def _batches(stream: IO[Any]) -> Iterable[list[tuple[int, Any]]]:
-    batch: list[tuple[int, Any]] = []
+Export = Iterable[bytes | str]  # an export's lines, read as bytes or as text
+
+
+def _batches(stream: Export) -> Iterable[list[tuple[int, bytes | str]]]:
+    batch: list[tuple[int, bytes | str]] = []
     for number, line in enumerate(stream, 1):
         if line.strip():
             batch.append((number, line))
@@ -112,8 +114,7 @@ def _batches(stream: IO[Any]) -> Iterable[list[tuple[int, Any]]]:
         yield batch
 
 
-# Any: an export read as text or bytes
-def _entries(stream: IO[Any], jobs: int) -> Iterable[Hashed]:
+def _entries(stream: Export, jobs: int) -> Iterable[Hashed]:
     """Every line's result, in order; parsing and hashing spread over `jobs` processes."""
     if jobs <= 1:
         for batch in _batches(stream):
@@ -124,8 +125,7 @@ def _entries(stream: IO[Any], jobs: int) -> Iterable[Hashed]:
             yield from results
 
 
-# Any: an export read as text or bytes
-def verify_export(stream: IO[Any], checkpoints: list[Signed], out: TextIO, jobs: int = 1) -> bool:
+def verify_export(stream: Export, checkpoints: list[Signed], out: TextIO, jobs: int = 1) -> bool:
     """Recompute the chain and the tree from line 1; check each checkpoint at its size."""
     origins = {signed.checkpoint.origin for signed in checkpoints}
     if len(origins) > 1:

@@ -10,7 +10,6 @@ thresholds), `values`, `previous` and `staff_user`."""
 
 import datetime as dt
 import json
-from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -61,8 +60,7 @@ def settings_changed_append(customer_id: str, **fields: JSONValue) -> AuditEntry
     return entry
 
 
-# Any: the thresholds by name (numbers)
-def _last_recorded(customer_id: str) -> dict[str, Any] | None:
+def _last_recorded(customer_id: str) -> dict[str, float] | None:
     """The thresholds the customer's last `settings_changed` entry of them recorded, or None."""
     canonical = (
         AuditEntry.objects.filter(customer_id=customer_id, decision_ref=THRESHOLDS, type=ENTRY_TYPE)
@@ -81,8 +79,7 @@ def _last_recorded(customer_id: str) -> dict[str, Any] | None:
 _known: dict[str, str] = {}
 
 
-# Any: the thresholds by name (numbers)
-def thresholds_recorded(customer_id: str, current: dict[str, Any], defaults: dict[str, Any]) -> bool:
+def thresholds_recorded(customer_id: str, current: dict[str, float], defaults: dict[str, float]) -> bool:
     """Make the customer's chain hold the thresholds in force (`current`): when they differ from
     the last ones it recorded (from `defaults`, the documented ones, when it recorded none),
     append a `settings_changed` entry with both. Under the chain head's lock, so two processes

@@ -114,16 +114,16 @@ class OrganisationScope(admin.ModelAdmin):  # type: ignore[type-arg]  # any mode
     def has_module_permission(self, request: HttpRequest) -> bool:
         return not self._platform_only(request) and super().has_module_permission(request)
 
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return not self._platform_only(request) and super().has_view_permission(request, obj)
 
-    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+    def has_add_permission(self, request: HttpRequest, *args: object) -> bool:
         return not self._platform_only(request) and super().has_add_permission(request, *args)
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return not self._platform_only(request) and super().has_change_permission(request, obj)
 
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return not self._platform_only(request) and super().has_delete_permission(request, obj)
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
