@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from audit.services import chain_followers_set, chain_lock
+from config.exceptions import NotFound
 from config.jsondoc import JSONObject
 from config.leases import LeaseRenewal
 from config.timeutils import isoformat
@@ -296,12 +297,8 @@ def _calibration_apply(monitor: DriftMonitor, figures: dict[str, float | int], *
 
 
 # JSON values
-def _calibrated(monitor: DriftMonitor, *, arl0_target: int, runs: int, seed: int, source: str,
-                apply: bool = True) -> JSONObject:  # fmt: skip
+def _calibrated(monitor: DriftMonitor, *, arl0_target: int, runs: int, seed: int, source: str) -> JSONObject:
     figures = _calibration_compute(monitor, arl0_target=arl0_target, runs=runs, seed=seed)
-    if not apply:
-        return {"monitor_id": monitor.pk, "chart": monitor.chart, **figures, "applied": False,
-                "entry_sequence": None, "calibrated_at": None}  # fmt: skip
     return _calibration_apply(monitor, figures, source=source)
 
 
@@ -404,23 +401,31 @@ def calibrations_recover() -> int:
 
 
 # JSON values
-@transaction.atomic
 def monitor_calibrate(*, monitor: DriftMonitor, body: CalibrateInput) -> JSONObject:
+    """POST /calibrate. The Monte Carlo runs holding no lock (a monitor's baseline, fit and R_A
+    never change once its baseline is complete); the chain head is locked only to append the
+    entry and set h, so the customer's writes never wait on the simulation."""
     target = body.arl0_target if body.arl0_target is not None else monitor.arl0_target
     if target is None:
         from config.bodymodels import failure
 
         raise failure([{"field": "arl0_target", "message": "is required (the monitor has none)"}])
-    monitor = _lock(monitor)
+    monitor = DriftMonitor.objects.get(pk=monitor.pk)
     if monitor.chart == PROBE_SPRT:
         raise DriftNotCalibratable("A probe_sprt monitor has no h to calibrate.")
     baseline = monitor.baseline
     if baseline is None or baseline.get("completed_at") is None:
         raise DriftBaselineIncomplete("The monitor's baseline is not complete (or it has none).")
     seed = body.seed if body.seed is not None else secrets.randbelow(SEED_MAX + 1)
-    return _calibrated(
-        monitor, arl0_target=target, runs=body.runs, seed=seed, source="request", apply=body.apply
-    )
+    figures = _calibration_compute(monitor, arl0_target=target, runs=body.runs, seed=seed)
+    if not body.apply:
+        return {"monitor_id": monitor.pk, "chart": monitor.chart, **figures, "applied": False,
+                "entry_sequence": None, "calibrated_at": None}  # fmt: skip
+    with transaction.atomic():
+        monitor = _lock(monitor)
+        if monitor.deleted_at is not None:  # deleted while it was simulated
+            raise NotFound("No drift monitor has that id.")
+        return _calibration_apply(monitor, figures, source="request")
 
 
 @transaction.atomic

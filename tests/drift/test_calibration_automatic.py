@@ -150,3 +150,29 @@ def test_beat_sends_the_sweep():
     assert entry["task"] == "drift.tasks.calibrations_recover"
     assert entry["schedule"] == settings.DRIFT_CALIBRATION_RECOVER_SECONDS
     assert calibrations_recover.name == entry["task"]
+
+
+def test_a_calibrate_request_simulates_holding_no_lock(api, calibrating, monkeypatch):
+    """POST /calibrate runs its Monte Carlo outside any transaction (so the customer's chain head
+    is not locked meanwhile) and locks it only to append its entry."""
+    from django.db import connection
+
+    compute = services._calibration_compute
+    seen: list[bool] = []
+
+    def watched(*args, **kwargs):
+        seen.append(connection.in_atomic_block)
+        return compute(*args, **kwargs)
+
+    monkeypatch.setattr(services, "_calibration_compute", watched)
+    answer = api.post(f"/v1/drift-monitors/{calibrating}/calibrate", {"seed": 1, "runs": 1000}, format="json")
+    assert answer.status_code == 200, answer.content
+    assert seen == [False] and answer.json()["applied"] is True
+    entry = AuditEntry.objects.get(type="drift_monitor.calibrated")
+    assert answer.json()["entry_sequence"] == entry.sequence
+    assert Event.objects.get(type="drift_monitor.calibrated").data["source"] == "request"
+    assert services.monitor_calibrate_automatic(monitor_id=calibrating) is False  # the request won
+    dry = api.post(f"/v1/drift-monitors/{calibrating}/calibrate", {"seed": 1, "runs": 1000, "apply": False},
+                   format="json").json()  # fmt: skip
+    assert dry["applied"] is False and dry["entry_sequence"] is None and dry["h"] == answer.json()["h"]
+    assert AuditEntry.objects.filter(type="drift_monitor.calibrated").count() == 1
