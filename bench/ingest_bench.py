@@ -20,7 +20,7 @@ BENCH_REDIS_DB choose others), and, all for ONE customer:
 5. loads up to --big stored decisions with batches (4 clients; the row says how long the load
    took), runs VACUUM (ANALYZE) and CHECKPOINT (timed: what autovacuum and the checkpointer would
    otherwise do during the next measurement), then --small decisions in 1,000-item batches from
-   one client again and POST /calibrate at the fixed rate again, both at that size;
+   one client again, POST /calibrate at the fixed rate and POST /log closed loop again, all at that size;
 6. GET /audit-trail/verify?full=true as a job must say valid (the whole chain, every hash);
 7. the CPU time of one POST /log in-process (bench/log_cpu.py), and with --before-tree DIR the
    same for an earlier checkout (`git archive <commit> | tar -x -C DIR`) on its own database.
@@ -392,25 +392,33 @@ def main() -> None:
         results.append(row(f"POST /calibrate at {args.rate:.0f} req/s open loop ({n:,} stored)", cal))
         print(results[-1], flush=True)
         clients = {"wrk": _wrk_log, "asyncio": _asyncio_log}
-        for client in ("wrk", "asyncio") if args.client == "both" else (args.client,):
-            log = _with_cpu(
-                web,
-                functools.partial(
-                    clients[client],
-                    keys,
-                    connections=args.connections,
-                    duration=args.duration,
-                    tag=f"log{client}",
-                ),
-                args.duration,
-            )
-            results.append(row(f"POST /log closed loop, {args.connections} connections, {client}", log, l4))
-            print(results[-1], flush=True)
-            results.append(
-                f"  CPU ms per request: web processes {log['web_cpu_ms']:.2f}, their database backends "
-                f"{log['backend_cpu_ms']:.2f}, the client {log['client_cpu_ms']:.2f}"
-            )
-            print(results[-1], flush=True)
+
+        def log_phase(phase: str) -> None:
+            """POST /log closed loop with each client, at the size stored now."""
+            at = stored()
+            for client in ("wrk", "asyncio") if args.client == "both" else (args.client,):
+                log = _with_cpu(
+                    web,
+                    functools.partial(
+                        clients[client],
+                        keys,
+                        connections=args.connections,
+                        duration=args.duration,
+                        tag=f"log{client}{phase}",
+                    ),
+                    args.duration,
+                )
+                results.append(
+                    row(f"POST /log closed loop, {args.connections} conn., {client} ({at:,} stored)", log, l4)
+                )
+                print(results[-1], flush=True)
+                results.append(
+                    f"  CPU ms per request: web processes {log['web_cpu_ms']:.2f}, their database backends "
+                    f"{log['backend_cpu_ms']:.2f}, the client {log['client_cpu_ms']:.2f}"
+                )
+                print(results[-1], flush=True)
+
+        log_phase("small")
         n = stored()
         if args.big > n:
             began = time.perf_counter()
@@ -441,6 +449,7 @@ def main() -> None:
         )
         results.append(row(f"POST /calibrate at {args.rate:.0f} req/s open loop ({n:,} stored)", cal))
         print(results[-1], flush=True)
+        log_phase("big")  # POST /log again at this size
         job = json.loads(
             sh(str(BIN / "python"), "manage.py", "shell", "-v0", "-c",
                "import json\nfrom keys.models import Customer\nfrom audit import selectors\n"
