@@ -1,7 +1,8 @@
 """Admin building blocks shared by the apps."""
 
 import datetime as dt
-from typing import Any
+from collections.abc import Callable
+from typing import Protocol
 from urllib.parse import urlencode
 
 from django.contrib import admin
@@ -140,11 +141,11 @@ def input_filter(field: str, title: str) -> type[InputFilter]:
 
 # Figures as the console prints them everywhere: times with their zone, counts with separators,
 # p- and q-values a reader can compare (docs/reference/bias.md, Significance).
-def count_column(field: str, description: str = "") -> Any:
+def count_column(field: str, description: str = "") -> Callable[[admin.ModelAdmin, object], str]:
     """A changelist column of an integer field with thousands separators ("3,366", not Django's
     "3366"), sorted by the field."""
 
-    def column(model_admin: admin.ModelAdmin, obj: Any) -> str:
+    def column(model_admin: admin.ModelAdmin, obj: object) -> str:
         return count(getattr(obj, field))
 
     column.__name__ = f"{field}_count"
@@ -170,11 +171,21 @@ def reviewer_link(customer_id: str, user_id: str | None) -> str:
     return format_html('<a class="tc-reviewer" href="{}">{}</a>', reviewer_url(customer_id, user_id), user_id)
 
 
-def reviewer_column(description: str = "user id") -> Any:
+class ReviewerRow(Protocol):
+    """A row that names a reviewer of an organisation."""
+
+    @property
+    def customer_id(self) -> str: ...
+
+    @property
+    def user_id(self) -> str | None: ...
+
+
+def reviewer_column(description: str = "user id") -> Callable[[admin.ModelAdmin, ReviewerRow], str]:
     """A changelist column (or read-only field) of a row's `user_id` as a link to the reviewer's
     page, sorted by the id."""
 
-    def reviewer(model_admin: admin.ModelAdmin, obj: Any) -> str:
+    def reviewer(model_admin: admin.ModelAdmin, obj: ReviewerRow) -> str:
         return reviewer_link(obj.customer_id, obj.user_id)
 
     return admin.display(description=description, ordering="user_id")(reviewer)

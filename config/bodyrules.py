@@ -16,7 +16,8 @@ White space is Unicode's (the White_Space property): what pydantic's trimming re
 import datetime as dt
 import json
 import re
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, StringConstraints, WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
@@ -160,7 +161,7 @@ def range_text(low: tuple[object, bool] | None, high: tuple[object, bool] | None
 
 # pydantic's error type -> the problem document's message (a string, or a function of the
 # error for the ones that name a limit). A type not listed keeps pydantic's own message.
-MESSAGES: dict[str, Any] = {  # Any: a message or a function of the error
+MESSAGES: dict[str, str | Callable[[ErrorDetails], str]] = {
     "missing": "is required",
     "string_type": "must be a string",
     "string_unicode": NUL_OR_SURROGATE,

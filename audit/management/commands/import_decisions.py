@@ -58,22 +58,23 @@ def json_value(text: str) -> JSONValue:
     return value
 
 
-# Any: a request body as the API reads it, before validation
-def csv_body(row: dict[str, str]) -> dict[str, Any]:
+def csv_body(row: dict[str, str]) -> dict[str, object]:
     """A CSV row as a POST /log body: empty cells are absent, confidence cells are numbers
     and subgroups/metadata cells hold JSON. A cell that does not convert is passed on as
     text, so that POST /log's validation names the field."""
-    body: dict[str, Any] = {}
+    body: dict[str, object] = {}  # a request body as the API reads it, before validation
     for name, cell in row.items():
         if name is None or cell is None or cell == "":
             continue
-        value: Any = cell
+        value: object = cell
         try:
             if name in NUMBER_CELLS:
-                value = float(cell) + 0.0  # -0.0 is 0.0, as in a JSON body (config.inputs.number_value)
+                number = value = (
+                    float(cell) + 0.0
+                )  # -0.0 is 0.0, as in a JSON body (config.inputs.number_value)
                 # The words nan and inf stay text ("must be a number"); a number written out that
                 # is beyond a double (1e400) stays infinite, so that the validation says so.
-                if not math.isfinite(value) and cell.strip().lstrip("+-").lower() in INFINITE_WORDS:
+                if not math.isfinite(number) and cell.strip().lstrip("+-").lower() in INFINITE_WORDS:
                     value = cell
             elif name in JSON_CELLS:
                 value = json_value(cell)
@@ -188,7 +189,7 @@ class Command(BaseCommand):
             Progress(*columns, disable=options["no_progress"]) as progress,
         ):
             task = progress.add_task("importing", total=count_rows(path))
-            batch: list[tuple[int, Any]] = []
+            batch: list[tuple[int, dict[str, object]]] = []
 
             def flush() -> None:
                 result = services.decisions_log_batch(customer=customer, items=[body for _, body in batch])
