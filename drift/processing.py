@@ -377,6 +377,6 @@ class _Run:
             t.monitor.updated_at = self.now
         _monitors_update(touched)
         for monitor in self.completed:  # `calibrating` until a worker appends its calibration
-            from drift.services import calibration_send
+            from drift.calibrating import calibration_send
 
             calibration_send(monitor.pk)

@@ -3,22 +3,18 @@ the customer's chain head first (audit.services.chain_lock), as the decision pip
 when it advances the charts, then the rows it changes, then appends its entries."""
 
 import datetime as dt
-import functools
 import secrets
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet
 
 from audit.services import chain_followers_set, chain_lock
 from config.exceptions import NotFound
 from config.jsondoc import JSONObject
-from config.leases import LeaseRenewal
 from config.timeutils import isoformat
 from drift import trail
-from drift.baselines import baseline_complete, case_mix
-from drift.calibration import calibrate
+from drift.baselines import baseline_complete
+from drift.calibrating import calibration_apply, calibration_compute, calibration_send, status_of
 from drift.charts import AI_CALIBRATION_CHARTS, PROBE_SPRT
 from drift.engine import acknowledged, restart
 from drift.exceptions import (
@@ -223,7 +219,7 @@ def monitor_update(*, monitor: DriftMonitor, body: MonitorUpdateInput) -> DriftM
     if "enabled" in changes:
         if monitor.enabled and not was_enabled:
             restart(state)
-        monitor.status = _status(monitor)
+        monitor.status = status_of(monitor)
     monitor.state = state_dump(state)
     monitor.updated_at = _now()
     trail.records_append(monitor.customer, [_configured(monitor, "updated", changes)], at=monitor.updated_at)
@@ -233,17 +229,6 @@ def monitor_update(*, monitor: DriftMonitor, body: MonitorUpdateInput) -> DriftM
         if monitor.status == DriftMonitor.Status.CALIBRATING:  # paused while it was calibrating
             calibration_send(monitor.pk)
     return monitor
-
-
-def _status(monitor: DriftMonitor) -> str:
-    if not monitor.enabled:
-        return DriftMonitor.Status.PAUSED
-    baseline = monitor.baseline
-    if baseline and baseline.get("completed_at") is None:
-        return DriftMonitor.Status.BASELINE
-    if monitor.h is None and monitor.chart != PROBE_SPRT:
-        return DriftMonitor.Status.CALIBRATING
-    return DriftMonitor.Status.LIVE
 
 
 @transaction.atomic
@@ -256,148 +241,10 @@ def monitor_delete(*, monitor: DriftMonitor) -> None:
         followers_count(monitor.customer_id)
 
 
-def _calibration_compute(
-    monitor: DriftMonitor, *, arl0_target: int, runs: int, seed: int
-) -> dict[str, float | int]:
-    """The calibration's figures on the monitor's stored baseline (reads only; no lock)."""
-    confidences = list(
-        DriftPoint.objects.filter(monitor=monitor, baseline=True).values_list("ai_confidence", flat=True)
-    )
-    result = calibrate(
-        case_mix(monitor, [c for c in confidences if c is not None]),
-        odds_ratio=monitor.odds_ratio or 2.0,
-        arl0_target=arl0_target,
-        runs=runs,
-        seed=seed,
-    )
-    return result.figures()
-
-
-# JSON values
-def _calibration_apply(monitor: DriftMonitor, figures: dict[str, float | int], *, source: str) -> JSONObject:
-    """Apply computed figures to a monitor locked with its chain head: its entry, its h, and a
-    restart of its chart. The answer of POST /calibrate."""
-    now = _now()
-    data: JSONObject = {"monitor_id": monitor.pk, "chart": monitor.chart, "user_id": monitor.user_id,
-            "model_id": monitor.model_id, "source": source, **figures}  # fmt: skip
-    record = trail.Record(trail.CALIBRATED, monitor.pk, data, user_id=monitor.user_id)
-    trail.records_append(monitor.customer, [record], at=now)
-    answer: JSONObject = {"monitor_id": monitor.pk, "chart": monitor.chart, **figures, "applied": True,
-                          "entry_sequence": record.sequence, "calibrated_at": isoformat(now)}  # fmt: skip
-    state = state_load(monitor.state)
-    restart(state)
-    monitor.h, monitor.h_source, monitor.arl0_target = figures["h"], "calibrated", int(figures["arl0_target"])
-    monitor.calibration = answer
-    monitor.state = state_dump(state)
-    monitor.status = _status(monitor)
-    monitor.calibration_lease_until = None
-    monitor.updated_at = now
-    monitor.save()
-    return answer
-
-
 # JSON values
 def _calibrated(monitor: DriftMonitor, *, arl0_target: int, runs: int, seed: int, source: str) -> JSONObject:
-    figures = _calibration_compute(monitor, arl0_target=arl0_target, runs=runs, seed=seed)
-    return _calibration_apply(monitor, figures, source=source)
-
-
-# The automatic calibration of a `next` baseline (docs/reference/drift.md, Calibration): the
-# write that completes the baseline leaves the monitor `calibrating` and sends its calibration
-# to a worker once it commits. The monitor row is the truth: a worker claims it under a lease
-# (renewed while the Monte Carlo runs), and beat sends again the calibration of a monitor whose
-# lease ran out (its worker died) or that was never claimed (its message was lost).
-def calibration_send(monitor_id: str) -> None:
-    """Ask a worker to calibrate the monitor once the current transaction commits."""
-    transaction.on_commit(functools.partial(_calibration_enqueue, monitor_id), robust=True)
-
-
-def _calibration_enqueue(monitor_id: str) -> None:
-    from drift.tasks import monitor_calibrate_automatic as task
-
-    task.delay(monitor_id)
-
-
-def _calibrating() -> QuerySet[DriftMonitor]:
-    return DriftMonitor.objects.filter(status=DriftMonitor.Status.CALIBRATING, deleted_at__isnull=True)
-
-
-def _lease_end() -> dt.datetime:
-    return _now() + dt.timedelta(seconds=settings.DRIFT_CALIBRATION_LEASE_SECONDS)
-
-
-def _calibration_claim(monitor_id: str) -> int | None:
-    """Take the monitor's automatic calibration if it is calibrating and nobody holds it (or its
-    holder's lease ran out): the claim's attempt number, else None."""
-    now = _now()
-    with transaction.atomic():
-        monitor = (
-            _calibrating()
-            .select_for_update()
-            .filter(pk=monitor_id)
-            .filter(Q(calibration_lease_until__isnull=True) | Q(calibration_lease_until__lt=now))
-            .first()
-        )
-        if monitor is None:
-            return None
-        monitor.calibration_attempts += 1
-        monitor.calibration_lease_until = _lease_end()
-        monitor.save(update_fields=["calibration_attempts", "calibration_lease_until"])
-        return monitor.calibration_attempts
-
-
-def _lease(monitor_id: str, attempt: int) -> LeaseRenewal:
-    """Holds the claim while the Monte Carlo runs: the lease is renewed every third of its
-    length, so a long calibration keeps its monitor and a killed worker loses it."""
-
-    def renew() -> None:
-        _calibrating().filter(pk=monitor_id, calibration_attempts=attempt).update(
-            calibration_lease_until=_lease_end()
-        )
-
-    return LeaseRenewal(f"drift monitor {monitor_id}", settings.DRIFT_CALIBRATION_LEASE_SECONDS / 3, renew)
-
-
-def monitor_calibrate_automatic(*, monitor_id: str) -> bool:
-    """Calibrate a `calibrating` monitor with its own target, seed and runs, and apply it: the
-    Monte Carlo runs holding no lock; the chain head is locked only to append the entry. Safe to
-    run twice: a monitor that is no longer calibrating (calibrated, given an h, paused, deleted)
-    or that another worker holds is left alone. True when this call applied the calibration."""
-    attempt = _calibration_claim(monitor_id)
-    if attempt is None:
-        return False
-    monitor = DriftMonitor.objects.get(pk=monitor_id)
-    assert monitor.arl0_target is not None
-    with _lease(monitor_id, attempt):
-        figures = _calibration_compute(
-            monitor, arl0_target=monitor.arl0_target, runs=monitor.runs, seed=monitor.seed
-        )
-    with transaction.atomic():
-        chain_lock(monitor.customer_id)
-        monitor = DriftMonitor.objects.select_for_update().select_related("customer").get(pk=monitor_id)
-        if (
-            monitor.status != DriftMonitor.Status.CALIBRATING
-            or monitor.deleted_at is not None
-            or monitor.h is not None
-            or monitor.arl0_target != figures["arl0_target"]
-        ):
-            return False
-        _calibration_apply(monitor, figures, source="automatic")
-    return True
-
-
-def calibrations_recover() -> int:
-    """Beat: send again the calibration of every calibrating monitor that no worker holds (never
-    claimed, or its lease ran out). A message still in flight is harmless twice: one claim wins."""
-    now = _now()
-    ids = list(
-        _calibrating()
-        .filter(Q(calibration_lease_until__isnull=True) | Q(calibration_lease_until__lt=now))
-        .values_list("pk", flat=True)[:100]
-    )
-    for monitor_id in ids:
-        _calibration_enqueue(monitor_id)
-    return len(ids)
+    figures = calibration_compute(monitor, arl0_target=arl0_target, runs=runs, seed=seed)
+    return calibration_apply(monitor, figures, source=source)
 
 
 # JSON values
@@ -417,7 +264,7 @@ def monitor_calibrate(*, monitor: DriftMonitor, body: CalibrateInput) -> JSONObj
     if baseline is None or baseline.get("completed_at") is None:
         raise DriftBaselineIncomplete("The monitor's baseline is not complete (or it has none).")
     seed = body.seed if body.seed is not None else secrets.randbelow(SEED_MAX + 1)
-    figures = _calibration_compute(monitor, arl0_target=target, runs=body.runs, seed=seed)
+    figures = calibration_compute(monitor, arl0_target=target, runs=body.runs, seed=seed)
     if not body.apply:
         return {"monitor_id": monitor.pk, "chart": monitor.chart, **figures, "applied": False,
                 "entry_sequence": None, "calibrated_at": None}  # fmt: skip
@@ -425,7 +272,7 @@ def monitor_calibrate(*, monitor: DriftMonitor, body: CalibrateInput) -> JSONObj
         monitor = _lock(monitor)
         if monitor.deleted_at is not None:  # deleted while it was simulated
             raise NotFound("No drift monitor has that id.")
-        return _calibration_apply(monitor, figures, source="request")
+        return calibration_apply(monitor, figures, source="request")
 
 
 @transaction.atomic

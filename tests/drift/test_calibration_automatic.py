@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from audit import offline_verify
 from audit.models import AuditEntry
+from drift import calibrating as jobs
 from drift import services
 from drift.models import DriftMonitor
 from tests.drift.test_offline_end_to_end import series_pages
@@ -59,8 +60,8 @@ def test_the_write_that_completes_the_baseline_answers_calibrating(api, calibrat
 def test_a_worker_calibrates_once_and_the_chart_starts_after_its_entry(api, calibrating, tmp_path):
     for i in range(3):  # the gap: not charted
         api.post("/v1/log", decision(100 + i, c=0.3, followed=True), format="json")
-    assert services.monitor_calibrate_automatic(monitor_id=calibrating) is True
-    assert services.monitor_calibrate_automatic(monitor_id=calibrating) is False  # a duplicate
+    assert jobs.monitor_calibrate_automatic(monitor_id=calibrating) is True
+    assert jobs.monitor_calibrate_automatic(monitor_id=calibrating) is False  # a duplicate
     entries = AuditEntry.objects.filter(type="drift_monitor.calibrated")
     assert entries.count() == 1
     monitor = api.get(f"/v1/drift-monitors/{calibrating}").json()
@@ -85,47 +86,47 @@ def test_a_worker_calibrates_once_and_the_chart_starts_after_its_entry(api, cali
 
 
 def test_a_held_claim_is_left_alone_and_an_expired_one_is_sent_again(calibrating, monkeypatch):
-    assert services._calibration_claim(calibrating) == 1  # a worker took it, then died
-    assert services.monitor_calibrate_automatic(monitor_id=calibrating) is False
+    assert jobs._calibration_claim(calibrating) == 1  # a worker took it, then died
+    assert jobs.monitor_calibrate_automatic(monitor_id=calibrating) is False
     sent: list[str] = []
-    monkeypatch.setattr(services, "_calibration_enqueue", sent.append)
-    assert services.calibrations_recover() == 0  # its lease still runs
+    monkeypatch.setattr(jobs, "_calibration_enqueue", sent.append)
+    assert jobs.calibrations_recover() == 0  # its lease still runs
     DriftMonitor.objects.filter(pk=calibrating).update(
         calibration_lease_until=timezone.now() - dt.timedelta(seconds=1)
     )
-    assert services.calibrations_recover() == 1 and sent == [calibrating]
-    assert services.monitor_calibrate_automatic(monitor_id=calibrating) is True
+    assert jobs.calibrations_recover() == 1 and sent == [calibrating]
+    assert jobs.monitor_calibrate_automatic(monitor_id=calibrating) is True
     monitor = DriftMonitor.objects.get(pk=calibrating)
     assert monitor.status == "live" and monitor.calibration_attempts == 2
     assert monitor.calibration_lease_until is None
-    assert services.calibrations_recover() == 0
+    assert jobs.calibrations_recover() == 0
 
 
 def test_an_unclaimed_calibration_is_sent_again_by_the_sweep(calibrating, monkeypatch):
     """The message the write sent was lost: the monitor is calibrating and nobody holds it."""
     sent: list[str] = []
-    monkeypatch.setattr(services, "_calibration_enqueue", sent.append)
-    assert services.calibrations_recover() == 1 and sent == [calibrating]
+    monkeypatch.setattr(jobs, "_calibration_enqueue", sent.append)
+    assert jobs.calibrations_recover() == 1 and sent == [calibrating]
 
 
 def test_h_given_or_a_pause_meanwhile_wins_over_the_worker(api, calibrating, monkeypatch):
     assert (
         api.patch(f"/v1/drift-monitors/{calibrating}", {"enabled": False}, format="json").status_code == 200
     )
-    assert services.monitor_calibrate_automatic(monitor_id=calibrating) is False
+    assert jobs.monitor_calibrate_automatic(monitor_id=calibrating) is False
     sent: list[str] = []
-    monkeypatch.setattr(services, "_calibration_enqueue", sent.append)
+    monkeypatch.setattr(jobs, "_calibration_enqueue", sent.append)
     patched = api.patch(f"/v1/drift-monitors/{calibrating}", {"enabled": True}, format="json").json()
     assert patched["status"] == "calibrating" and sent == [calibrating]  # enabled again: sent again
     patched = api.patch(f"/v1/drift-monitors/{calibrating}", {"h": 3}, format="json").json()
     assert patched["status"] == "live" and patched["h_source"] == "given"
-    assert services.monitor_calibrate_automatic(monitor_id=calibrating) is False
+    assert jobs.monitor_calibrate_automatic(monitor_id=calibrating) is False
     assert not AuditEntry.objects.filter(type="drift_monitor.calibrated").exists()
 
 
 def test_the_write_sends_the_calibration_when_it_commits(api, monkeypatch):
     sent: list[str] = []
-    monkeypatch.setattr(services, "_calibration_enqueue", sent.append)
+    monkeypatch.setattr(jobs, "_calibration_enqueue", sent.append)
     monitor_id = api.post(
         "/v1/drift-monitors",
         {"chart": "over_reliance", "scope": "organization", "arl0_target": 200,
@@ -157,21 +158,21 @@ def test_a_calibrate_request_simulates_holding_no_lock(api, calibrating, monkeyp
     is not locked meanwhile) and locks it only to append its entry."""
     from django.db import connection
 
-    compute = services._calibration_compute
+    compute = jobs.calibration_compute
     seen: list[bool] = []
 
     def watched(*args, **kwargs):
         seen.append(connection.in_atomic_block)
         return compute(*args, **kwargs)
 
-    monkeypatch.setattr(services, "_calibration_compute", watched)
+    monkeypatch.setattr(services, "calibration_compute", watched)
     answer = api.post(f"/v1/drift-monitors/{calibrating}/calibrate", {"seed": 1, "runs": 1000}, format="json")
     assert answer.status_code == 200, answer.content
     assert seen == [False] and answer.json()["applied"] is True
     entry = AuditEntry.objects.get(type="drift_monitor.calibrated")
     assert answer.json()["entry_sequence"] == entry.sequence
     assert Event.objects.get(type="drift_monitor.calibrated").data["source"] == "request"
-    assert services.monitor_calibrate_automatic(monitor_id=calibrating) is False  # the request won
+    assert jobs.monitor_calibrate_automatic(monitor_id=calibrating) is False  # the request won
     dry = api.post(f"/v1/drift-monitors/{calibrating}/calibrate", {"seed": 1, "runs": 1000, "apply": False},
                    format="json").json()  # fmt: skip
     assert dry["applied"] is False and dry["entry_sequence"] is None and dry["h"] == answer.json()["h"]
