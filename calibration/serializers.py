@@ -1,8 +1,6 @@
 """Shapes of POST /calibrate, POST /trust-score and GET /trust-score/trend
 (docs/reference/calibration.md)."""
 
-from typing import Any
-
 from rest_framework import serializers
 
 from calibration import rules
@@ -24,7 +22,11 @@ def interval() -> serializers.ListField:
 
 
 # a field of any type; the figures are numbers, intervals and labels
-def figure_fields() -> dict[str, serializers.Field[JSONValue, JSONValue, JSONValue, JSONValue]]:
+# A field of a figures document: DRF's field, generic over values that are JSON.
+Figure = serializers.Field[JSONValue, JSONValue, JSONValue, JSONValue]
+
+
+def figure_fields() -> dict[str, Figure]:
     """The figures of a user or an organisation (docs/reference/calibration.md), served unrounded."""
     return {
         "scored_decisions": serializers.IntegerField(),
@@ -76,10 +78,8 @@ class ProfileOutput(serializers.Serializer[UserFigures]):
     user_id = serializers.CharField()
     decisions = serializers.IntegerField()
 
-    # Any: DRF's Serializer arguments, passed through
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields.update(figure_fields())
+    def get_fields(self) -> dict[str, Figure]:
+        return {**super().get_fields(), **figure_fields()}
 
 
 class CalibrateOutput(serializers.Serializer[dict[str, object]]):
@@ -133,13 +133,14 @@ class TrustScoreOutput(serializers.Serializer[dict[str, object]]):
     confidence_check = ConfidenceCheckOutput(required=False, help_text="organisation scope only")
     computed_at = serializers.CharField()
 
-    # Any: DRF's Serializer arguments, passed through
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields.update(figure_fields())
+    def get_fields(self) -> dict[str, Figure]:
         # A date; the exact instant (ISO 8601, `to` exclusive) when a bound was a timestamp inside a day.
-        self.fields["from"] = serializers.CharField()
-        self.fields["to"] = serializers.CharField()
+        return {
+            **super().get_fields(),
+            **figure_fields(),
+            "from": serializers.CharField(),
+            "to": serializers.CharField(),
+        }
 
 
 class TrendPointOutput(serializers.Serializer[TrendPoint]):
@@ -169,9 +170,6 @@ class TrendOutput(serializers.Serializer[dict[str, object]]):
     points = TrendPointOutput(many=True)
     trend = TrendSummaryOutput()
 
-    # Any: DRF's Serializer arguments, passed through
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def get_fields(self) -> dict[str, Figure]:
         # A date; the exact instant (ISO 8601, `to` exclusive) when a bound was a timestamp inside a day.
-        self.fields["from"] = serializers.CharField()
-        self.fields["to"] = serializers.CharField()
+        return {**super().get_fields(), "from": serializers.CharField(), "to": serializers.CharField()}

@@ -26,7 +26,9 @@ import select
 import socket
 import threading
 import time
-from typing import Any
+from collections.abc import Callable
+from io import BytesIO
+from typing import Protocol
 
 from django.conf import settings
 
@@ -35,6 +37,33 @@ from config.clientaddr import trusted_proxies
 from config.threadshare import ADDRESS, share_message, thread_share
 
 _local = threading.local()
+
+
+# gunicorn's objects as this module uses them (gunicorn ships no types): its gthread connection
+# (gunicorn.workers.gthread.TConn), that connection's parser and config, and the worker.
+class _Config(Protocol):
+    is_ssl: bool
+
+
+class _Unreader(Protocol):
+    buf: BytesIO
+
+
+class _Parser(Protocol):
+    unreader: _Unreader
+
+
+class _Conn(Protocol):
+    cfg: _Config
+    parser: _Parser | None
+    sock: socket.socket
+    client: object  # the peer address as the socket gives it
+    initialized: bool
+    data_ready: bool
+
+
+class _Worker(Protocol):
+    handle: Callable[[_Conn], object]
 
 
 class HeaderPhase:
@@ -82,8 +111,7 @@ def _readable_now(sock: socket.socket) -> bool:
     return True  # let gunicorn find out what is wrong with it
 
 
-# Any: gunicorn's connection object (gunicorn.workers.gthread.TConn)
-def _headers_in(conn: Any) -> bool:
+def _headers_in(conn: _Conn) -> bool:
     """Whether the request line and every header have already arrived (so parsing cannot wait)."""
     if conn.cfg.is_ssl:
         return False  # what TLS has received cannot be peeked at
@@ -98,7 +126,7 @@ def _headers_in(conn: Any) -> bool:
     return b"\r\n\r\n" in buffered + peeked
 
 
-def _subject(client: Any) -> str | None:  # Any: the peer address as the socket gives it
+def _subject(client: object) -> str | None:
     """The peer's address subject, or None for a trusted proxy (or a Unix socket)."""
     host = client[0] if isinstance(client, tuple) and client else None
     if not isinstance(host, str):
@@ -114,8 +142,7 @@ def _subject(client: Any) -> str | None:  # Any: the peer address as the socket 
     return f"{ADDRESS}{address}"
 
 
-# Any: gunicorn's connection object
-def _let_go(conn: Any) -> bool:
+def _let_go(conn: _Conn) -> bool:
     """Before gunicorn closes a connection: its answer ends (FIN), what the client has already
     sent is read and dropped, and the reading side is shut. gunicorn's graceful close then
     returns at once: it lingers up to 2 s for the client to close, on the worker's main thread,
@@ -137,8 +164,7 @@ def _let_go(conn: Any) -> bool:
     return False
 
 
-# Any: gunicorn's worker and connection objects
-def install(worker: Any) -> None:
+def install(worker: _Worker) -> None:
     """Wrap a gthread worker's handler (its thread pool calls `worker.handle(conn)`)."""
     from gunicorn.workers import gthread
 
@@ -147,7 +173,7 @@ def install(worker: Any) -> None:
     original = worker.handle
     defer = getattr(gthread, "_DEFER", None)
 
-    def handle(conn: Any) -> Any:
+    def handle(conn: _Conn) -> object:
         if defer is not None and not conn.initialized and not conn.data_ready:
             if not _readable_now(conn.sock):
                 return defer  # nothing sent yet: the poller waits for it, not a thread
