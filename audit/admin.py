@@ -1,8 +1,9 @@
 """Staff views of decisions and the audit trail: read-only (the trail is append-only and a
 changed row would break the chain), with a "verify chain" action."""
 
+import datetime as dt
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib import admin, messages
 from django.contrib.admin import DateFieldListFilter
@@ -45,6 +46,15 @@ TRAIL_FILTERS: list[Any] = [
     "calibration_category",
     ("timestamp", DateFieldListFilter),
 ]
+
+
+class AnnotatedHead(Protocol):
+    """A ChainHead as its admin's get_queryset annotates it: the size and time of its newest
+    checkpoint (None before the first), which the model does not declare."""
+
+    sequence: int
+    checkpoint_size: int | None
+    checkpoint_at: dt.datetime | None
 
 
 def verify_chains(model_admin: admin.ModelAdmin, request: HttpRequest, customers: Iterable[Customer]) -> None:
@@ -188,17 +198,15 @@ class ChainHeadAdmin(ReadOnlyAdmin):
             checkpoint_at=Subquery(newest.values("created_at")[:1]),
         )
 
-    # Any: a ChainHead annotated by get_queryset (checkpoint_size), which the model type does not declare
     @admin.display(description="latest checkpoint", ordering="checkpoint_size")
-    def latest_checkpoint(self, obj: Any) -> str:
+    def latest_checkpoint(self, obj: "AnnotatedHead") -> str:
         if obj.checkpoint_size is None:
             return "none yet"
         behind = obj.sequence - obj.checkpoint_size
         return f"{obj.checkpoint_size:,} entries" + (f" ({behind:,} newer not yet signed)" if behind else "")
 
-    # Any: a ChainHead annotated by get_queryset (checkpoint_at), which the model type does not declare
     @admin.display(description="checkpoint age", ordering="checkpoint_at")
-    def checkpoint_age(self, obj: Any) -> str:
+    def checkpoint_age(self, obj: "AnnotatedHead") -> str:
         if obj.checkpoint_at is None:
             return "-"
         return f"{timesince(obj.checkpoint_at)} ago ({when(obj.checkpoint_at)})"
