@@ -19,7 +19,9 @@ from console import demo_data
 from tests.compliance.helpers import at, export_file
 from tests.conftest import client_for, make_key
 
-# One worker runs the module's tests in a row, so the module's seed is made once.
+# The seed is made once per worker that runs some of the module's tests. The group asks xdist to
+# keep them on one worker, but pytest-xdist 3.8.0 does not apply groups under pytest 9 (it sets
+# `item._nodeid`, which pytest 9's `nodeid` no longer reads), so today each worker may seed.
 pytestmark = [pytest.mark.django_db, pytest.mark.xdist_group("seed_demo")]
 
 
