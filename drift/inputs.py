@@ -4,7 +4,15 @@ body does not declare answers VALIDATION_ERROR naming it."""
 
 from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, StrictBool, StrictInt, StringConstraints, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
 
 from audit.fields import MODEL_ID_MAX, MODEL_VERSION_MAX, USER_ID_MAX
 from config.bodymodels import BodyModel, failure
@@ -17,6 +25,27 @@ NAME_MAX = 200
 # a refusal names the field once and says "must be a number ..." (an int | float union named
 # both members and called the range an integer's).
 Number = float
+
+
+def _above_zero(maximum: int) -> WithJsonSchema:
+    """The schema of a number in (0, maximum] as OpenAPI 3.0 states an exclusive bound (a flag
+    beside the bound): pydantic writes JSON Schema 2020's form, which 3.0 tools refuse."""
+    return WithJsonSchema({"type": "number", "minimum": 0, "exclusiveMinimum": True, "maximum": maximum})
+
+
+def _open_from_zero(maximum: float) -> WithJsonSchema:
+    """The same for a number in (0, maximum)."""
+    return WithJsonSchema(
+        {
+            "type": "number",
+            "minimum": 0,
+            "exclusiveMinimum": True,
+            "maximum": maximum,
+            "exclusiveMaximum": True,
+        }
+    )
+
+
 Chart = Literal["over_reliance", "under_reliance", "ai_calibration_up", "ai_calibration_down", "probe_sprt"]
 assert set(Chart.__args__) == set(CHARTS)  # type: ignore[attr-defined]
 Disposition = Literal[
@@ -34,10 +63,10 @@ class BaselineIn(_Strict):
 
 
 class SprtIn(_Strict):
-    p0: Annotated[Number, Field(gt=0, lt=1)] = 0.10
-    p1: Annotated[Number, Field(gt=0, lt=1)] = 0.30
-    alpha: Annotated[Number, Field(gt=0, lt=0.5)] = 0.05
-    beta: Annotated[Number, Field(gt=0, lt=0.5)] = 0.10
+    p0: Annotated[Number, Field(gt=0, lt=1), _open_from_zero(1)] = 0.10
+    p1: Annotated[Number, Field(gt=0, lt=1), _open_from_zero(1)] = 0.30
+    alpha: Annotated[Number, Field(gt=0, lt=0.5), _open_from_zero(0.5)] = 0.05
+    beta: Annotated[Number, Field(gt=0, lt=0.5), _open_from_zero(0.5)] = 0.10
 
     @model_validator(mode="after")
     def _ordered(self) -> "SprtIn":
@@ -53,8 +82,8 @@ class MonitorCreateInput(_Strict):
     model_id: Annotated[str, StringConstraints(min_length=1, max_length=MODEL_ID_MAX)] | None = None
     model_version: Annotated[str, StringConstraints(min_length=1, max_length=MODEL_VERSION_MAX)] | None = None
     name: Annotated[str, StringConstraints(min_length=1, max_length=NAME_MAX)] | None = None
-    odds_ratio: Annotated[Number, Field(gt=0, le=100)] | None = None
-    h: Annotated[Number, Field(gt=0, le=1000)] | None = None
+    odds_ratio: Annotated[Number, Field(gt=0, le=100), _above_zero(100)] | None = None
+    h: Annotated[Number, Field(gt=0, le=1000), _above_zero(1000)] | None = None
     arl0_target: Annotated[StrictInt, Field(ge=100, le=100_000)] | None = None
     baseline: BaselineIn | None = None
     sprt: SprtIn | None = None
@@ -99,7 +128,7 @@ class MonitorUpdateInput(_Strict):
     partial = True
     name: Annotated[str, StringConstraints(min_length=1, max_length=NAME_MAX)] | None = None
     enabled: StrictBool | None = None
-    h: Annotated[Number, Field(gt=0, le=1000)] | None = None
+    h: Annotated[Number, Field(gt=0, le=1000), _above_zero(1000)] | None = None
 
 
 class CalibrateInput(_Strict):
