@@ -10,7 +10,7 @@ windows read the daily aggregates instead."""
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Count, Q, QuerySet
@@ -150,7 +150,9 @@ def decisions_confidence_check(decisions: QuerySet["Decision"]) -> ConfidenceChe
     columns = "ai_confidence, ai_recommendation, outcome"
     sql = f"SELECT {columns}, COUNT(*) FROM ({inner}) latest GROUP BY {columns} ORDER BY {columns}"  # noqa: S608 (the ORM's SQL; values are parameters)
     if decisions.db == DEFAULT_DB_ALIAS:
-        rows = tuple(fetch_rows(sql, list(params)))  # on PostgreSQL prepared, the rows in binary
+        rows = cast(
+            CheckRows, tuple(fetch_rows(sql, list(params)))
+        )  # on PostgreSQL prepared, the rows in binary
     else:
         with connections[decisions.db].cursor() as cursor:
             cursor.execute(sql, params)

@@ -7,8 +7,9 @@ import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from operator import itemgetter
-from typing import Any
+from typing import cast
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
@@ -49,8 +50,7 @@ def aggregate_rows(
     return qs
 
 
-# Any: a database row of mixed column types
-def _typed(names: list[str], row: Any) -> dict[str, float]:
+def _typed(names: list[str], row: Sequence[float | Decimal | None]) -> dict[str, float]:
     return {
         name: (float(value) if name in rules.FLOAT_FIELDS else int(value)) if value is not None else 0
         for name, value in zip(names, row, strict=False)
@@ -142,16 +142,16 @@ def whole_weeks(days: DayRange) -> tuple[dt.date, dt.date] | None:
     return (first, last) if first <= last else None
 
 
-# Any: result values of mixed types, as the database driver gives them
-def fetch_rows(sql: str, params: Sequence[SQLValue]) -> list[tuple[Any, ...]]:
+def fetch_rows(sql: str, params: Sequence[SQLValue]) -> list[tuple[object, ...]]:
     """All rows of `sql`. On PostgreSQL a prepared statement (planned once per connection) whose
     rows come in the binary format: about 32,000 numbers for 1,000 reviewers, which the text
     format would have the server print and psycopg parse again (docs/architecture.md, Calibration
-    aggregates)."""
+    aggregates). Each row's values as the driver reads them: the caller knows their types from its
+    statement's columns."""
     if connection.vendor == "postgresql":
         with prepared.cursor(binary=True) as bound:
             bound.execute(sql, params)
-            rows: list[tuple[Any, ...]] = bound.fetchall()
+            rows: list[tuple[object, ...]] = bound.fetchall()
             return rows
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -164,8 +164,7 @@ def fetch_rows(sql: str, params: Sequence[SQLValue]) -> list[tuple[Any, ...]]:
 _WINDOW_SORT_MEMORY = "64MB"
 
 
-# Any: result values of mixed types, as the database driver gives them
-def _fetch_sorted(sql: str, params: Sequence[SQLValue]) -> list[tuple[Any, ...]]:
+def _fetch_sorted(sql: str, params: Sequence[SQLValue]) -> list[tuple[object, ...]]:
     """fetch_rows, with room for the statement's sort in memory on PostgreSQL."""
     if connection.vendor != "postgresql":
         return fetch_rows(sql, params)
@@ -175,17 +174,22 @@ def _fetch_sorted(sql: str, params: Sequence[SQLValue]) -> list[tuple[Any, ...]]
         return fetch_rows(sql, params)
 
 
-# Any: a database row (the user id, then ints and floats)
-def _per_user_rows(customer: Customer, days: DayRange, model_id: str | None) -> list[tuple[Any, ...]]:
+# A row of `_per_user_rows`: the user id, then its sums (ints and floats).
+type PerUserRow = tuple[str, *tuple[float, ...]]
+
+
+def _per_user_rows(customer: Customer, days: DayRange, model_id: str | None) -> list[PerUserRow]:
     """One row per reviewer of the window: the user id, then the sums in SUM_FIELDS order (each an
     int or a float: no NULL in a group, no numeric; see _SUMS)."""
     weeks = whole_weeks(days)
     if weeks is None:
-        return _fetch_sorted(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
+        rows = _fetch_sorted(_PER_USER_DAYS_SQL, _window(customer, days, model_id))
+        return cast("list[PerUserRow]", rows)
     first, last = weeks
     key = [customer.pk, model_id or ALL_MODELS]
     sunday = last + dt.timedelta(days=6)
-    return _fetch_sorted(_PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end])
+    rows = _fetch_sorted(_PER_USER_WEEKS_SQL, [*key, first, last, *key, days.start, first, sunday, days.end])
+    return cast("list[PerUserRow]", rows)
 
 
 def _per_user_sums(
@@ -260,7 +264,7 @@ def organization_window(
     judged = _judged(th)
     at_risk: list[ListedRiskUser] = []
     for row in rows:
-        if row[_SCORED] < th.risk_min_scored:
+        if cast(float, row[_SCORED]) < th.risk_min_scored:  # a sum (the index is past the user id)
             continue  # never a risk user (rules.risk_user_figures would say so)
         values = _RISK_SUMS(row)
         key = _RISK_KEY(*values)
@@ -314,7 +318,12 @@ def _period_sums(
     inner, params = rows.query.sql_with_params()
     sums = ", ".join(f"SUM({_Q(name)})" for name in rules.SUM_FIELDS)
     sql = f"SELECT period, {sums} FROM ({inner}) period_rows GROUP BY period"  # noqa: S608 (the ORM's SQL; values are parameters)
-    return {_day_of(row[0]): _typed(rules.SUM_FIELDS, row[1:]) for row in fetch_rows(sql, list(params))}
+    rows = cast("list[PeriodRow]", fetch_rows(sql, list(params)))
+    return {_day_of(row[0]): _typed(rules.SUM_FIELDS, row[1:]) for row in rows}
+
+
+# A row of `_period_sums`: the period's start (a date, a timestamp or SQLite's text), then its sums.
+type PeriodRow = tuple[dt.date | dt.datetime | str, *tuple[float | Decimal | None, ...]]
 
 
 def _day_of(value: dt.date | dt.datetime | str) -> dt.date:

@@ -10,15 +10,22 @@ ModelAdmin itself does. A ModelAdmin names the path from its model to the organi
 only (API keys, staff accounts, the console's log). Pages that are not a model's list take their
 organisations from `organisation_ids` and `scoped` here."""
 
-from typing import Any, cast
+from __future__ import annotations  # django-stubs' generics, which Django's classes are not at run time
+
+from typing import TYPE_CHECKING, cast
 
 from django.contrib import admin
 from django.contrib.admin.filters import RelatedFieldListFilter
-from django.db.models import Model, QuerySet
-from django.forms import BaseForm, ModelChoiceField
+from django.db.models import ForeignKey, ManyToManyField, Model, QuerySet
+from django.db.models.fields.related import RelatedField
+from django.forms import BaseForm, ModelChoiceField, ModelMultipleChoiceField
 from django.http import Http404, HttpRequest
 
 from config.models import StaffOrganisation
+
+if TYPE_CHECKING:  # django-stubs' name for what a list filter entry may be
+    from django.contrib.admin.options import _ListFilterT
+    from django.utils.functional import _StrOrPromise
 
 ORGANISATION_MODEL = StaffOrganisation._meta.get_field("customer").related_model
 
@@ -86,11 +93,13 @@ def scope_form[F: BaseForm](request: HttpRequest, form: F) -> F:
 class OrganisationRelatedFilter(RelatedFieldListFilter):
     """A list filter on a related model whose choices are the user's organisations' only."""
 
-    def field_choices(self, field: Any, request: HttpRequest, model_admin: Any) -> Any:
-        # Any: Django's field and ModelAdmin, untyped here
+    def field_choices(
+        self, field: RelatedField[object, object], request: HttpRequest, model_admin: admin.ModelAdmin[Model]
+    ) -> list[tuple[str, _StrOrPromise]]:
         related = field.remote_field.model
         allowed = scoped_choices(request, related._default_manager.all()).values("pk")
-        return field.get_choices(include_blank=False, limit_choices_to={"pk__in": allowed})
+        choices = field.get_choices(include_blank=False, limit_choices_to={"pk__in": allowed})
+        return cast("list[tuple[str, _StrOrPromise]]", choices)  # a list without the blank choice
 
 
 class OrganisationScope(admin.ModelAdmin):  # type: ignore[type-arg]  # any model's admin
@@ -102,10 +111,10 @@ class OrganisationScope(admin.ModelAdmin):  # type: ignore[type-arg]  # any mode
     def _platform_only(self, request: HttpRequest) -> bool:
         return self.organisation_field is None and not getattr(request.user, "is_superuser", False)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:  # Any: the admin's model
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Model]:
         return scoped(request, super().get_queryset(request), self.organisation_field)
 
-    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Any:
+    def get_object(self, request: HttpRequest, object_id: str, from_field: str | None = None) -> Model | None:
         found = super().get_object(request, object_id, from_field)
         if found is None and organisation_ids(request) is not None:
             raise Http404("No such row among your organisations'.")
@@ -126,30 +135,36 @@ class OrganisationScope(admin.ModelAdmin):  # type: ignore[type-arg]  # any mode
     def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return not self._platform_only(request) and super().has_delete_permission(request, obj)
 
-    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+    def formfield_for_foreignkey(
+        self, db_field: ForeignKey[object, object], request: HttpRequest, **kwargs: object
+    ) -> ModelChoiceField[Model] | None:
         field = super().formfield_for_foreignkey(db_field, request, **kwargs)
         queryset = getattr(field, "queryset", None)
         if field is not None and queryset is not None:
             field.queryset = scoped_choices(request, queryset)
         return field
 
-    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+    def formfield_for_manytomany(
+        self, db_field: ManyToManyField[Model, Model], request: HttpRequest, **kwargs: object
+    ) -> ModelMultipleChoiceField[Model] | None:
         field = super().formfield_for_manytomany(db_field, request, **kwargs)
         queryset = getattr(field, "queryset", None)
         if field is not None and queryset is not None:
             field.queryset = scoped_choices(request, queryset)
         return field
 
-    def get_list_filter(self, request: HttpRequest) -> Any:
+    def get_list_filter(self, request: HttpRequest) -> list[_ListFilterT]:
         return [self._scoped_filter(entry) for entry in super().get_list_filter(request)]
 
-    def _scoped_filter(self, entry: Any) -> Any:
+    def _scoped_filter(self, entry: _ListFilterT) -> _ListFilterT:
         """A filter on a related model (named, or with Django's related filter) lists only the
         user's organisations' rows; other filters read the scoped queryset already."""
         name = entry[0] if isinstance(entry, tuple | list) else entry
         if not isinstance(name, str):
             return entry  # a SimpleListFilter: its lookups read the scoped queryset
-        if isinstance(entry, tuple | list) and not issubclass(entry[1], RelatedFieldListFilter):
+        if isinstance(entry, tuple | list) and not (
+            isinstance(entry[1], type) and issubclass(entry[1], RelatedFieldListFilter)
+        ):
             return entry
         try:
             field = self.model._meta.get_field(name.split("__")[0])
@@ -160,8 +175,9 @@ class OrganisationScope(admin.ModelAdmin):  # type: ignore[type-arg]  # any mode
         return (name, OrganisationRelatedFilter)
 
 
-# Any: Django's ModelAdmin classes, generic over their model
-def organisation_scoped(model: type[Model], admin_class: Any) -> Any:
+def organisation_scoped[M: Model](
+    model: type[M], admin_class: type[admin.ModelAdmin[M]]
+) -> type[admin.ModelAdmin[M]]:
     """The admin class as the console's site registers it for `model`: OrganisationScope in
     front, with the ModelAdmin's `organisation_field`, else the model's own `customer` (or the
     organisation itself), else none (superusers only)."""
@@ -169,4 +185,6 @@ def organisation_scoped(model: type[Model], admin_class: Any) -> Any:
         return admin_class
     field = getattr(admin_class, "organisation_field", None) or organisation_path(model)
     namespace = {"__module__": admin_class.__module__, "organisation_field": field}
-    return type(admin_class.__name__, (OrganisationScope, admin_class), namespace)
+    return cast(
+        "type[admin.ModelAdmin[M]]", type(admin_class.__name__, (OrganisationScope, admin_class), namespace)
+    )

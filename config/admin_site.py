@@ -7,16 +7,16 @@ that registers models later appears without a change here), and the apps contrib
 and extra pages through `console_panel` / `console_page`, called from their own admin modules.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
+from django.db.models import Model
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, URLPattern, path, reverse
+from django.urls import NoReverseMatch, URLPattern, URLResolver, path, reverse
 
 from config.admin_scope import organisation_scoped
 from config.clientaddr import client_address
@@ -170,7 +170,12 @@ class TrustcalAdminSite(admin.AdminSite):
     index_template = "admin/console/overview.html"
     enable_nav_sidebar = True
 
-    def register(self, model_or_iterable: Any, admin_class: Any = None, **options: Any) -> None:
+    def register[M: Model](
+        self,
+        model_or_iterable: type[M] | Iterable[type[M]],
+        admin_class: "type[admin.ModelAdmin[M]] | None" = None,
+        **options: object,
+    ) -> None:
         """Every model page is scoped to the staff user's organisations (config/admin_scope.py)."""
         models = [model_or_iterable] if isinstance(model_or_iterable, type) else list(model_or_iterable)
         for model in models:
@@ -194,7 +199,7 @@ class TrustcalAdminSite(admin.AdminSite):
                 login_failures.fail(subject)
         return response
 
-    def get_urls(self) -> list[Any]:
+    def get_urls(self) -> list[URLPattern | URLResolver]:
         extra: list[URLPattern] = [
             path("group/<slug:slug>/", self.admin_view(self.group_index), name="console-group"),
             path("console/<slug:name>/", self.admin_view(self.page_view), name="console-page"),

@@ -1,5 +1,6 @@
 import codecs
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
@@ -18,6 +19,12 @@ BATCH_MAX_ITEMS = 1000
 READ_CHUNK = 8 * 1024
 
 
+class Body(Protocol):
+    """A request body as DRF hands it to a parser (`request.stream`): read in chunks."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 def too_many_items() -> ValidationFailed:
     return ValidationFailed(
         f"The body must be an object with a `decisions` array of 1 to {BATCH_MAX_ITEMS} items.",
@@ -34,14 +41,22 @@ class StrictJSONParser(BaseParser):
 
     media_type = "application/json"
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+    def parse(
+        self,
+        stream: Body | None,
+        media_type: str | None = None,
+        parser_context: Mapping[str, object] | None = None,
+    ) -> Any:  # Any: a JSON body of any shape (the view refuses one that is not an object); DRF says Mapping
+        return self.document(stream)
+
+    def document(self, stream: Body | None) -> object:
         return load_json(stream.read() if stream is not None else b"")
 
 
 class _TextReader:
     """A request body decoded as UTF-8 chunk by chunk, read only as far as the parser needs."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Body | None) -> None:
         self.stream = stream
         self.decoder = codecs.getincrementaldecoder("utf-8")()
         self.text = ""
@@ -51,7 +66,7 @@ class _TextReader:
     def more(self) -> bool:
         """Read on (at least as much as is unread, so that retrying a value that did not fit
         costs at most twice its size); False at the end of the body."""
-        if self.eof:
+        if self.eof or self.stream is None:  # (no stream: eof from the start)
             return False
         if self.pos > READ_CHUNK * 128:  # drop what was consumed
             self.text, self.pos = self.text[self.pos :], 0
@@ -89,7 +104,7 @@ class LargeJSONParser(StrictJSONParser):
 
     decoder = JSON_DECODER
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
+    def document(self, stream: Body | None) -> object:
         reader = _TextReader(stream)
         if reader.peek() != "{":  # not an envelope: parsed whole, refused by the view
             while reader.more():
@@ -118,9 +133,9 @@ class LargeJSONParser(StrictJSONParser):
         check_document(body, strings=False)
         return body
 
-    def _items(self, reader: _TextReader) -> list[Any]:
+    def _items(self, reader: _TextReader) -> list[object]:
         reader.pos += 1  # the "["
-        items: list[Any] = []
+        items: list[object] = []
         if reader.peek() == "]":
             reader.pos += 1
             return items
@@ -131,7 +146,7 @@ class LargeJSONParser(StrictJSONParser):
             if reader.expect(",]") == "]":
                 return items
 
-    def _value(self, reader: _TextReader) -> Any:
+    def _value(self, reader: _TextReader) -> object:
         """The next JSON value; one that reaches the end of what was read so far is decoded
         again with more of the body (a number or a document may go on in the next chunk).
 
@@ -168,8 +183,13 @@ class NDJSONParser(BaseParser):
 
     media_type = "application/x-ndjson"
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
-        items: list[Any] = []
+    def parse(
+        self,
+        stream: Body | None,
+        media_type: str | None = None,
+        parser_context: Mapping[str, object] | None = None,
+    ) -> dict[str, list[object]]:
+        items: list[object] = []
         pending = b""
         number = 0
         while True:
