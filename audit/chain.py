@@ -9,10 +9,11 @@ commitment to the personal ones and renders its canonical text around the two li
 SQL) only splices those in and hashes. Format-1 entries (older) are shown and verified from
 their columns as before."""
 
+import datetime as dt
 import json
 import os
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from audit.fields import ENTRY_DOCUMENT_FIELDS, ENTRY_NEW_FIELDS, ENTRY_OPTIONAL_FIELDS
 from audit.hashing import (
@@ -24,6 +25,9 @@ from audit.hashing import (
 )
 from config.jsondoc import JSONObject, JSONValue
 from config.timeutils import isoformat
+
+if TYPE_CHECKING:
+    from audit.models import AuditEntry
 
 # AuditEntry columns, in ENTRY_DOCUMENT_FIELDS order (the decision id is stored as decision_ref),
 # then those of format 2.
@@ -37,22 +41,25 @@ _AT = {name: at for at, name in enumerate(ENTRY_DOCUMENT_FIELDS)}
 _SHOWN_WHEN_SET = [*ENTRY_OPTIONAL_FIELDS, *ENTRY_NEW_FIELDS]
 
 
-# Any: an entry's fields by name: JSON values of several types, from the entry's columns
-def _format1(values: Sequence[Any]) -> dict[str, Any]:
+# An entry's document or fields by name: JSON values of several types, from the entry's columns
+# (each column's value as the model or the database gives it).
+type Fields = dict[str, object]
+
+
+def _format1(values: Sequence[object]) -> Fields:
     doc = dict(zip(ENTRY_DOCUMENT_FIELDS, values, strict=True))
     # Shown (and hashed) only when the decision has it; a field of ENTRY_NEW_FIELDS, which no
     # format-1 entry hashed, is null in its column.
     for name in _SHOWN_WHEN_SET:
         if doc[name] is None:
             del doc[name]
-    doc["timestamp"] = isoformat(doc["timestamp"])
-    doc["logged_at"] = isoformat(doc["logged_at"])
+    doc["timestamp"] = isoformat(cast(dt.datetime, doc["timestamp"]))  # DateTimeField columns
+    doc["logged_at"] = isoformat(cast(dt.datetime, doc["logged_at"]))
     if doc["subgroups"] is None:
         doc["subgroups"] = {}
     return doc
 
 
-# an entry's fields by name: JSON values of several types
 def document_from_values(values: Sequence[JSONValue]) -> JSONObject:
     """An entry's document (what GET /audit-trail and the export show) from its columns
     (ENTRY_COLUMNS order). Format 2: the fields of its canonical text as written, its personal
@@ -60,7 +67,7 @@ def document_from_values(values: Sequence[JSONValue]) -> JSONObject:
     version, canonical, salt, erased = values[_WIDTH:]
     if version != 2:
         return _format1(values[:_WIDTH])
-    doc: dict[str, Any] = json.loads(canonical)
+    doc: Fields = json.loads(canonical)
     if "personal" in doc:  # a decision's entry: its personal fields beside the canonical ones
         personal = None if erased else {name: values[_AT[name]] for name in PERSONAL_FIELDS}
         if personal is not None:
@@ -75,13 +82,11 @@ def document_from_values(values: Sequence[JSONValue]) -> JSONObject:
     return doc
 
 
-# Any: an AuditEntry or a row with its columns; an entry's fields by name: JSON values of several types
-def entry_document(entry: Any) -> dict[str, Any]:
+def entry_document(entry: "AuditEntry") -> JSONObject:
     return document_from_values([getattr(entry, column) for column in ENTRY_COLUMNS])
 
 
-# Any: an AuditEntry or a row with its columns; an entry's fields by name: JSON values of several types
-def personal_fields(entry: Any) -> dict[str, Any]:
+def personal_fields(entry: "AuditEntry") -> Fields:
     """The personal fields of a decision's entry, as its commitment covers them."""
     return {
         "context": entry.context,
@@ -91,8 +96,7 @@ def personal_fields(entry: Any) -> dict[str, Any]:
     }
 
 
-# Any: an entry's fields by name: JSON values of several types, from the entry's columns
-def clear_fields_from_values(values: Sequence[Any]) -> dict[str, Any]:
+def clear_fields_from_values(values: Sequence[object]) -> Fields:
     """The fields of a decision's (or outcome's) entry that are not personal, from its columns
     (FORMAT1_COLUMNS first), as format 1 showed them (a field shown only when set is left out
     when it is not)."""
@@ -102,8 +106,7 @@ def clear_fields_from_values(values: Sequence[Any]) -> dict[str, Any]:
     return doc
 
 
-# Any: an AuditEntry or a row with its columns; an entry's fields by name: JSON values of several types
-def clear_fields(entry: Any) -> dict[str, Any]:
+def clear_fields(entry: "AuditEntry") -> Fields:
     row = entry.__dict__  # a model instance holds its loaded columns here: no lookup per column
     return clear_fields_from_values([row[c] if c in row else getattr(entry, c) for c in FORMAT1_COLUMNS])
 
@@ -138,14 +141,13 @@ def _template(text: str) -> Template:
     return Template(text[:at], text[at:seq], text[seq + 1 :])
 
 
-# Any: an unsaved AuditEntry, given a _template attribute the model does not declare; an entry's fields by name: JSON values of several types
 def entry_seal(
-    entry: Any,
-    clear: dict[str, Any] | None = None,
+    entry: "AuditEntry",
+    clear: Mapping[str, object] | None = None,
     *,
     salt: bytes | None = None,
-    times: dict[Any, str | None] | None = None,
-    personal: dict[str, Any] | None = None,
+    times: dict[dt.datetime, str] | None = None,
+    personal: Fields | None = None,
 ) -> Template:
     """Make the (unsaved) entry a format-2 entry and return its template; the one way any
     entry is appended (audit.plan.link and the single-append statement splice the links in).
@@ -157,27 +159,27 @@ def entry_seal(
     decision's or outcome's new random salt when the caller drew it (entries_seal), and
     `times` the timestamps its other entries already wrote."""
     entry.format = 2
+    doc: Fields
     if clear is None:
-        entry.salt = salt or os.urandom(SALT_BYTES)
-        doc = _sealed_fields(entry, {} if times is None else times)
+        entry.salt = drawn = salt or os.urandom(SALT_BYTES)
+        doc = _sealed_fields(entry, drawn, {} if times is None else times)
     elif personal is None:
         entry.salt = None
         doc = dict(clear)
     else:
-        entry.salt = salt or os.urandom(SALT_BYTES)
-        doc = dict(clear, personal=commitment(entry.salt, personal))
+        entry.salt = drawn = salt or os.urandom(SALT_BYTES)
+        doc = dict(clear, personal=commitment(drawn, personal))
     doc.update(format=2, previous_hash="", sequence=0)
     template = _template(jcs(doc))
     entry._template = template  # read by link() and the single-append statement
     return template
 
 
-# Any: unsaved AuditEntry rows, given a _template attribute the model does not declare
-def entries_seal(entries: Sequence[Any]) -> list[Template]:
+def entries_seal(entries: Sequence["AuditEntry"]) -> list[Template]:
     """entry_seal over many decision or outcome entries (a batch, a set-wise append); their
     salts drawn from the system's random source at once (one read, not one per entry)."""
     pool = os.urandom(SALT_BYTES * len(entries))
-    times: dict[Any, str | None] = {}  # a batch's entries share their logged_at, most their timestamp
+    times: dict[dt.datetime, str] = {}  # a batch's entries share their logged_at, most their timestamp
     return [
         entry._template
         if getattr(entry, "_template", None)
@@ -204,10 +206,9 @@ _CLEAR_WHEN_SET = [
 _COLUMNS = frozenset([*FORMAT1_COLUMNS, *PERSONAL_FIELDS])
 
 
-# Any: an unsaved AuditEntry; an entry's fields by name: JSON values of several types
-def _sealed_fields(entry: Any, times: dict[Any, str | None]) -> dict[str, Any]:
+def _sealed_fields(entry: "AuditEntry", salt: bytes, times: dict[dt.datetime, str]) -> Fields:
     """A decision's or outcome's entry's clear fields (clear_fields, without the link values)
-    and `personal`, its commitment (entry.salt set), read from the instance's columns in one
+    and `personal`, its commitment with `salt` (the entry's), read from the instance's columns in one
     pass; `times`: the timestamps already written, by value (shared by a batch's entries)."""
     row = entry.__dict__  # an unsaved entry holds every column here: no lookup per column
     if not row.keys() >= _COLUMNS:  # a row loaded with deferred fields
@@ -215,23 +216,23 @@ def _sealed_fields(entry: Any, times: dict[Any, str | None]) -> dict[str, Any]:
         del doc["previous_hash"], doc["sequence"]
         for name in ENTRY_NEW_FIELDS:  # a new entry holds them, null or not
             doc[name] = getattr(entry, name)
-        doc["personal"] = commitment(entry.salt, personal_fields(entry))
+        doc["personal"] = commitment(salt, personal_fields(entry))
         return doc
-    doc = {name: row[column] for name, column in _CLEAR}
+    fields = {name: row[column] for name, column in _CLEAR}  # the columns' values as the model holds them
     for name, column in _CLEAR_WHEN_SET:
         value = row[column]
         if value is not None:
-            doc[name] = value
+            fields[name] = value
     for name in ("timestamp", "logged_at"):
-        value = doc[name]
+        value = fields[name]
         text = times.get(value)
         if text is None:
             text = times[value] = isoformat(value)
-        doc[name] = text
+        fields[name] = text
     personal = {name: row[name] for name in PERSONAL_FIELDS}
     personal["subgroups"] = personal["subgroups"] or {}
-    doc["personal"] = commitment(entry.salt, personal)
-    return doc
+    fields["personal"] = commitment(salt, personal)
+    return fields
 
 
 __all__ = ["entries_seal", "entry_seal"]

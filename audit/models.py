@@ -5,6 +5,8 @@ be recomputed from the entries alone (and from an export). Decisions hold the cu
 state (a late outcome updates them); the entries never change after they are written.
 """
 
+from typing import TYPE_CHECKING
+
 from django.db import models
 from django.utils import timezone
 
@@ -19,6 +21,9 @@ from audit.fields import (  # the sizes are declared with the decision's fields
 )
 from config.ids import new_id
 from keys.models import Customer
+
+if TYPE_CHECKING:
+    from audit.chain import Template
 
 GENESIS_HASH = "0" * 64
 
@@ -169,6 +174,8 @@ class AuditEntry(models.Model):
     verify and the export; the personal fields and the salt are the columns beside it."""
 
     Type = EntryType  # audit/entry_types.py
+    if TYPE_CHECKING:
+        _template: Template  # an unsaved entry's canonical text around its links (audit.chain.entry_seal)
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
     # No index of its own: (customer_id, sequence) is unique and leads several others.

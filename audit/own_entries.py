@@ -4,7 +4,6 @@ fields in clear, and a personal part only when it names a reviewer (docs/referen
 "Entry format 2"); and the chain head's lock its writers take."""
 
 import datetime as dt
-from typing import Any
 
 from audit.chain import entry_seal
 from audit.models import AuditEntry, ChainHead
@@ -45,7 +44,12 @@ def own_entry(
         calibration_category="",
     )
     clear = {"entry_id": entry.id, "type": str(type), "logged_at": isoformat(at), **fields}
-    committed: dict[str, Any] = {"context": context, "subgroups": {}, "subject_id": None, "user_id": user_id}
+    committed: dict[str, object] = {
+        "context": context,
+        "subgroups": {},
+        "subject_id": None,
+        "user_id": user_id,
+    }
     entry_seal(entry, clear=clear, personal=committed if personal else None)
     return entry
 
