@@ -34,7 +34,19 @@ class RiskUser(TypedDict):
     undertrust_rate_ci: list[float]
 
 
-class Figures(Scores):
+class TrustRates(TypedDict):
+    """The over- and under-trust rates with their effective n and confidence intervals
+    (docs/reference/calibration.md): a user's, an organisation's or a subgroup's."""
+
+    overtrust_rate: float | None
+    overtrust_effective_n: float
+    overtrust_rate_ci: list[float]
+    undertrust_rate: float | None
+    undertrust_effective_n: float
+    undertrust_rate_ci: list[float]
+
+
+class Figures(Scores, TrustRates):
     """Every figure of a user, an organisation or a period (`figures`; docs/reference/calibration.md):
     the document the API serves, the console shows and the reports print."""
 
@@ -48,12 +60,6 @@ class Figures(Scores):
     mean_ai_confidence: float | None
     calibration_gap: float | None
     reliance_skill: NotRequired[float | None]  # not in a trend point's figures
-    overtrust_rate: float | None
-    overtrust_effective_n: float
-    overtrust_rate_ci: list[float]
-    undertrust_rate: float | None
-    undertrust_effective_n: float
-    undertrust_rate_ci: list[float]
     discrimination: float | None
     discrimination_ci: list[float] | None
     category: UserCategory

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
-from audit.figures import Figures, RecordCategory, RiskLevel, RiskUser, Scores, UserCategory
+from audit.figures import Figures, RecordCategory, RiskLevel, RiskUser, Scores, TrustRates, UserCategory
 from audit.measures_stats import (
     N_TOLERANCE,
     Z95,
@@ -21,12 +21,13 @@ from audit.measures_stats import (
     Rate,
     Recalibrate,
     newcombe,
+    trust_rates,
     weighted_rate,
     wilson,
 )
 
 # re-exported: the calibration app's names, and the figures' shapes (audit/figures.py)
-__all__ = ["Z95", "Clusters", "Figures", "Rate", "RiskUser", "weighted_rate", "wilson"]
+__all__ = ["Z95", "Clusters", "Figures", "Rate", "RiskUser", "TrustRates", "weighted_rate", "wilson"]
 
 CALIBRATED: Final = "CALIBRATED"
 OVERTRUSTING: Final = "OVERTRUSTING"
@@ -373,12 +374,7 @@ def figures(
         "attainable_score": score["attainable_score"],
         "reliance_gap": score["reliance_gap"],
         "reliance_skill": reliance_skill(sums, score["trust_score"], score["attainable_score"], th),
-        "overtrust_rate": over.rate,
-        "overtrust_effective_n": over.effective_n,
-        "overtrust_rate_ci": over.ci,
-        "undertrust_rate": under.rate,
-        "undertrust_effective_n": under.effective_n,
-        "undertrust_rate_ci": under.ci,
+        **trust_rates(over, under),
         "discrimination": delta,
         "discrimination_ci": delta_ci,
         "category": cat,

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal, NamedTuple
 
+from audit.figures import TrustRates
+
 Z95 = NormalDist().inv_cdf(0.975)  # 1.959963984540054, the two-sided 95 % normal quantile
 # An effective n compared with a floor allows for rounding: Kish's n of ten equal weights
 # computes as 9.999999999999996.
@@ -152,6 +154,18 @@ class Rate(NamedTuple):
     rate: float | None
     effective_n: float
     ci: list[float]
+
+
+def trust_rates(over: Rate, under: Rate) -> TrustRates:
+    """The over- and under-trust rates' figures, in the order the documents show them."""
+    return {
+        "overtrust_rate": over.rate,
+        "overtrust_effective_n": over.effective_n,
+        "overtrust_rate_ci": over.ci,
+        "undertrust_rate": under.rate,
+        "undertrust_effective_n": under.effective_n,
+        "undertrust_rate_ci": under.ci,
+    }
 
 
 # The confidence a recalibrated query judges with: p' = expit(a + b * logit(c)) (see `recalibration`).

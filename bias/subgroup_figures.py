@@ -7,6 +7,7 @@ from fractions import Fraction
 from typing import TypedDict
 
 from audit import measures
+from audit.measures_stats import trust_rates
 from bias.domain import Rate, reference_rate
 from bias.stats import PICO
 from bias.subgroup_counts import GroupCounts, subgroup_counts
@@ -15,7 +16,7 @@ from config.timeutils import iso8601
 from keys.models import Customer
 
 
-class StakeFigures(TypedDict):
+class StakeFigures(measures.TrustRates):
     """A group's scored decisions and stake-weighted rates (docs/reference/bias.md, Over- and
     under-trust of a group)."""
 
@@ -23,12 +24,6 @@ class StakeFigures(TypedDict):
     unscored_decisions: int
     coverage: float | None
     automation_bias_incidents: int
-    overtrust_rate: float | None
-    overtrust_effective_n: float
-    overtrust_rate_ci: list[float]
-    undertrust_rate: float | None
-    undertrust_effective_n: float
-    undertrust_rate_ci: list[float]
 
 
 class Disparity(TypedDict):
@@ -81,12 +76,7 @@ def _stake_figures(g: GroupCounts) -> StakeFigures:
         "unscored_decisions": g.decisions - g.scored,
         "coverage": g.scored / g.decisions if g.decisions else None,
         "automation_bias_incidents": g.overtrust,
-        "overtrust_rate": over.rate,
-        "overtrust_effective_n": over.effective_n,
-        "overtrust_rate_ci": over.ci,
-        "undertrust_rate": under.rate,
-        "undertrust_effective_n": under.effective_n,
-        "undertrust_rate_ci": under.ci,
+        **trust_rates(over, under),
     }
 
 
