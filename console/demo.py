@@ -4,6 +4,7 @@ aggregate, hash and alert is what the service itself would have produced."""
 
 import datetime as dt
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import Group, User
@@ -78,18 +79,23 @@ def _officer_of_the_bank(user: User, report: Report) -> None:
 
 
 def _decisions(
-    customer: Customer, rows: list[dict], probes: list[dict], report: Report, *, older_first: dt.date
+    customer: Customer,
+    rows: list[dict[str, object]],
+    probes: list[demo_oversight.ProbeBody],
+    report: Report,
+    *,
+    older_first: dt.date,
 ) -> None:
     """The desk's decisions and probes, logged day by day at the time they were made (a minute
     after the day's last one), so the drift charts raise each alarm on its day; the probe alarms
     due for acknowledgement are acknowledged between the days (docs/reference/drift.md)."""
-    by_day: dict[str, list[dict]] = {}
-    for row in sorted(rows + probes, key=lambda r: str(r["timestamp"])):
+    by_day: dict[str, list[Mapping[str, object]]] = {}
+    for row in sorted([*rows, *probes], key=lambda r: str(r["timestamp"])):
         by_day.setdefault(str(row["timestamp"])[:10], []).append(row)
     rejected = 0
     for day in sorted(by_day):
         items = by_day[day]
-        at = _parse(items[-1]["timestamp"]) + dt.timedelta(seconds=60)
+        at = _parse(str(items[-1]["timestamp"])) + dt.timedelta(seconds=60)
         demo_drift.acknowledge_due(customer, ACTOR, at=at - dt.timedelta(seconds=30), older_first=older_first)
         rejected += audit_services.decisions_log_batch(customer=customer, items=items, at=at).rejected
     if rejected:

@@ -9,7 +9,6 @@ the older month's first ACK_WITHIN_DAYS days are acknowledged the next day with 
 rest stay open for the console and the reports."""
 
 import datetime as dt
-from typing import Any
 
 from config.bodymodels import body_parse
 from console import demo_data
@@ -19,7 +18,7 @@ from drift import services as drift_services
 from drift.inputs import AcknowledgeInput, MonitorCreateInput
 from keys.models import Customer
 
-MONITORS: list[dict[str, Any]] = [
+MONITORS: list[dict[str, object]] = [
     {"name": "Desk reliance on the AI", "chart": "over_reliance", "scope": "organization", "model_id": demo_data.MODEL,
      "baseline": {"mode": "next", "decisions": 200}, "h": 5.0},
     {"name": "v2.2 right more often than it says", "chart": "ai_calibration_down", "scope": "organization",
@@ -35,9 +34,9 @@ DISPOSITIONS = {
 }
 
 
-def monitor_bodies() -> list[dict[str, Any]]:
+def monitor_bodies() -> list[dict[str, object]]:
     """The organisation's monitors, then a probe SPRT for each reviewer."""
-    reviewers = [
+    reviewers: list[dict[str, object]] = [
         {
             "name": f"Vigilance probes, {r.user_id}",
             "chart": "probe_sprt",

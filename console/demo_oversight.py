@@ -9,7 +9,7 @@ most wrong ones, over-trusting ones few, so the vigilance page shows a spread of
 import datetime as dt
 import math
 import random
-from typing import Any
+from typing import Literal, TypedDict
 
 from console import demo_data
 
@@ -22,6 +22,27 @@ TIMED_SHARE = 0.85  # some desks' workflows do not record when the case was open
 PROGRAMME, PROGRAMME_WRONG, PROBE_SHARE = 8, 6, 0.02
 # Per profile: probability of catching a known_wrong probe and of overriding a known_right one.
 PROBE_BEHAVIOUR = {"over-trusting": (0.2, 0.03), "calibrated": (0.85, 0.08), "under-trusting": (0.9, 0.35)}
+
+
+class Probe(TypedDict):
+    kind: Literal["known_wrong", "known_right"]
+    correct_decision: str
+
+
+class ProbeBody(TypedDict):
+    """A probe as POST /log takes it: a known case, logged with the decisions."""
+
+    decision_id: str
+    user_id: str
+    model_id: str
+    model_version: str
+    ai_recommendation: str
+    ai_confidence: float
+    user_decision: str
+    context: str
+    timestamp: str
+    review_seconds: float
+    probe: Probe
 
 
 def _rubber_stampers() -> set[str]:
@@ -39,7 +60,7 @@ def _parse(timestamp: str) -> dt.datetime:
     return dt.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
 
 
-def timed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def timed(rows: list[dict[str, object]]) -> list[dict[str, object]]:
     """The loan desk's decisions with review times: about 85 % timed, half of them as the moment
     the case was opened (review_started_at), half as a duration (review_seconds)."""
     rng = random.Random(SEED)
@@ -50,14 +71,14 @@ def timed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         agrees = row["user_decision"] == row["ai_recommendation"]
         seconds = _seconds(rng, quick=row["user_id"] in stampers and agrees and rng.random() < 0.9)
         if rng.random() < 0.5:
-            started = _parse(row["timestamp"]) - dt.timedelta(seconds=seconds)
+            started = _parse(str(row["timestamp"])) - dt.timedelta(seconds=seconds)
             row["review_started_at"] = started.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
         else:
             row["review_seconds"] = seconds
     return rows
 
 
-def probes(*, now: dt.datetime, decisions: int) -> list[dict[str, Any]]:
+def probes(*, now: dt.datetime, decisions: int) -> list[ProbeBody]:
     """The older month's probe programme (PROGRAMME known cases per reviewer, PROGRAMME_WRONG of
     them known_wrong, the AI recommending the wrong answer) and, in the recent month, about
     PROBE_SHARE as many probes as its decisions for random reviewers, 70 % known_wrong."""
@@ -65,7 +86,7 @@ def probes(*, now: dt.datetime, decisions: int) -> list[dict[str, Any]]:
     staff = demo_data.reviewers()
     older = [(r, n < PROGRAMME_WRONG) for r in staff for n in range(PROGRAMME)]
     recent = [(rng.choice(staff), rng.random() < 0.7) for _ in range(round(decisions / 2 * PROBE_SHARE))]
-    bodies: list[dict[str, Any]] = []
+    bodies: list[ProbeBody] = []
     today = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     for (reviewer, wrong), (first_day, last_day) in [  # days before today: inside each month
         *((case, (demo_data.MONTH_DAYS - 1, demo_data.DAYS - 1)) for case in older),
@@ -92,11 +113,11 @@ def probes(*, now: dt.datetime, decisions: int) -> list[dict[str, Any]]:
                 "probe": {"kind": "known_wrong" if wrong else "known_right", "correct_decision": correct},
             }
         )
-    bodies.sort(key=lambda b: str(b["timestamp"]))
+    bodies.sort(key=lambda b: b["timestamp"])
     return bodies
 
 
-def probes_line(bodies: list[dict[str, Any]]) -> str:
+def probes_line(bodies: list[ProbeBody]) -> str:
     """One line for the demo's report on the probes logged with the decisions."""
     wrong = sum(1 for b in bodies if b["probe"]["kind"] == "known_wrong")
     return (
