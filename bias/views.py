@@ -1,5 +1,7 @@
 """Thin views of the bias endpoints (docs/reference/bias.md): validate -> service/selector -> render."""
 
+from typing import Any
+
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -18,7 +20,7 @@ from config.schema import TrustcalAutoSchema
 from config.scopes import Scope
 
 
-class DetectBiasViewSet(TenantViewSet):
+class DetectBiasViewSet(TenantViewSet[Any]):  # Any: its serializer shows a detection, not the model
     """POST /detect-bias: attach subgroups to a decision and analyse its model's subgroups."""
 
     scopes = {"create": Scope.INGEST}
@@ -36,7 +38,7 @@ class DetectBiasViewSet(TenantViewSet):
         return Response(DetectBiasOutput(result).data)
 
 
-class BiasFeedViewSet(TenantViewSet):
+class BiasFeedViewSet(TenantViewSet[BiasAlert]):
     """GET /bias/feed: the customer's bias alerts, newest first; GET /bias/feed/:id: one."""
 
     scopes = {"list": Scope.READ, "retrieve": Scope.READ}
@@ -64,7 +66,7 @@ class _ReportSchema(TrustcalAutoSchema):
         return False
 
 
-class BiasSubgroupsViewSet(TenantViewSet):
+class BiasSubgroupsViewSet(TenantViewSet[Any]):  # Any: its serializer shows a report, not the model
     """GET /bias/subgroups: subgroup performance per attribute and group."""
 
     scopes = {"list": Scope.READ}

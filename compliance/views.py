@@ -64,7 +64,7 @@ class AnyMediaJSONRenderer(JSONRenderer):
     media_type = "*/*"
 
 
-class ExportViewSet(TenantViewSet):
+class ExportViewSet(TenantViewSet[ExportJob]):
     """Compliance exports of the caller's customer; another customer's id is a 404."""
 
     scopes = {"create": Scope.READ, "retrieve": Scope.READ, "list": Scope.READ, "download": Scope.READ}

@@ -7,12 +7,12 @@ import json
 import logging
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from django.core.exceptions import ImproperlyConfigured, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import DatabaseError, OperationalError
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import URLPattern, path, register_converter
 from rest_framework import exceptions as drf_exceptions
@@ -333,7 +333,7 @@ class TenantAPIView(_CallerCustomer):
         require_declared_scopes(cls)
 
 
-class TenantViewSet(_CallerCustomer, viewsets.GenericViewSet[Any]):  # Any: each subclass's own model
+class TenantViewSet[M: Model](_CallerCustomer, viewsets.GenericViewSet[M]):
     """Every resource viewset derives from this: the queryset is always filtered to the
     caller's customer, so another customer's id is a 404, a list shows only the caller's rows,
     and no view can forget the filter. A subclass provides `queryset` or
@@ -349,18 +349,18 @@ class TenantViewSet(_CallerCustomer, viewsets.GenericViewSet[Any]):  # Any: each
         )
         require_declared_scopes(cls)
 
-    def get_base_queryset(self) -> QuerySet[Any]:  # Any: each subclass's own model
+    def get_base_queryset(self) -> QuerySet[M]:
         queryset = getattr(self, "queryset", None)
         if queryset is None:
             raise ImproperlyConfigured(f"{type(self).__name__} needs a queryset or get_base_queryset()")
-        return cast("QuerySet[Any]", queryset).all()
+        return cast("QuerySet[M]", queryset).all()
 
-    def get_queryset(self) -> QuerySet[Any]:  # Any: each subclass's own model
+    def get_queryset(self) -> QuerySet[M]:
         if getattr(self, "swagger_fake_view", False):
             return self.get_base_queryset().none()
         return self.get_base_queryset().filter(**{self.customer_field: self.customer})
 
-    def filter_queryset(self, queryset: QuerySet[Any]) -> QuerySet[Any]:  # Any: each subclass's own model
+    def filter_queryset[R](self, queryset: QuerySet[M, R]) -> QuerySet[M, R]:
         # The filter backends narrow what get_queryset() gave; the tenant filter is applied
         # again so that no backend can widen it.
         queryset = super().filter_queryset(queryset)

@@ -1,8 +1,7 @@
 """The drift monitors and alarms (docs/reference/drift.md, The API). Another customer's monitor or
 alarm is a 404 on every route (the tenant-scoped base)."""
 
-from typing import Any
-
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import action
@@ -135,7 +134,7 @@ SERIES_PARAMETERS = [
 ]
 
 
-class DriftMonitorViewSet(TenantViewSet):
+class DriftMonitorViewSet(TenantViewSet[DriftMonitor]):
     # Bodies and answers are pydantic models and plain JSON, not DRF serializers: OPTIONS answers
     # 405 rather than describing a serializer it does not have (it answered 500).
     metadata_class = None
@@ -153,7 +152,7 @@ class DriftMonitorViewSet(TenantViewSet):
     pagination_class = PagePagination
     filtersets = {"list": MonitorFilters}
 
-    def get_base_queryset(self) -> Any:
+    def get_base_queryset(self) -> QuerySet[DriftMonitor]:
         return DriftMonitor.objects.filter(deleted_at__isnull=True).order_by("-created_at", "-id")
 
     @extend_schema(responses={200: OBJECT}, examples=[MONITOR_EXAMPLE])
@@ -228,7 +227,7 @@ class DriftMonitorViewSet(TenantViewSet):
         )
 
 
-class DriftAlarmViewSet(TenantViewSet):
+class DriftAlarmViewSet(TenantViewSet[DriftAlarm]):
     # Bodies and answers are pydantic models and plain JSON, not DRF serializers: OPTIONS answers
     # 405 rather than describing a serializer it does not have (it answered 500).
     metadata_class = None
@@ -238,7 +237,7 @@ class DriftAlarmViewSet(TenantViewSet):
     pagination_class = PagePagination
     filtersets = {"list": AlarmFilters}
 
-    def get_base_queryset(self) -> Any:
+    def get_base_queryset(self) -> QuerySet[DriftAlarm]:
         return DriftAlarm.objects.order_by("-raised_at", "-id")
 
     @extend_schema(responses={200: OBJECT}, examples=[ALARM_EXAMPLE])

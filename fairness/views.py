@@ -26,7 +26,7 @@ from fairness.serializers import (
 )
 
 
-class FairnessSignalViewSet(TenantViewSet):
+class FairnessSignalViewSet(TenantViewSet[FairnessSignal]):
     scopes = {"create": Scope.INGEST, "list": Scope.READ, "retrieve": Scope.READ}
     queryset = FairnessSignal.objects.all()
     pagination_class = CamelPagePagination
@@ -60,7 +60,7 @@ class FairnessSignalViewSet(TenantViewSet):
         return Response(SignalOutput(self.get_object()).data)
 
 
-class AmplificationAlertViewSet(TenantViewSet):
+class AmplificationAlertViewSet(TenantViewSet[AmplificationAlert]):
     scopes = {
         "list": Scope.READ,
         "retrieve": Scope.READ,

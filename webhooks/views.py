@@ -22,7 +22,7 @@ from webhooks.serializers import (
 )
 
 
-class WebhookViewSet(TenantViewSet):
+class WebhookViewSet(TenantViewSet[Webhook]):
     """Webhook subscriptions of the caller's customer; another customer's id is a 404."""
 
     scopes = {
