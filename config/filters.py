@@ -15,7 +15,7 @@ Parameter names that are not Python names (`from`) are declared with a trailing 
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.db.models import QuerySet
@@ -27,6 +27,9 @@ from rest_framework.views import APIView
 
 from config import inputs
 from config.exceptions import ValidationFailed
+
+if TYPE_CHECKING:  # drf_spectacular.openapi imports DRF's generics, which import this module's backend
+    from drf_spectacular.openapi import AutoSchema
 
 
 def _message(exc: ValidationFailed) -> str:
@@ -42,7 +45,11 @@ class RuleField(forms.Field):
     widget = forms.TextInput
 
     def __init__(
-        self, *, rule: Callable[[object], object], choices: list[tuple[str, str]] | None = None, **kwargs: Any
+        self,
+        *,
+        rule: Callable[[object], object],
+        choices: list[tuple[str, str]] | None = None,
+        **kwargs: Any,  # Any: forms.Field's own keyword arguments, passed on
     ) -> None:
         self.rule = rule
         self.choices = choices
@@ -140,7 +147,7 @@ class QueryForm(forms.Form):
 
     ranges: tuple[tuple[str, str], ...] = ()
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}
         for low, high in self.ranges:
             if low in self.errors or high in self.errors:
@@ -169,7 +176,7 @@ class QueryFilterSet(django_filters.FilterSet):
         form = QueryForm
 
     @classmethod
-    def get_filters(cls) -> dict[str, Any]:
+    def get_filters(cls) -> dict[str, django_filters.Filter]:
         return {name.removesuffix("_"): f for name, f in super().get_filters().items()}
 
     def get_form_class(self) -> type[forms.Form]:
@@ -222,10 +229,10 @@ def filtered(request: Request, queryset: QuerySet, view: APIView) -> QuerySet:
     return FilterBackend().filter_queryset(request, queryset, view)
 
 
-# Any: the cleaned values, each of its filter's type, read by the view that declared them
-def filter_values(request: Request, view: APIView) -> dict[str, Any]:
+def filter_values(request: Request, view: APIView) -> dict[str, object]:
     """The cleaned values of the view's filterset, for reads computed in SQL from values rather
-    than a queryset (the oversight figures). Parameters not given are None."""
+    than a queryset (the oversight figures). Parameters not given are None; each value is of its
+    filter's type, which the view names (a TypedDict of its own)."""
     filterset_class = FilterBackend().get_filterset_class(view)
     assert filterset_class is not None, f"{type(view).__name__} declares no filterset"
     filterset = filterset_class(data=request.query_params, queryset=_NoRows(), request=request)
@@ -242,7 +249,9 @@ class FilterSetSchema(DjangoFilterExtension):
     match_subclasses = True
     priority = 1
 
-    def get_schema_operation_parameters(self, auto_schema: Any, *args: Any, **kwargs: Any) -> list:
+    def get_schema_operation_parameters(
+        self, auto_schema: "AutoSchema", *args: object, **kwargs: object
+    ) -> list[dict[str, object]]:
         filterset_class = self.target.get_filterset_class(auto_schema.view)
         if filterset_class is None:
             return []
@@ -255,11 +264,13 @@ class FilterSetSchema(DjangoFilterExtension):
             )
         ]
 
-    def _get_filter_method_hint(self, filter_method: Any) -> Any:
-        """The type comes from the filter, not from a filter method's annotation."""
+    def _get_filter_method_hint(self, filter_method: object) -> object:
+        """The type comes from the filter, not from a filter method's annotation (_NoHint: none)."""
         return _NoHint
 
-    def _get_field_description(self, filter_field: Any, description: str | None) -> str | None:
+    def _get_field_description(
+        self, filter_field: django_filters.Filter, description: str | None
+    ) -> str | None:
         """The filter's help text; the list of choices only where a choice has a description
         of its own (the enumeration already lists the values)."""
         choices = filter_field.extra.get("choices") or []

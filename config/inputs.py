@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn, overload
+from typing import NoReturn, overload
 
 from rest_framework.exceptions import ParseError
 from rest_framework.request import Request
@@ -163,8 +163,7 @@ def query_choice[C: str](
     return choice(request.query_params.get(name), name, choices, default)
 
 
-# Any: a query or body value, whatever int() takes (anything else is refused)
-def positive_int(raw: Any, *, name: str, default: int, minimum: int, maximum: int | None) -> int:
+def positive_int(raw: str | None, *, name: str, default: int, minimum: int, maximum: int | None) -> int:
     """An integer query parameter in [minimum, maximum]; absent or empty gives `default`;
     anything else (no silent clamping) is a VALIDATION_ERROR."""
     if raw is None or raw == "":
@@ -182,8 +181,7 @@ def positive_int(raw: Any, *, name: str, default: int, minimum: int, maximum: in
     return value
 
 
-# Any: a query value, whatever int() takes (anything else gives the default)
-def lenient_choice(raw: Any, choices: tuple[int, ...]) -> int:
+def lenient_choice(raw: str | None, choices: tuple[int, ...]) -> int:
     """A staff console page's window in days: one of `choices`, the first one for anything
     else (a page, not an API: a hand-edited address shows the default instead of an error)."""
     try:
@@ -205,22 +203,22 @@ def bound(raw: object, name: str, *, end: bool) -> dt.datetime:
     return value
 
 
-def _inclusive_end(raw: str, end: dt.datetime) -> dt.datetime:
+def _inclusive_end(raw: object, end: dt.datetime) -> dt.datetime:
     """The last instant a `to` bound covers (for the `from` after `to` check)."""
     return end - dt.timedelta(microseconds=1) if parse_day_only(raw) else end
 
 
-def parse_day_only(raw: str) -> bool:
+def parse_day_only(raw: object) -> bool:
     return isinstance(raw, str) and len(raw.strip()) == 10 and parse_day(raw) is not None
 
 
 def check_order(
     start: dt.datetime | None,
     end: dt.datetime | None,
-    raw_to: Any,
+    raw_to: object,  # as `bound` read it: a date covers its day
     *,
     from_name: str,
-    to_name: str,  # Any: as bound read it
+    to_name: str,
 ) -> None:
     """`from` after the last instant `to` covers is refused (a date `to` covers its day)."""
     if start is not None and end is not None and start > _inclusive_end(raw_to, end):

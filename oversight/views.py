@@ -2,6 +2,7 @@
 
 import datetime as dt
 from collections.abc import Sequence
+from typing import cast
 
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -15,7 +16,7 @@ from config.filters import FilterBackend, filter_values
 from config.scopes import Scope
 from config.timeutils import iso8601
 from oversight import rules, selectors
-from oversight.filters import OversightFilters
+from oversight.filters import OversightFilters, OversightValues
 from oversight.serializers import ReviewEffortOutput, VigilanceOutput
 
 
@@ -55,7 +56,7 @@ class _OversightView(TenantAPIView):
         raise NotImplementedError
 
     def get(self, request: Request) -> Response:
-        filters = filter_values(request, self)
+        filters = cast(OversightValues, filter_values(request, self))
         since, until = _window(filters["from"], filters["to"], self.window_days)
         figures, users = self.figures(since, until, model_id=filters["model_id"], user_id=filters["user_id"])
         data, pagination = _page(request, self, list(users))
