@@ -6,12 +6,14 @@ pair's ratio B/A of CPU and of wall time per request, then their median and spre
 Run:  DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/pairs.py \\
           --a DIR_WITH --b DIR_WITHOUT --pairs 10 -- --requests 5 --batch 1000
 (DIR: a checkout, e.g. `git archive <commit> | tar -x -C DIR`; the arguments after `--` go to
-log_cpu.py; the database must be migrated.) A ratio above 1 means B (without the mechanism)
+log_cpu.py; the database must be migrated; `--a-database-url`/`--b-database-url` give a side its
+own database when a migration between them changes the schema.) A ratio above 1 means B (without the mechanism)
 spends more per request. On PostgreSQL the ratio of the backend's CPU is printed too (what a
 set-wise statement saves is the server's), and the sum of both CPUs (the two cores' work)."""
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -20,12 +22,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def run(root: str, extra: list[str]) -> dict:
+def run(root: str, extra: list[str], database_url: str | None) -> dict:
+    env = os.environ | ({"DATABASE_URL": database_url} if database_url else {})
     out = subprocess.run(
         [sys.executable, str(HERE / "log_cpu.py"), "--root", root, *extra],
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -35,12 +39,14 @@ def main() -> None:
     parser.add_argument("--a", required=True, help="the checkout with the mechanism")
     parser.add_argument("--b", required=True, help="the checkout without it")
     parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--a-database-url", help="A's own database (a schema B's code cannot use)")
+    parser.add_argument("--b-database-url", help="B's own database")
     args, extra = parser.parse_known_args()
     extra = [arg for arg in extra if arg != "--"]
     cpu, wall, backend, both = [], [], [], []
     for at in range(args.pairs):
         order = ("a", "b") if at % 2 == 0 else ("b", "a")
-        got = {side: run(getattr(args, side), extra) for side in order}
+        got = {side: run(getattr(args, side), extra, getattr(args, f"{side}_database_url")) for side in order}
         cpu.append(got["b"]["cpu_ms_per_request"] / got["a"]["cpu_ms_per_request"])
         wall.append(got["b"]["wall_ms_per_request"] / got["a"]["wall_ms_per_request"])
         server = {side: got[side]["backend_cpu_ms_per_request"] for side in ("a", "b")}
