@@ -44,14 +44,8 @@ def main() -> None:
     began = time.perf_counter()
     _points_written(mid, args.points)
     monitor = DriftMonitor.objects.get(pk=mid)
-    monitor.state = {
-        "points": args.points,
-        "statistic": 0.0,
-        "restart": False,
-        "open_alarm": False,
-        "run": None,
-    }
-    monitor.save(update_fields=["state"])
+    monitor.chart_points, monitor.chart_restart = args.points, False
+    monitor.save(update_fields=["chart_points", "chart_restart"])
     with connection.cursor() as cursor:  # what autovacuum would do to the fresh rows
         cursor.execute("VACUUM ANALYZE drift_driftpoint" if connection.vendor == "postgresql" else "ANALYZE")
     print(f"{args.points:,} points written in {time.perf_counter() - began:.0f} s", file=sys.stderr)
@@ -104,9 +98,9 @@ def _points_written(mid: str, count: int) -> None:
     """`count` chart points of the monitor, index 1..count, as the charts store them."""
     from django.db import connection, transaction
 
-    from drift.processing import _POINT_COLUMNS, _points_insert
+    from drift.carried import POINT_COLUMNS, points_insert
 
-    assert _POINT_COLUMNS[0] == "monitor_id"
+    assert POINT_COLUMNS[0] == "monitor_id"
     rnd = random.Random(1)
     t0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
     chunk = 50_000 if connection.vendor == "postgresql" else 20_000
@@ -117,7 +111,7 @@ def _points_written(mid: str, count: int) -> None:
             rows.append((mid, False, i, i + 1, f"d-{i}", f"user-{i % 200}", t0 + dt.timedelta(seconds=i), c,
                          int(rnd.random() < 1 - c), 1 - c, 0.1, 0.5, None, None, False, False, None, None))  # fmt: skip
         with transaction.atomic():
-            _points_insert(rows)
+            points_insert(rows)
 
 
 def _plain(connection, mid: str, low: int) -> int:

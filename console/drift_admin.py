@@ -228,11 +228,10 @@ def _parameters(m: DriftMonitor) -> list[tuple[str, str]]:
     if baseline:
         rows.append(("Baseline", f"{baseline.get('mode')}, {baseline.get('collected', 0):,} of "
                                  f"{baseline.get('decisions'):,} points, completed {baseline.get('completed_at') or 'not yet'}"))  # fmt: skip
-    state = m.state or {}
     rows += [
         ("Status", m.status),
-        ("Chart points", f"{state.get('points', 0):,}"),
-        ("Statistic carried", f"{float(state.get('statistic', 0.0)):.6f}"),
+        ("Chart points", f"{m.chart_points:,}"),
+        ("Statistic carried", f"{m.chart_statistic:.6f}"),
         ("Alarms raised", f"{m.alarms_raised:,}"),
         ("Seed and runs of its calibrations", f"{m.seed}, {m.runs:,}"),
     ]

@@ -4,19 +4,24 @@ follow model fitted for a reliance chart, the status that follows, and its entry
 import datetime as dt
 from collections.abc import Sequence
 
+from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from drift import trail
 from drift.charts import RELIANCE_CHARTS, UNDER_RELIANCE, fit_follow_model, in_control_probability
 from drift.models import DriftMonitor
-from drift.wire import fit_of
+from drift.wire import MonitorFields, fit_of
 
 
 def baseline_complete(
-    monitor: DriftMonitor, points: Sequence[tuple[float | None, int, int]], *, at: dt.datetime
-) -> trail.Record:
-    """`points`: the baseline's (c, e, sequence) in chain order. Sets the monitor's baseline
-    figures and status (`live` with an h, else `calibrating`) and returns its entry's record."""
-    baseline = dict(monitor.baseline or {})
+    monitor: MonitorFields,
+    baseline: JSONObject,
+    points: Sequence[tuple[float | None, int, int]],
+    *,
+    at: dt.datetime,
+) -> tuple[trail.Record, str]:
+    """`baseline`: the monitor's baseline members, completed in place; `points`: the baseline's
+    (c, e, sequence) in chain order. Returns the entry's record and the status that follows
+    (`live` with an h, else `calibrating`)."""
     fit = None
     if monitor.chart in RELIANCE_CHARTS:
         flip = monitor.chart == UNDER_RELIANCE
@@ -28,8 +33,7 @@ def baseline_complete(
         completed_at=isoformat(at),
         fit=fit,
     )
-    monitor.baseline = baseline
-    monitor.status = DriftMonitor.Status.LIVE if monitor.h is not None else DriftMonitor.Status.CALIBRATING
+    status = DriftMonitor.Status.LIVE if monitor.h is not None else DriftMonitor.Status.CALIBRATING
     data = {
         "monitor_id": monitor.pk,
         "chart": monitor.chart,
@@ -42,9 +46,9 @@ def baseline_complete(
             "last_sequence": baseline["last_sequence"],
             "fit": fit,
         },
-        "status": monitor.status,
+        "status": status,
     }
-    return trail.Record(trail.BASELINE_COMPLETED, monitor.pk, data, user_id=monitor.user_id)
+    return trail.Record(trail.BASELINE_COMPLETED, monitor.pk, data, user_id=monitor.user_id), status
 
 
 def case_mix(monitor: DriftMonitor, confidences: Sequence[float]) -> list[float]:

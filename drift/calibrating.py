@@ -20,7 +20,7 @@ from drift.calibration import calibrate
 from drift.charts import PROBE_SPRT
 from drift.engine import restart
 from drift.models import DriftMonitor, DriftPoint
-from drift.wire import state_dump, state_load
+from drift.wire import state_of, state_set
 
 
 def status_of(monitor: DriftMonitor) -> str:
@@ -64,11 +64,11 @@ def calibration_apply(monitor: DriftMonitor, figures: dict[str, float | int], *,
     trail.records_append(monitor.customer, [record], at=now)
     answer: JSONObject = {"monitor_id": monitor.pk, "chart": monitor.chart, **figures, "applied": True,
                           "entry_sequence": record.sequence, "calibrated_at": isoformat(now)}  # fmt: skip
-    state = state_load(monitor.state)
+    state = state_of(monitor)
     restart(state)
     monitor.h, monitor.h_source, monitor.arl0_target = figures["h"], "calibrated", int(figures["arl0_target"])
     monitor.calibration = answer
-    monitor.state = state_dump(state)
+    state_set(monitor, state)
     monitor.status = status_of(monitor)
     monitor.calibration_lease_until = None
     monitor.updated_at = now

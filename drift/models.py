@@ -1,6 +1,6 @@
 """Drift monitors, the points of their charts and their alarms (docs/reference/drift.md).
 
-A monitor carries its chart's state (`state`, the engine's ChartState as JSON) from one point
+A monitor carries its chart's state (the engine's ChartState, in typed columns) from one point
 to the next, so a write updates it in O(1) per point. Every point is stored, charted or in the
 baseline, so the series and the calibration's case mix are reads, never a replay."""
 
@@ -48,8 +48,21 @@ class DriftMonitor(models.Model):
     calibration = models.JSONField(null=True)  # the last applied calibration's answer
     enabled = models.BooleanField(default=True)
     status = models.CharField(max_length=16, choices=Status.choices)
-    # the engine's ChartState (drift.engine), as JSON
-    state = models.JSONField(default=dict)
+    # the engine's ChartState (drift.engine) in typed columns (drift.wire.state_of), so the write
+    # path reads and saves it without a JSON text: the points so far, X (or S) carried, whether
+    # the next point restarts, an alarm open, and the current run (null without one)
+    chart_points = models.IntegerField(default=0)
+    chart_statistic = models.FloatField(default=0.0)
+    chart_restart = models.BooleanField(default=True)
+    chart_open_alarm = models.BooleanField(default=False)
+    run_start_index = models.IntegerField(null=True)
+    run_points = models.IntegerField(null=True)
+    run_first_sequence = models.BigIntegerField(null=True)
+    run_last_sequence = models.BigIntegerField(null=True)
+    run_time_from = models.DateTimeField(null=True)
+    run_time_to = models.DateTimeField(null=True)
+    run_excess = models.FloatField(null=True)
+    run_misses = models.IntegerField(null=True)
     open_alarm_id = models.CharField(max_length=40, null=True)
     alarms_raised = models.IntegerField(default=0)
     conclusions_h0 = models.IntegerField(null=True)

@@ -7,7 +7,7 @@ from config.jsondoc import JSONObject
 from config.timeutils import isoformat
 from drift.charts import PROBE_SPRT
 from drift.models import DriftAlarm, DriftMonitor
-from drift.wire import sprt_json
+from drift.wire import MonitorFields, sprt_json
 
 
 def _time(value: Any) -> str | None:  # Any: a datetime or None
@@ -15,7 +15,7 @@ def _time(value: Any) -> str | None:  # Any: a datetime or None
 
 
 # JSON values
-def alarm_snapshot(monitor: DriftMonitor) -> JSONObject:
+def alarm_snapshot(monitor: MonitorFields) -> JSONObject:
     return {
         "name": monitor.name,
         "chart": monitor.chart,
@@ -30,7 +30,6 @@ def alarm_snapshot(monitor: DriftMonitor) -> JSONObject:
 
 # JSON values
 def monitor_json(monitor: DriftMonitor) -> JSONObject:
-    state = monitor.state or {}
     sprt = monitor.chart == PROBE_SPRT
     return {
         "monitor_id": monitor.pk,
@@ -52,8 +51,8 @@ def monitor_json(monitor: DriftMonitor) -> JSONObject:
         "status": monitor.status,
         "enabled": monitor.enabled,
         "state": {
-            "points": state.get("points", 0),
-            "statistic": round(state.get("statistic", 0.0), 6),
+            "points": monitor.chart_points,
+            "statistic": round(monitor.chart_statistic, 6),
             "last_sequence": monitor.last_sequence,
             "open_alarm_id": monitor.open_alarm_id,
             "alarms_raised": monitor.alarms_raised,

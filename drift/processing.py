@@ -6,29 +6,25 @@ drift entries (baseline completed, conclusion, alarm raised) after all of the wr
 by point, then by monitor (oldest first), then in that order for one monitor."""
 
 import datetime as dt
-import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection, models
 from django.db.models import F
 
 from audit.measures import same
-from config.db import prepared
-from config.db.bulk import COPY_FROM, array_param, column_type, copy_from
 from drift import trail
 from drift.baselines import baseline_complete
+from drift.carried import Carried, monitors_read, monitors_update, points_insert
 from drift.charts import AI_CALIBRATION_CHARTS, PROBE_SPRT, RELIANCE_CHARTS, event
-from drift.engine import ChartPoint, Point, advance
+from drift.engine import ChartPoint, Point, Spec, advance
 from drift.models import DriftAlarm, DriftMonitor, DriftPoint
 from drift.outputs import alarm_snapshot
-from drift.wire import run_json, spec_of, state_dump, state_load
+from drift.wire import MonitorFields, run_json
 from keys.models import Customer
 
 
-def eligible_event(monitor: DriftMonitor, entry: Any, *, first_outcome: bool) -> int | None:  # Any: an entry
+def eligible_event(monitor: MonitorFields, entry: Any, *, first_outcome: bool) -> int | None:  # Any: an entry
     """The entry's event e for the monitor's chart, or None when it is not the monitor's point."""
     if monitor.scope == "user" and entry.user_id != monitor.user_id:
         return None
@@ -52,9 +48,8 @@ def eligible_event(monitor: DriftMonitor, entry: Any, *, first_outcome: bool) ->
 
 @dataclass
 class _Touched:
-    monitor: DriftMonitor
-    state: Any  # the engine's ChartState
-    spec: Any = None  # the engine's Spec, once the monitor charts
+    monitor: Carried
+    spec: Spec | None = None  # once the monitor charts
     baseline: list[tuple[float | None, int, int]] = field(default_factory=list)  # (c, e, sequence)
 
 
@@ -65,11 +60,7 @@ def points_process(*, customer: Customer, entries: Sequence[Any], first_outcomes
     ]
     if not candidates:
         return
-    monitors = list(
-        DriftMonitor.objects.filter(customer=customer, deleted_at__isnull=True, enabled=True)
-        .exclude(status=DriftMonitor.Status.CALIBRATING)
-        .order_by("configured_sequence")
-    )
+    monitors = monitors_read(customer.pk)
     if not monitors:
         return
     run = _Run(customer, now=candidates[0].logged_at)  # the write's time, shared by its entries
@@ -82,124 +73,6 @@ def points_process(*, customer: Customer, entries: Sequence[Any], first_outcomes
     run.finish()
 
 
-# What a write changes on a monitor it touched.
-_CARRIED = [
-    "state", "baseline", "status", "last_sequence", "open_alarm_id", "alarms_raised",
-    "conclusions_h0", "conclusions_h1", "updated_at",
-]  # fmt: skip
-
-
-# A point's row, as _Run builds it (the table's columns but its key).
-_POINT_COLUMNS = (
-    "monitor_id", "baseline", "index", "sequence", "decision_id", "user_id", "timestamp", "ai_confidence",
-    "event", "p", "w", "x", "llr", "llr_sum", "restart", "signal", "conclusion", "alarm_id",
-)  # fmt: skip
-
-
-def _casts(model: type[Any], columns: Sequence[str]) -> list[str]:  # Any: a model class
-    """Each column's PostgreSQL type as a cast (without a length)."""
-    by_column = {f.column: f for f in model._meta.concrete_fields}
-    return [f"::{column_type(by_column[c])}" for c in columns]
-
-
-def _arrays(
-    model: type[Any], columns: Sequence[str], rows: Sequence[Sequence[Any]]
-) -> list[Any]:  # Any: a model class; columns' values
-    """One array parameter per column of `rows` (config.db.bulk.array_param), floats as floats."""
-    by_column = {f.column: f for f in model._meta.concrete_fields}
-    out = []
-    for column, values in zip(columns, zip(*rows, strict=True), strict=True):
-        if isinstance(by_column[column], models.FloatField):
-            values = tuple(None if v is None else float(v) for v in values)
-        out.append(array_param(list(values)))
-    return out
-
-
-@functools.cache
-def _points_insert_sql() -> str:
-    """PostgreSQL: one array per column, unnested: a fixed text, prepared once per connection
-    (config.db.prepared). A multi-row VALUES of bound literals grows with the rows, and psycopg
-    split its 900 placeholders (50 monitors) in Python on every write."""
-    qn = connection.ops.quote_name
-    names = ", ".join(qn(c) for c in _POINT_COLUMNS)
-    arrays = ", ".join(f"%s{cast}[]" for cast in _casts(DriftPoint, _POINT_COLUMNS))
-    return f"INSERT INTO {qn(DriftPoint._meta.db_table)} ({names}) SELECT * FROM unnest({arrays})"  # noqa: S608 - the model's names
-
-
-def _points_insert(rows: list[tuple[Any, ...]]) -> None:  # Any: a point's values
-    """The write's points as rows, without model instances: on PostgreSQL a COPY from COPY_FROM
-    rows (a batch's points), else one prepared INSERT of one array per column; on SQLite one
-    executemany."""
-    if not rows:
-        return
-    qn = connection.ops.quote_name
-    table, names = qn(DriftPoint._meta.db_table), ", ".join(qn(c) for c in _POINT_COLUMNS)
-    if connection.vendor == "postgresql":
-        if len(rows) > COPY_FROM:
-            with copy_from(f"COPY {table} ({names}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            return
-        with prepared.cursor() as cursor:
-            cursor.execute(_points_insert_sql(), _arrays(DriftPoint, _POINT_COLUMNS, rows))
-        return
-    values = "(" + ", ".join("%s" for _ in _POINT_COLUMNS) + ")"
-    sql = f"INSERT INTO {table} ({names}) VALUES {values}"  # noqa: S608 - the model's names
-    at = _POINT_COLUMNS.index("timestamp")
-    adapt = connection.ops.adapt_datetimefield_value
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, [(*row[:at], adapt(row[at]), *row[at + 1 :]) for row in rows])
-
-
-@functools.cache
-def _monitor_columns() -> tuple[list[str], list[bool]]:
-    """The id and the carried fields' columns, and which hold JSON."""
-    by_name = {f.name: f for f in DriftMonitor._meta.concrete_fields}
-    fields = [by_name[name] for name in ("id", *_CARRIED)]
-    return [str(f.column) for f in fields], [isinstance(f, models.JSONField) for f in fields]
-
-
-@functools.cache
-def _monitors_update_sql(vendor: str, rows: int) -> str:
-    """UPDATE ... FROM the rows: on PostgreSQL one array per column, unnested (a fixed text,
-    prepared once per connection); on SQLite (3.33+ has UPDATE FROM) a VALUES of `rows` rows."""
-    columns, _ = _monitor_columns()
-    qn = connection.ops.quote_name
-    table = qn(DriftMonitor._meta.db_table)
-    names = [f"c{at}" for at in range(len(columns))]
-    sets = ", ".join(f"{qn(c)} = v.{n}" for c, n in zip(columns[1:], names[1:], strict=True))
-    if vendor == "postgresql":
-        arrays = ", ".join(f"%s{cast}[]" for cast in _casts(DriftMonitor, columns))
-        source = f"unnest({arrays}) AS v({', '.join(names)})"
-    else:
-        row = "(" + ", ".join("%s" for _ in columns) + ")"
-        listed = ", ".join(f"column{at + 1} AS {n}" for at, n in enumerate(names))
-        source = f"(SELECT {listed} FROM (VALUES {', '.join([row] * rows)})) AS v"  # noqa: S608 - the model's names
-    return f"UPDATE {table} SET {sets} FROM {source} WHERE {table}.{qn(columns[0])} = v.{names[0]}"  # noqa: S608 - the model's names
-
-
-def _monitors_update(monitors: list[DriftMonitor]) -> None:
-    """The touched monitors' carried fields in one UPDATE ... FROM the rows: Django's bulk_update
-    builds a CASE per field and monitor, about 20 ms of CPU per write at 50 monitors. The values
-    as the columns take them: JSON as its text, the time as the backend writes it
-    (Field.get_db_prep_save per value was most of the statement's CPU)."""
-    columns, is_json = _monitor_columns()
-    at = columns.index("updated_at")
-    time = connection.ops.adapt_datetimefield_value
-    rows = []
-    for monitor in monitors:
-        values = [getattr(monitor, c) for c in columns]
-        values = [json.dumps(v) if j and v is not None else v for v, j in zip(values, is_json, strict=True)]
-        values[at] = time(values[at])
-        rows.append(values)
-    if connection.vendor == "postgresql":
-        with prepared.cursor() as cursor:
-            cursor.execute(_monitors_update_sql("postgresql", 0), _arrays(DriftMonitor, columns, rows))
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(_monitors_update_sql(connection.vendor, len(rows)), [v for row in rows for v in row])
-
-
 class _Run:
     """One write's drift effects, accumulated in order, written at the end."""
 
@@ -210,17 +83,13 @@ class _Run:
         self.records: list[trail.Record] = []
         self.new_alarms: list[DriftAlarm] = []
         self.signalled: dict[str, tuple[int, int, int]] = {}  # open alarm -> (signals, index, sequence)
-        self.completed: list[DriftMonitor] = []
+        self.completed: list[Carried] = []
         self.now = now
 
-    def _touch(self, monitor: DriftMonitor) -> _Touched:
+    def point(self, monitor: Carried, entry: Any, e: int) -> None:  # Any: an entry
         touched = self.touched.get(monitor.pk)
         if touched is None:
-            touched = self.touched[monitor.pk] = _Touched(monitor, state_load(monitor.state))
-        return touched
-
-    def point(self, monitor: DriftMonitor, entry: Any, e: int) -> None:  # Any: an entry
-        touched = self._touch(monitor)
+            touched = self.touched[monitor.pk] = _Touched(monitor)
         monitor.last_sequence = entry.sequence
         if monitor.status == DriftMonitor.Status.BASELINE:
             self._baseline_point(touched, entry, e)
@@ -231,8 +100,8 @@ class _Run:
             entry.sequence, entry.decision_ref, entry.user_id, entry.timestamp, entry.ai_confidence, e
         )
         if touched.spec is None:
-            touched.spec = spec_of(monitor)
-        charted = advance(touched.spec, touched.state, point)
+            touched.spec = monitor.spec()
+        charted = advance(touched.spec, monitor.state, point)
         alarm_id = self._alarm(monitor, charted) if charted.alarm is not None else None
         if charted.conclusion is not None:
             self._concluded(monitor, charted, alarm_id)
@@ -251,23 +120,24 @@ class _Run:
              entry.ai_confidence, e, None, None, None, None, None, False, False, None, None)
         )  # fmt: skip
         touched.baseline.append((entry.ai_confidence, e, entry.sequence))
-        baseline = dict(monitor.baseline or {})
+        baseline = monitor.baseline_json()
+        assert baseline is not None  # a monitor collecting a baseline has one
         baseline["collected"] = baseline.get("collected", 0) + 1
         if baseline.get("first_sequence") is None:
             baseline["first_sequence"] = entry.sequence
-        monitor.baseline = baseline
         if baseline["collected"] >= baseline["decisions"]:
             points = [
                 (c, ev, s)
-                for c, ev, s in DriftPoint.objects.filter(monitor=monitor, baseline=True)
+                for c, ev, s in DriftPoint.objects.filter(monitor_id=monitor.pk, baseline=True)
                 .order_by("sequence")
                 .values_list("ai_confidence", "event", "sequence")
             ] + touched.baseline
-            self.records.append(baseline_complete(monitor, points, at=self.now))
+            record, monitor.status = baseline_complete(monitor, baseline, points, at=self.now)
+            self.records.append(record)
             if monitor.status == DriftMonitor.Status.CALIBRATING:
                 self.completed.append(monitor)
 
-    def _alarm(self, monitor: DriftMonitor, charted: ChartPoint) -> str:
+    def _alarm(self, monitor: Carried, charted: ChartPoint) -> str:
         draft = charted.alarm
         assert draft is not None
         if not draft.new_alarm and monitor.open_alarm_id:
@@ -276,7 +146,7 @@ class _Run:
             return monitor.open_alarm_id
         alarm = DriftAlarm(
             customer=self.customer,
-            monitor=monitor,
+            monitor_id=monitor.pk,
             monitor_snapshot=alarm_snapshot(monitor),
             chart=monitor.chart,
             user_id=monitor.user_id,
@@ -300,7 +170,7 @@ class _Run:
         monitor.alarms_raised += 1
         return alarm.pk
 
-    def _raised_record(self, monitor: DriftMonitor, charted: ChartPoint, alarm_id: str) -> trail.Record:
+    def _raised_record(self, monitor: Carried, charted: ChartPoint, alarm_id: str) -> trail.Record:
         alarm = next(a for a in self.new_alarms if a.pk == alarm_id)
         data = {
             "alarm_id": alarm_id,
@@ -322,14 +192,14 @@ class _Run:
         }
         return trail.Record(trail.RAISED, alarm_id, data, user_id=monitor.user_id)
 
-    def _concluded(self, monitor: DriftMonitor, charted: ChartPoint, alarm_id: str | None) -> None:
+    def _concluded(self, monitor: Carried, charted: ChartPoint, alarm_id: str | None) -> None:
         assert charted.run is not None and charted.llr_sum is not None
         if charted.conclusion == "h0":
             monitor.conclusions_h0 = (monitor.conclusions_h0 or 0) + 1
         else:
             monitor.conclusions_h1 = (monitor.conclusions_h1 or 0) + 1
-        sprt = monitor.sprt or {}
-        spec = spec_of(monitor).sprt
+        sprt = monitor.sprt_json() or {}
+        spec = monitor.spec().sprt
         assert spec is not None
         data = {
             "monitor_id": monitor.pk,
@@ -356,8 +226,9 @@ class _Run:
         raised = {r.ref: r.sequence for r in self.records if r.type == trail.RAISED}
         for record in self.records:
             if record.type == trail.BASELINE_COMPLETED:
-                done = self.touched[record.ref].monitor
-                done.baseline = {**(done.baseline or {}), "entry_sequence": record.sequence}
+                baseline = self.touched[record.ref].monitor.baseline_json()
+                assert baseline is not None
+                baseline["entry_sequence"] = record.sequence
         for alarm in self.new_alarms:
             alarm.entry_sequence = raised[alarm.pk] or 0
         for alarm_id, (count, index, sequence) in self.signalled.items():
@@ -370,12 +241,8 @@ class _Run:
                     signals=F("signals") + count, last_signal_index=index, last_signal_sequence=sequence
                 )
         DriftAlarm.objects.bulk_create(self.new_alarms)
-        _points_insert(self.points)
-        touched = [t.monitor for t in self.touched.values()]
-        for t in self.touched.values():
-            t.monitor.state = state_dump(t.state)
-            t.monitor.updated_at = self.now
-        _monitors_update(touched)
+        points_insert(self.points)
+        monitors_update([t.monitor for t in self.touched.values()], now=self.now)
         for monitor in self.completed:  # `calibrating` until a worker appends its calibration
             from drift.calibrating import calibration_send
 

@@ -17,10 +17,10 @@ def series(
 ) -> tuple[list[tuple[Any, ...]], int]:
     """A page of the chart's points in ascending index, and how many the range holds. A chart's
     points are indexed 1, 2, ... without a gap (a restart does not renumber them) up to the
-    monitor's `state.points`, so the page is an index range read by the (monitor, baseline,
+    monitor's `chart_points`, so the page is an index range read by the (monitor, baseline,
     index) index: no count and no offset, the same cost at any history length. Rows as tuples
     (SERIES_COLUMNS), not dicts: a page has up to 5,000."""
-    last = min(high, int((monitor.state or {}).get("points", 0)))
+    last = min(high, monitor.chart_points)
     total = max(0, last - low + 1)
     start = low + (page - 1) * limit
     if start > last:

@@ -27,7 +27,7 @@ from drift.exceptions import (
 from drift.inputs import NAME_MAX, AcknowledgeInput, CalibrateInput, MonitorCreateInput, MonitorUpdateInput
 from drift.models import DriftAlarm, DriftMonitor, DriftPoint
 from drift.previous import previous_points
-from drift.wire import SPRT_DEFAULTS, state_dump, state_load
+from drift.wire import SPRT_DEFAULTS, state_of, state_set
 from keys.models import Customer
 
 MONITORS_MAX = 50
@@ -145,7 +145,10 @@ def monitor_create(
     trail.records_append(customer, records, at=now)
     monitor.configured_sequence = records[0].sequence or 0
     if points:
-        done = baseline_complete(monitor, [(c, e, s) for c, e, s, _ in points], at=now)
+        monitor.baseline = dict(monitor.baseline or {})
+        done, monitor.status = baseline_complete(
+            monitor, monitor.baseline, [(c, e, s) for c, e, s, _ in points], at=now
+        )
         if not body.enabled:
             monitor.status = DriftMonitor.Status.PAUSED
         trail.records_append(customer, [done], at=now)
@@ -207,7 +210,7 @@ def monitor_update(*, monitor: DriftMonitor, body: MonitorUpdateInput) -> DriftM
         changes = sorted({*changes, "h"})
     if not changes:
         return monitor
-    state = state_load(monitor.state)
+    state = state_of(monitor)
     was_enabled = monitor.enabled
     for name in changes:
         setattr(monitor, name, sent[name])
@@ -220,7 +223,7 @@ def monitor_update(*, monitor: DriftMonitor, body: MonitorUpdateInput) -> DriftM
         if monitor.enabled and not was_enabled:
             restart(state)
         monitor.status = status_of(monitor)
-    monitor.state = state_dump(state)
+    state_set(monitor, state)
     monitor.updated_at = _now()
     trail.records_append(monitor.customer, [_configured(monitor, "updated", changes)], at=monitor.updated_at)
     monitor.save()
@@ -307,9 +310,9 @@ def alarm_acknowledge(
     trail.records_append(alarm.customer, [record], at=now)
     alarm.acknowledgement_entry_sequence = record.sequence
     alarm.save()
-    state = state_load(monitor.state)
+    state = state_of(monitor)
     acknowledged(state)
-    monitor.state = state_dump(state)
+    state_set(monitor, state)
     if monitor.open_alarm_id == alarm.pk:
         monitor.open_alarm_id = None
     monitor.save()
