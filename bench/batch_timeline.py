@@ -18,7 +18,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
 
 from benchenv import ROOT, checkout_root
 
@@ -61,9 +60,9 @@ class _Timeline:
         self.batches: list[dict[str, list[tuple[float, float]]]] = []
         self.inside = False
 
-    def timed(self, fn: Callable[..., Any], label: str, *, request: bool = False) -> Callable[..., Any]:
+    def timed[**P, R](self, fn: Callable[P, R], label: str, *, request: bool = False) -> Callable[P, R]:
         @functools.wraps(fn)
-        def timed(*args: Any, **kwargs: Any) -> Any:
+        def timed(*args: P.args, **kwargs: P.kwargs) -> R:
             is_batch = request and str(args[1] if len(args) > 1 else kwargs.get("path")).endswith("/batch")
             if is_batch:
                 self.batches.append({})
@@ -84,7 +83,7 @@ class _Timeline:
 def _wrap_steps(timeline: _Timeline) -> list[str]:
     shown = []
     for module_name, attribute, label in STEPS:
-        owner: Any = importlib.import_module(module_name)
+        owner: object = importlib.import_module(module_name)
         *outer, name = attribute.split(".")
         for part in outer:
             owner = getattr(owner, part)

@@ -44,7 +44,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from xml.sax.saxutils import escape
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -332,7 +331,7 @@ http {{
 
 
 def call(
-    method: str, url: str, key: str | None = None, body: Any = None, timeout: float = 30.0
+    method: str, url: str, key: str | None = None, body: object = None, timeout: float = 30.0
 ) -> tuple[int, bytes, dict[str, str]]:
     data = None if body is None else json.dumps(body).encode()
     headers = {"Content-Type": "application/json"} if data is not None else {}
@@ -379,7 +378,7 @@ class _ReceiverHandler(http.server.BaseHTTPRequestHandler):
         self.send_response(204)
         self.end_headers()
 
-    def log_message(self, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

@@ -14,13 +14,13 @@ nan, a dict or a list) reaches the page."""
 import base64
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from weasyprint import HTML, Attachment
-from weasyprint.urls import URLFetcher, URLFetchingError
+from weasyprint.urls import URLFetcher, URLFetcherResponse, URLFetchingError
 
 from audit import pdf_files
 from compliance import charts, drift_print, printing
@@ -52,7 +52,7 @@ CHART_SECTIONS = {
 class _NoNetworkFetcher(URLFetcher):
     """The report embeds everything (charts as data: URLs); nothing else is fetched."""
 
-    def fetch(self, url: str, headers: Any = None) -> Any:
+    def fetch(self, url: str, headers: Mapping[str, str] | None = None) -> URLFetcherResponse:
         if not url.startswith("data:"):
             raise URLFetchingError(f"refused to fetch {url[:40]}")
         return super().fetch(url, headers)
@@ -214,7 +214,7 @@ def render_pdf(report: Report, out: HashingWriter) -> None:
     whole decision log when more rows than are printed."""
     log_total = report.decisions
     document = HTML(string=report_html(report), url_fetcher=_NoNetworkFetcher())
-    options: dict[str, Any] = {"pdf_variant": PDF_VARIANT, "uncompressed_pdf": False}
+    options: dict[str, object] = {"pdf_variant": PDF_VARIANT, "uncompressed_pdf": False}
     with tempfile.TemporaryDirectory(prefix="trustcal-report-") as folder:
         attachments = []
         for name, content, description in _checkpoint_files(report):

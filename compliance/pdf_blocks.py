@@ -61,7 +61,7 @@ FEATURES = {
     "system_description": ("System description", "the system profiles could not be read"),
 }
 # Partials that take their figures already printed (compliance/oversight_print.py).
-PRINTERS: dict[str, Callable[[Any], Any]] = {
+PRINTERS: dict[str, Callable[[Any], Any]] = {  # Any: each printer reads and prints its own figures' shape
     "review_effort": oversight_print.review_effort,
     "vigilance": oversight_print.vigilance,
     "erasures": erasure_print.erasures,

@@ -4,10 +4,9 @@ EXPORT_RETENTION_DAYS, and the deletion of a job with its file."""
 
 import datetime as dt
 import logging
-from typing import Any
 
 from django.conf import settings
-from django.core.files.storage import storages
+from django.core.files.storage import Storage, storages
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
@@ -17,7 +16,7 @@ from compliance.models import ExportJob
 logger = logging.getLogger("trustcal.compliance")
 
 
-def exports_storage() -> Any:
+def exports_storage() -> Storage:
     return storages["exports"]
 
 

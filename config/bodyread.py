@@ -14,7 +14,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from django.conf import settings
 
@@ -44,7 +44,7 @@ class Expires(Protocol):
 
 class _Watcher:
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, Any]] = []
+        self._heap: list[tuple[float, int, Expires]] = []
         self._cancelled: set[int] = set()
         self._ids = itertools.count()
         self._cv = threading.Condition()
@@ -91,7 +91,7 @@ class DeadlineStream:
 
     def __init__(
         self,
-        stream: Any,
+        stream: BinaryIO,
         sock: socket.socket,
         deadline: float,
         admit: Callable[[], bool] | None = None,
@@ -191,12 +191,15 @@ class DeadlineStream:
         data = self.stream.readline() if size is None or size < 0 else self.stream.readline(size)
         return self._done(data, size if data.endswith(b"\n") else -1)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # Any: the wrapped stream's own attribute
         return getattr(self.stream, name)
 
 
 def body_guard(
-    request: Any, *, admit: Callable[[], bool] | None = None, on_finish: Callable[[], None] | None = None
+    request: Any,  # Any: Django's request, whose private _stream (a BinaryIO to the stubs) becomes the guard
+    *,
+    admit: Callable[[], bool] | None = None,
+    on_finish: Callable[[], None] | None = None,
 ) -> DeadlineStream | None:
     """Put the deadline on a request with a body served by gunicorn (the socket is known)."""
     sock = request.META.get("gunicorn.socket")

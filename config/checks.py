@@ -55,7 +55,7 @@ def _checkpoint_key() -> list[CheckMessage]:
 
 
 def _export_storage() -> list[CheckMessage]:
-    exports: dict[str, Any] = settings.STORAGES["exports"]
+    exports: dict[str, Any] = settings.STORAGES["exports"]  # Any: the storage backend's own settings
     if exports.get("BACKEND") != _FILE_SYSTEM_STORAGE:
         return []
     location = Path(exports.get("OPTIONS", {}).get("location") or settings.MEDIA_ROOT or ".")

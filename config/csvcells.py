@@ -3,8 +3,6 @@ begins with `=`, `+`, `-`, `@`, a tab or a carriage return is written with a lea
 that a spreadsheet shows it as text instead of running it as a formula. One rule for every CSV
 the service writes, in Python and in SQL (PostgreSQL's COPY)."""
 
-from typing import Any
-
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 # The same rule as a SQL expression over one text column (PostgreSQL and SQLite both have
@@ -15,7 +13,7 @@ SQL_TEMPLATE = (
 )
 
 
-def cell(value: Any) -> Any:
+def cell[T](value: T) -> T | str:
     """A text value made safe for a spreadsheet; anything else unchanged."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value

@@ -33,7 +33,7 @@ def engine_modules() -> tuple[ModuleType, ...]:
     return tuple(sys.modules[name] for name in names if name in sys.modules)
 
 
-def app_hooks(name: str) -> list[Callable[..., Any]]:
+def app_hooks(name: str) -> list[Callable[..., Any]]:  # Any: each hook's signature is its name's
     return [hook for module in engine_modules() if (hook := getattr(module, name, None)) is not None]
 
 

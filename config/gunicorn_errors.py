@@ -8,12 +8,16 @@ web worker) puts `write_problem` in its place. Only the body changes: the status
 and the closed connection stay gunicorn's."""
 
 import json
+import socket
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from config.api import problem_body
 from config.ids import new_id
 from config.jsondoc import JSONObject
+
+if TYPE_CHECKING:
+    from gunicorn.config import Config
 
 DETAIL_MAX = 200  # gunicorn's own message may quote the request; never more than this of it
 
@@ -60,7 +64,7 @@ def problem_of(status: int, reason: str, message: str) -> JSONObject:
     return problem_body(status=status, code=code, title=title, detail=detail, request_id=new_id("req"))
 
 
-def write_problem(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
     body = problem_of(status_int, reason, mesg)
     payload = json.dumps(body, ensure_ascii=True).encode()
     head = (
@@ -76,7 +80,7 @@ def write_problem(sock: Any, status_int: int, reason: str, mesg: str) -> None:
     util.write_nonblock(sock, head.encode("latin-1") + payload)
 
 
-def install(cfg: Any) -> None:
+def install(cfg: "Config") -> None:
     """In a web worker: gunicorn's own answers become problem documents naming `cfg`'s limits."""
     from gunicorn import util
 

@@ -11,8 +11,8 @@ import re
 import threading
 import time
 from collections import Counter
-from typing import Any
 
+import redis
 from django.http import HttpRequest
 
 from config.jsondoc import JSONObject
@@ -114,7 +114,7 @@ def flush(*, wait: bool = True) -> None:
         _flush_lock.release()
 
 
-def _flush_pending(client: Any) -> None:
+def _flush_pending(client: redis.Redis | None) -> None:
     with _lock:
         batch, sums = dict(_pending), dict(_pending_sums)
         _pending.clear()

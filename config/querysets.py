@@ -4,19 +4,17 @@ For selectors that take optional filters from other callers (decision sets, repo
 the values arrive already validated (list endpoints filter with django-filter FilterSets,
 config/filters.py), and each selector names its lookups."""
 
-from typing import Any
-
 from django.db.models import Model, QuerySet
 
 
-def _given(value: Any) -> bool:
+def _given(value: object) -> bool:
     """None, an empty string and an empty list mean "not given"; False and 0 are values."""
     if value is None:
         return False
     return not (isinstance(value, str | list | tuple | set) and not value)
 
 
-def narrowed[M: Model](qs: QuerySet[M], **lookups: Any) -> QuerySet[M]:
+def narrowed[M: Model](qs: QuerySet[M], **lookups: object) -> QuerySet[M]:
     """`qs` filtered by every lookup whose value was given (see _given)."""
     given = {lookup: value for lookup, value in lookups.items() if _given(value)}
     return qs.filter(**given) if given else qs

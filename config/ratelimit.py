@@ -14,7 +14,7 @@ import weakref
 from collections import deque
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from config.redis import RedisError, get_redis, redis_failed, redis_script
 
@@ -93,10 +93,14 @@ return {0, count, tostring(tonumber(oldest[2]) + window - now)}
 """
 
 
-_limiters: "weakref.WeakSet[Any]" = weakref.WeakSet()
+class Resettable(Protocol):
+    def reset(self) -> None: ...
 
 
-def register_limiter(limiter) -> None:
+_limiters: "weakref.WeakSet[Resettable]" = weakref.WeakSet()
+
+
+def register_limiter(limiter: Resettable) -> None:
     """A limiter defined elsewhere (with a reset() method) is emptied by reset_all_limiters too."""
     _limiters.add(limiter)
 

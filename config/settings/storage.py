@@ -10,7 +10,6 @@ or a JSON object for options that are not strings."""
 
 import json
 from pathlib import Path
-from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -20,7 +19,7 @@ env = environ.Env()
 _OPTIONS = "TRUSTCAL_EXPORT_STORAGE_OPTIONS"
 
 
-def storage_options(text: str) -> dict[str, Any]:  # Any: a storage backend's own option values
+def storage_options(text: str) -> dict[str, object]:  # a storage backend's own option values
     """TRUSTCAL_EXPORT_STORAGE_OPTIONS read: a JSON object, or `key=value,key=value`."""
     text = text.strip()
     if text.startswith("{"):
@@ -35,7 +34,7 @@ def storage_options(text: str) -> dict[str, Any]:  # Any: a storage backend's ow
         if not isinstance(value, dict):
             raise ImproperlyConfigured(f"{_OPTIONS} must be a JSON object or key=value pairs.")
         return value
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     for pair in text.split(","):
         key, equals, value = pair.partition("=")
         if not equals or not key.strip():
@@ -46,7 +45,7 @@ def storage_options(text: str) -> dict[str, Any]:  # Any: a storage backend's ow
     return options
 
 
-def storages(data_dir: Path) -> dict[str, dict[str, Any]]:
+def storages(data_dir: Path) -> dict[str, dict[str, object]]:
     given = env.str("TRUSTCAL_EXPORT_STORAGE_OPTIONS", default="")
     return {
         "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
