@@ -3,7 +3,7 @@ changed row would break the chain), with a "verify chain" action."""
 
 import datetime as dt
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from django.contrib import admin, messages
 from django.contrib.admin import DateFieldListFilter
@@ -32,6 +32,9 @@ from config.admin import (
 )
 from keys.models import Customer
 
+if TYPE_CHECKING:  # django-stubs' name for what a list filter entry may be
+    from django.contrib.admin.options import _ListFilterT
+
 # Review times and probes per decision are oversight figures of one person: shown only to staff who
 # may see them per reviewer (docs/reference/oversight.md, "Who sees what"). A format-2 entry's
 # canonical text holds both, so it is hidden with them.
@@ -39,7 +42,7 @@ PER_PERSON_PERMISSION = "oversight.view_reviewer_figures"
 DECISION_OVERSIGHT_FIELDS = ("review_started_at", "review_seconds", "probe", "probe_kind", "probe_corrected")
 ENTRY_OVERSIGHT_FIELDS = ("review_seconds", "probe", "canonical")
 
-TRAIL_FILTERS: list[Any] = [
+TRAIL_FILTERS: list["_ListFilterT"] = [
     "customer",
     input_filter("user_id", "user id"),
     input_filter("model_id", "model id"),

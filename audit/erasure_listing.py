@@ -4,7 +4,6 @@ generated later for an earlier period says which of its entries were erased, and
 Never an erased value: the kind of person an erasure named, not who."""
 
 import datetime as dt
-from typing import Any
 
 from django.db.models import Q
 
@@ -60,7 +59,7 @@ def erasures_of_period(customer: Customer, *, since: dt.datetime, until: dt.date
     by_basis: dict[str, int] = {}
     entries = 0
     after = 0
-    items: list[dict[str, Any]] = []
+    items: list[dict[str, object]] = []
     for erasure in _listed(customer, since=since, until=until):
         by_basis[erasure.legal_basis] = by_basis.get(erasure.legal_basis, 0) + 1
         entries += erasure.entries

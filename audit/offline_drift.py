@@ -72,7 +72,7 @@ def replay(path: str) -> Replay:
 # a series page's points, read as found
 def series_points(paths: list[str]) -> dict[str, list[JSONObject]]:
     """The points of each monitor's series files, by monitor id."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[dict[str, Any]]] = {}  # Any: the served points' JSON, read by name
     for path in paths:
         try:
             doc = json.loads(Path(path).read_text(encoding="utf-8"))

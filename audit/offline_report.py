@@ -283,7 +283,7 @@ def compare(
     """(figure, reported, recomputed, match) for the headline figures and every reviewer's;
     match is None where erased entries make a figure not recomputable."""
     figures: Mapping[str, object] = recomputed.figures  # read by the report's names
-    rows: list[tuple[str, Any, Any, bool | None]] = []
+    rows: list[tuple[str, Any, Any, bool | None]] = []  # Any: the figures' JSON values, as read
     for name, source, reported in _pairs(report):
         unknown = (
             recomputed.by_filter

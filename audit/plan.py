@@ -44,7 +44,9 @@ class Stored:
     decisions: dict[str, Decision] = field(default_factory=dict)  # by decision_id
     decision_entries: dict[str, AuditEntry] = field(default_factory=dict)  # a stored decision's entry
     last_outcomes: dict[str, AuditEntry] = field(default_factory=dict)  # its latest outcome entry
-    loaded: dict[str, Any] = field(default_factory=dict)  # contributor name -> what its load() read
+    loaded: dict[str, Any] = field(
+        default_factory=dict
+    )  # Any: by contributor name, what its load() read, of its own type
 
 
 @dataclass
@@ -67,7 +69,9 @@ class Plan:
     changed: list[Decision]  # stored decisions whose outcome (and category) a later ground truth moved
     entries: list[AuditEntry]  # in chain order, not yet linked
     events: list[registry.Event]
-    contributions: list[tuple[registry.AnyContributor, Any]]  # each contributor with its accumulator
+    contributions: list[
+        tuple[registry.AnyContributor, Any]
+    ]  # Any: each contributor's accumulator, of its own type
 
 
 def raw_decision_id(body: object) -> str | None:

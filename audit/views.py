@@ -39,7 +39,7 @@ def decision_payload(result: services.LogResult) -> JSONObject:
     """The body of a logged (or replayed) decision: DecisionOutput's fields, built directly
     (this is the hot path of POST /log)."""
     d, entry = result.decision, result.entry
-    payload: dict[str, Any] = {}
+    payload: dict[str, object] = {}
     for name in DECISION_OUTPUT_FIELDS:
         if name in _FROM_ENTRY:
             payload[name] = getattr(entry, _FROM_ENTRY[name])
@@ -123,9 +123,9 @@ def batch_items(body: object) -> list[dict[str, object]]:
 
 # the batch's document by name, rendered as JSON
 def batch_payload(result: services.BatchResult) -> JSONObject:
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     for item in result.items:
-        row: dict[str, Any] = {"index": item.index, "status": item.status, "decision_id": item.decision_id}
+        row: dict[str, object] = {"index": item.index, "status": item.status, "decision_id": item.decision_id}
         if item.error is not None:
             error = item.error
             row["error"] = {

@@ -5,7 +5,6 @@ and records `staff:<username>`. A reviewer's monitors and alarms (worker monitor
 oversight.view_reviewer_figures; without it staff see the organisation's and a count."""
 
 import base64
-from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
@@ -26,7 +25,7 @@ from drift import reporting
 from drift import services as drift_services
 from drift.charts import RELIANCE_CHARTS, Fit, Sprt, follow_probability
 from drift.inputs import AcknowledgeInput
-from drift.models import DriftAlarm, DriftMonitor
+from drift.models import DriftAlarm, DriftMonitor, DriftPoint
 
 PER_PERSON = "oversight.view_reviewer_figures"
 ACKNOWLEDGE = "drift.acknowledge_alarm"
@@ -63,12 +62,17 @@ def _sprt(monitor: DriftMonitor) -> Sprt:
     return Sprt(*(float(given.get(name, getattr(defaults, name))) for name in ("p0", "p1", "alpha", "beta")))
 
 
-def _chart_uri(points: list[Any], monitor: DriftMonitor, title: str) -> str | None:
+def _chart_uri(points: list[DriftPoint], monitor: DriftMonitor, title: str) -> str | None:
     if not points:
         return None
-    rows = [
-        {"index": p.index, "restart": p.restart, "signal": p.signal, "conclusion": p.conclusion}
-        | ({"x": p.x} if p.x is not None else {"llr_sum": p.llr_sum})
+    rows: list[dict[str, object]] = [
+        {
+            "index": p.index,
+            "restart": p.restart,
+            "signal": p.signal,
+            "conclusion": p.conclusion,
+            **({"x": p.x} if p.x is not None else {"llr_sum": p.llr_sum}),
+        }
         for p in points
     ]
     if monitor.chart == "probe_sprt":
@@ -108,7 +112,7 @@ class DriftMonitorAdmin(ReadOnlyAdmin):
         return request.user.has_perm(drift_forms.ADD)
 
     def _form_page(
-        self, request: HttpRequest, form: Any, title: str, explanation: str, submit: str
+        self, request: HttpRequest, form: forms.Form, title: str, explanation: str, submit: str
     ) -> HttpResponse:
         context = {
             **self.admin_site.each_context(request),

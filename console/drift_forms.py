@@ -102,7 +102,9 @@ class MonitorChangeForm(forms.Form):
         required=False, label="Alarm limit h", help_text="Given here, it replaces a calibrated h."
     )
 
-    def __init__(self, *args: Any, monitor: "DriftMonitor", **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, monitor: "DriftMonitor", **kwargs: Any
+    ) -> None:  # Any: forms.Form's own arguments
         kwargs["initial"] = {"name": monitor.name, "enabled": monitor.enabled, "h": monitor.h}
         super().__init__(*args, **kwargs)
         self.monitor = monitor

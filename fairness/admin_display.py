@@ -2,8 +2,6 @@
 and both groups' AI and human rates side by side (an alert and the signal it came from hold the same
 analysis), and the signal's own figures. Everything is escaped through format_html."""
 
-from typing import Any
-
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
@@ -27,14 +25,14 @@ FIGURES = (
 GAPS = ("modelDisparityObserved", "humanDisparity")
 
 
-def _pct(value: Any) -> str:
+def _pct(value: object) -> str:
     return f"{float(value) * 100:.1f}%" if isinstance(value, int | float) else "-"
 
 
-def _figure(key: str, value: Any) -> str:
+def _figure(key: str, value: object) -> str:
     if value is None:
         return "-"
-    if key == "analyzedAt":
+    if key == "analyzedAt" and isinstance(value, str):  # an ISO string in the stored figures
         return when(value)
     if key == "decisionsAnalyzed" and isinstance(value, int):
         return count(value)

@@ -9,11 +9,14 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING
 
 from bias.domain import DEFAULT_FAVORABLE_VALUES as BIAS_DEFAULT_FAVORABLE_VALUES
 from bias.domain import normalize_value
 from config.jsondoc import JSONObject
+
+if TYPE_CHECKING:  # the rows bias' selector gives (this module is free of Django)
+    from bias.selectors import GroupValueCount
 
 MIN_GROUP_DECISIONS = 30
 # The default favourable values (docs/reference/bias.md), owned by the bias app (one source of truth).
@@ -60,7 +63,7 @@ class GroupCounts:
         return sum((self.ai_rate(v) for v in self.ai if v in favorable), Fraction(0))
 
 
-def group_counts(rows: Iterable[Any]) -> dict[str, GroupCounts]:
+def group_counts(rows: Iterable["GroupValueCount"]) -> dict[str, GroupCounts]:
     """Fold (group, ai_value, human_value, count) rows into per-group counts."""
     groups: dict[str, GroupCounts] = {}
     for row in rows:
@@ -128,7 +131,7 @@ def _group_json(group: GroupCounts | None, values: list[str], fallback_name: str
 
 
 def analyse(
-    rows: Iterable[Any],
+    rows: Iterable["GroupValueCount"],
     *,
     metric_value: float,
     privileged: str | None = None,

@@ -1,8 +1,6 @@
 """The query parameters of GET /v1/model-fairness-signals and GET /v1/bias/amplification
 (docs/reference/fairness.md) as FilterSets, camelCase as the integration names them."""
 
-from typing import Any
-
 from django.db.models import QuerySet
 
 from config.filters import QueryFilterSet, boolean_filter, bound_filter, choice_filter, text_filter
@@ -14,7 +12,7 @@ SORT_ORDERS = ["asc", "desc"]
 DAY_OR_STAMP = "ISO 8601 date (its whole UTC day) or timestamp (exact)"
 
 
-def _sorted(queryset: QuerySet, name: str, value: Any) -> QuerySet:
+def _sorted(queryset: QuerySet, name: str, value: object) -> QuerySet:
     return queryset  # applied with sortOrder (SignalFilters.filter_queryset)
 
 

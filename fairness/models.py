@@ -1,5 +1,4 @@
 import json
-from typing import Any
 
 from django.db import models
 from django.utils import timezone
@@ -54,7 +53,7 @@ class FairnessSignal(models.Model):
         return f"{self.id} {self.external_tool_id}:{self.metric_name} {self.model_id}"
 
     @property
-    def raw_payload(self) -> Any:
+    def raw_payload(self) -> object:  # the tool's JSON, kept as sent
         return json.loads(self.raw_payload_json)
 
 

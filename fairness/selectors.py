@@ -1,6 +1,7 @@
 """Reads for fairness signals and amplification alerts."""
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from django.db.models import Q, QuerySet
 
@@ -9,6 +10,9 @@ from fairness.amplification import attribute_key
 from fairness.models import AlertStatusChange, FairnessSignal
 from fairness.models import AmplificationAlert as AmplificationAlert  # re-exported: the reports read it
 from keys.models import Customer
+
+if TYPE_CHECKING:
+    from bias.selectors import GroupValueCount
 
 CORRELATION_WINDOW = dt.timedelta(days=30)
 SIGNAL_SORT_FIELDS = {
@@ -49,7 +53,7 @@ def correlation_since(signal: FairnessSignal) -> dt.datetime:
     return dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
 
 
-def correlated_counts(signal: FairnessSignal, *, analyzed_at: dt.datetime) -> list:
+def correlated_counts(signal: FairnessSignal, *, analyzed_at: dt.datetime) -> list["GroupValueCount"]:
     """The counts of the decisions correlated with the signal (docs/reference/fairness.md, Correlated
     decisions): its window ends at the analysis' time, so a signal analysed as of an earlier time
     (seed_demo's back-filled history) never sees the decisions made after it. From the bias app's daily
