@@ -60,9 +60,8 @@ def verify_consistency(
 
 def _proof(path: str) -> tuple[int, int, list[bytes]]:
     try:
-        data: Any = strict_loads(
-            Path(path).read_text(encoding="utf-8")
-        )  # Any: read by name; a wrong shape raises below
+        # Any: the proof's JSON, read by name (a wrong shape raises, refused below)
+        data: Any = strict_loads(Path(path).read_text(encoding="utf-8"))
         hashes = [base64.b64decode(value, validate=True) for value in data["hashes"]]
         return int(data["first"]), int(data["second"]), hashes
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, RecursionError) as exc:

@@ -44,9 +44,8 @@ class Stored:
     decisions: dict[str, Decision] = field(default_factory=dict)  # by decision_id
     decision_entries: dict[str, AuditEntry] = field(default_factory=dict)  # a stored decision's entry
     last_outcomes: dict[str, AuditEntry] = field(default_factory=dict)  # its latest outcome entry
-    loaded: dict[str, Any] = field(
-        default_factory=dict
-    )  # Any: by contributor name, what its load() read, of its own type
+    # Any: by contributor name, what its load() read, of that contributor's own type
+    loaded: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -69,9 +68,8 @@ class Plan:
     changed: list[Decision]  # stored decisions whose outcome (and category) a later ground truth moved
     entries: list[AuditEntry]  # in chain order, not yet linked
     events: list[registry.Event]
-    contributions: list[
-        tuple[registry.AnyContributor, Any]
-    ]  # Any: each contributor's accumulator, of its own type
+    # Any: each contributor with its accumulator, of that contributor's own type
+    contributions: list[tuple[registry.AnyContributor, Any]]
 
 
 def raw_decision_id(body: object) -> str | None:

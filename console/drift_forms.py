@@ -102,9 +102,8 @@ class MonitorChangeForm(forms.Form):
         required=False, label="Alarm limit h", help_text="Given here, it replaces a calibrated h."
     )
 
-    def __init__(
-        self, *args: Any, monitor: "DriftMonitor", **kwargs: Any
-    ) -> None:  # Any: forms.Form's own arguments
+    # Any: forms.Form's own arguments, passed on
+    def __init__(self, *args: Any, monitor: "DriftMonitor", **kwargs: Any) -> None:
         kwargs["initial"] = {"name": monitor.name, "enabled": monitor.enabled, "h": monitor.h}
         super().__init__(*args, **kwargs)
         self.monitor = monitor
