@@ -9,7 +9,11 @@ Run:  DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/p
 log_cpu.py; the database must be migrated; `--a-database-url`/`--b-database-url` give a side its
 own database when a migration between them changes the schema.) A ratio above 1 means B (without the mechanism)
 spends more per request. On PostgreSQL the ratio of the backend's CPU is printed too (what a
-set-wise statement saves is the server's), and the sum of both CPUs (the two cores' work)."""
+set-wise statement saves is the server's), and the sum of both CPUs (the two cores' work). For a
+change that sends the same statements, the ratio of this process's CPU per backend CPU is printed
+too: the server's work is then the same in A and B, and other processes' load inflates both CPU
+times alike (at load 4-8 the same statements' backend CPU swung 0.81-1.24 from run to run; the ratio
+per backend CPU spread about half as far)."""
 
 import argparse
 import json
@@ -43,7 +47,7 @@ def main() -> None:
     parser.add_argument("--b-database-url", help="B's own database")
     args, extra = parser.parse_known_args()
     extra = [arg for arg in extra if arg != "--"]
-    cpu, wall, backend, both = [], [], [], []
+    cpu, wall, backend, both, per_backend = [], [], [], [], []
     for at in range(args.pairs):
         order = ("a", "b") if at % 2 == 0 else ("b", "a")
         got = {side: run(getattr(args, side), extra, getattr(args, f"{side}_database_url")) for side in order}
@@ -54,6 +58,7 @@ def main() -> None:
             backend.append(server["b"] / server["a"])
             total = {side: got[side]["cpu_ms_per_request"] + server[side] for side in ("a", "b")}
             both.append(total["b"] / total["a"])
+            per_backend.append(cpu[-1] / backend[-1])
         print(
             f"pair {at + 1} ({'-'.join(order)}): cpu ms A {got['a']['cpu_ms_per_request']:.2f} "
             f"B {got['b']['cpu_ms_per_request']:.2f} ({cpu[-1]:.3f}); wall ms A "
@@ -63,7 +68,13 @@ def main() -> None:
             ),
             flush=True,
         )
-    for name, ratios in (("cpu", cpu), ("wall", wall), ("backend cpu", backend), ("cpu + backend", both)):
+    for name, ratios in (
+        ("cpu", cpu),
+        ("wall", wall),
+        ("backend cpu", backend),
+        ("cpu + backend", both),
+        ("cpu per backend cpu (the same statements only)", per_backend),
+    ):
         if not ratios:
             continue
         print(
