@@ -3,8 +3,6 @@ erasure.md, "The retention policy"): each customer's minimum and maximum retenti
 hold, changed through the same rules and service as PUT /retention-policy, so that a change
 made here appends its `retention_policy_changed` entry with the staff user."""
 
-from typing import Any
-
 from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
@@ -24,7 +22,7 @@ class RetentionPolicyForm(forms.ModelForm):
         model = RetentionPolicy
         fields = ["customer", "min_days", "max_days", "legal_hold"]
 
-    def clean(self) -> dict[str, Any]:  # Any: a form's cleaned values, by field
+    def clean(self) -> dict[str, object]:  # a form's cleaned values, by field
         data = super().clean() or {}
         if not self.errors:
             body = {name: data.get(name) for name in ("min_days", "max_days", "legal_hold")}
@@ -54,8 +52,9 @@ class RetentionPolicyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: RetentionPolicy | None = None) -> bool:
         return False  # a policy changes (and says so in the chain); it is never removed
 
-    # Any: the admin's own form class for this model
-    def save_model(self, request: HttpRequest, obj: RetentionPolicy, form: Any, change: bool) -> None:
+    def save_model(
+        self, request: HttpRequest, obj: RetentionPolicy, form: RetentionPolicyForm, change: bool
+    ) -> None:
         data = form.cleaned_data
         saved = retention.retention_policy_set(
             customer=obj.customer,

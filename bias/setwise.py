@@ -12,11 +12,12 @@ behind the same plan.
   stored rows. The columns are integers, so the order of the additions cannot matter."""
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from bias.models import SubgroupDailyStat
 from bias.stats import _ADDED, _STAT_VALUES, DecisionState, Deltas
 from config.db.bulk import staged_upsert
+from config.sqlparams import SQLValue
 
 
 class Staged(NamedTuple):
@@ -57,9 +58,8 @@ ORDER BY {_DIGEST} COLLATE "C"
 assert tuple(_NAMES) + tuple(_ADDED) == _STAT_VALUES
 
 
-# Any: rows of the staging table: columns of mixed types
-def _rows(changes: Sequence[Staged]) -> list[tuple[Any, ...]]:
-    rows = []
+def _rows(changes: Sequence[Staged]) -> list[tuple[SQLValue, ...]]:
+    rows: list[tuple[SQLValue, ...]] = []
     for change in changes:
         s = change.state
         counts = (

@@ -14,11 +14,12 @@ is, added) and writes them in one of two ways behind the same plan.
 
 import datetime as dt
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from calibration import rules
 from calibration.models import ALL_MODELS, UserDailyAggregate
 from config.db.bulk import staged_upsert
+from config.sqlparams import SQLValue
 
 
 class Staged(NamedTuple):
@@ -61,8 +62,7 @@ STAGING_COLUMNS = [
 ]
 
 
-# Any: rows of the staging table: columns of mixed types
-def staged_rows(changes: Sequence[Staged]) -> list[tuple[Any, ...]]:
+def staged_rows(changes: Sequence[Staged]) -> list[tuple[SQLValue, ...]]:
     """The changes' rows of the staging table, in plan order. A late outcome that changes no
     column (the fold skips its empty delta) has none."""
     blank = (None,) * len(_INPUTS)
@@ -84,8 +84,7 @@ def staged_rows(changes: Sequence[Staged]) -> list[tuple[Any, ...]]:
 _NO_RELIANCE = (0,) * len(_RELIANCE)
 
 
-# Any: a row's input columns of mixed types
-def _inputs(record: rules.Record) -> tuple[Any, ...]:
+def _inputs(record: rules.Record) -> tuple[float | None, ...]:
     """The inputs of `rules.contribution` that only Python compares exactly (the rest is
     arithmetic the database repeats)."""
     f = int(rules.same(record.ai_recommendation, record.user_decision))

@@ -3,13 +3,16 @@ styled once here for the reports (compliance/charts.py) and the staff console
 (console/charts.py) alike."""
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING
 
 import matplotlib
 
 matplotlib.use("svg")
 
 import matplotlib.pyplot as plt
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 BLUE = "#1f4e79"
 ORANGE = "#c55a11"
@@ -31,8 +34,7 @@ plt.rcParams.update(
 )
 
 
-# Any: a matplotlib Figure (matplotlib's types are not checked here)
-def svg(fig: Any) -> str:
+def svg(fig: "Figure") -> str:
     """The figure as SVG text, closed."""
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})

@@ -6,7 +6,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import connection
 from django.db.models import Prefetch, QuerySet
@@ -44,14 +43,15 @@ def hooks_for_fan_out_sent(customer_id: str) -> Callable[[], list[Webhook]]:
     return read
 
 
-# Any: a row's values as the database gives them
-def _hooks(rows: list[tuple[Any, ...]]) -> list[Webhook]:
+def _hooks(rows: list[tuple[object, ...]]) -> list[Webhook]:
+    """The customer's webhooks from their rows (_HOOK_FIELDS, values as the driver reads them)."""
     at = _HOOK_FIELDS.index("events")
     hooks = []
     for row in rows:
         values = list(row)
-        if isinstance(values[at], str | bytes):  # jsonb may come as text
-            values[at] = json.loads(values[at])
+        events = values[at]
+        if isinstance(events, str | bytes):  # jsonb may come as text
+            values[at] = json.loads(events)
         hooks.append(Webhook.from_db(connection.alias, _HOOK_FIELDS, values))
     return hooks
 
