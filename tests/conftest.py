@@ -13,6 +13,7 @@ from config.ratelimit import reset_all_limiters
 from config.redis import get_redis, redis_reset
 from config.scopes import ALL_SCOPES
 from keys.services import IssuedKey, api_key_create, key_usage_discard
+from tests.xdist_groups import apply_xdist_groups
 
 REQUIRE_SERVICES = os.environ.get("TRUSTCAL_REQUIRE_SERVICES") == "1"
 
@@ -37,7 +38,7 @@ BACKEND_FREE = frozenset(
         "drift/test_drift_simulation", "drift/test_engine", "drift/test_follow_fit",
         "drift/test_offline_drift", "fairness/test_amplification_math", "system/test_architecture",
         "system/test_architecture_walk", "system/test_body_rules", "system/test_boundaries",
-        "system/test_typing", "system/test_no_conflict_markers", "system/test_reference_citations",
+        "system/test_typing", "system/test_xdist_groups", "system/test_no_conflict_markers", "system/test_reference_citations",
         "system/test_settings_documented",
     )
 )  # fmt: skip
@@ -52,7 +53,9 @@ def _backend_free(item: pytest.Item) -> bool:
     )
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    apply_xdist_groups(items)  # after xdist wrote the groups: trylast
     if os.environ.get("TRUSTCAL_SKIP_BACKEND_FREE") != "1":
         return
     left_out = [item for item in items if _backend_free(item)]
