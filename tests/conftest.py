@@ -46,6 +46,8 @@ _DATABASE_FIXTURES = {"db", "transactional_db", "django_db_reset_sequences", "dj
 
 
 def _backend_free(item: pytest.Item) -> bool:
+    if item.get_closest_marker("layout") is not None:
+        return True
     return (
         item.nodeid.split("::", 1)[0] in BACKEND_FREE
         and item.get_closest_marker("django_db") is None

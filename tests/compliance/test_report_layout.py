@@ -4,37 +4,21 @@ page, a unit never starts a line, no short table is split and no table cell cuts
 identifier, what the reader sees names no internal state, and every legal citation is one of
 compliance/citations.py, of the report's own law (docs/reference/reports.md)."""
 
-import datetime as dt
-import io
 import re
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.core.management import call_command
-from weasyprint import HTML
 from weasyprint.formatting_structure import boxes
 
 from compliance.citations import CITATIONS, TEMPLATE_LAWS
-from compliance.evidence import Scope
-from compliance.pdf import report_html
 from compliance.pdf_blocks import recommendation_rows
-from compliance.report import report_build
-from console import demo_data
-from keys.models import Customer
+from tests.compliance.conftest import DOCUMENTS
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.layout, pytest.mark.xdist_group("demo_documents")]
 
 HEADINGS = {"h1", "h2", "h3", "h4", "dt"}
-# The four demo reports: both templates, both months.
-DOCUMENTS = [f"{t}-{m}" for t in ("eu_ai_act", "texas_traiga") for m in ("older", "recent")]
 SLACK = 0.5  # CSS px: rounding of glyph advances
-
-
-def _scope(customer: Customer, first: dt.date, last: dt.date) -> Scope:
-    start = dt.datetime.combine(first, dt.time(), tzinfo=dt.UTC)
-    end = dt.datetime.combine(last + dt.timedelta(days=1), dt.time(), tzinfo=dt.UTC)
-    return Scope(customer=customer, start=start, end=end, time_period={"from": str(first), "to": str(last)})
 
 
 def _lines(box: Any, block: Any = None) -> Iterator[tuple[Any, Any]]:
@@ -67,21 +51,6 @@ def _last_line_tag(page: Any) -> str:
             if any(t.text.strip() for t in _texts(line)):
                 tag = block.element_tag if block is not None else ""
     return tag
-
-
-@pytest.fixture(scope="module")
-def demo_documents(django_db_setup, django_db_blocker) -> Iterator[dict[str, tuple[str, Any]]]:
-    with django_db_blocker.unblock():
-        call_command("seed_demo", stdout=io.StringIO())
-        customer = Customer.objects.get(pk=demo_data.CUSTOMER)
-        older, recent = demo_data.months(dt.datetime.now(dt.UTC))
-        out = {}
-        for template in ("eu_ai_act", "texas_traiga"):
-            for name, month in (("older", older), ("recent", recent)):
-                html = report_html(report_build(scope=_scope(customer, *month), template=template))
-                out[f"{template}-{name}"] = (html, HTML(string=html).render())
-        yield out
-        call_command("flush", interactive=False, verbosity=0)
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)

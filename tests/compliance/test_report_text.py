@@ -12,9 +12,9 @@ import re
 import pytest
 
 from compliance import charts
-from tests.compliance.test_report_layout import DOCUMENTS, demo_documents  # noqa: F401 (the fixture)
+from tests.compliance.conftest import DOCUMENTS
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.layout, pytest.mark.xdist_group("demo_documents")]
 
 
 def _text(html: str) -> str:
@@ -51,7 +51,7 @@ def test_the_trust_chart_draws_no_line_that_no_rule_defines():
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
-def test_codes_are_words_and_the_confidence_check_has_its_own_labels(demo_documents, document):  # noqa: F811
+def test_codes_are_words_and_the_confidence_check_has_its_own_labels(demo_documents, document):
     html, _ = demo_documents[document]
     text = _text(html)
     assert "not_checked" not in text
@@ -71,7 +71,7 @@ def test_codes_are_words_and_the_confidence_check_has_its_own_labels(demo_docume
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
-def test_each_reason_of_an_absent_figure_is_said_once_per_column(demo_documents, document):  # noqa: F811
+def test_each_reason_of_an_absent_figure_is_said_once_per_column(demo_documents, document):
     html, _ = demo_documents[document]
     for title in ("Per reviewer (lowest catch rate first)", "Quick agreement per reviewer (flagged first)"):
         rows = _table(html, title)
@@ -86,7 +86,7 @@ def test_each_reason_of_an_absent_figure_is_said_once_per_column(demo_documents,
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
-def test_every_figure_of_the_threshold_column_has_its_threshold(demo_documents, document):  # noqa: F811
+def test_every_figure_of_the_threshold_column_has_its_threshold(demo_documents, document):
     html, _ = demo_documents[document]
     rows = _table(html.replace("<h4>Recommendations, most urgent first</h4>", "<h4>R</h4>"), "R")
     assert len(rows) >= 3
@@ -95,7 +95,7 @@ def test_every_figure_of_the_threshold_column_has_its_threshold(demo_documents, 
 
 
 @pytest.mark.parametrize("document", DOCUMENTS)
-def test_the_previous_period_prints_both_values_and_the_version_is_the_decisions(demo_documents, document):  # noqa: F811
+def test_the_previous_period_prints_both_values_and_the_version_is_the_decisions(demo_documents, document):
     html, _ = demo_documents[document]
     text = _text(html)
     if document.endswith("recent"):

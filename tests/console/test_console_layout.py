@@ -10,7 +10,7 @@ import pytest
 
 from tests.console.test_browser import PASSWORD, SHOTS, browser, chromium_path, demo  # noqa: F401 (fixtures)
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.layout]
 
 WIDTH, HEIGHT = 1400, 900
 RIGHT_EDGE = (
