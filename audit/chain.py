@@ -82,7 +82,7 @@ def document_from_values(values: Sequence[JSONValue]) -> JSONObject:
     return doc
 
 
-def entry_document(entry: "AuditEntry") -> JSONObject:
+def entry_document(entry: "AuditEntry") -> Fields:
     return document_from_values([getattr(entry, column) for column in ENTRY_COLUMNS])
 
 
