@@ -3,7 +3,6 @@
 import datetime as dt
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from django.db import connection
 from django.db.models import Case, CharField, F, Func, Q, QuerySet, TextField, Value, When
@@ -292,8 +291,9 @@ def _log_erased(decisions: QuerySet[Decision], cell: Callable[[str], Combinable]
 _LOG_SOURCE = {"user_id": "log_user_id", "context": "log_context"}
 
 
-# Any: a decision log row by column name: values of several types
-def decision_log_rows(decisions: QuerySet[Decision], *, limit: int | None = None) -> Iterator[dict[str, Any]]:
+def decision_log_rows(
+    decisions: QuerySet[Decision], *, limit: int | None = None
+) -> Iterator[dict[str, object]]:
     """The decision log as dicts of DECISION_LOG_COLUMNS (timestamps in the API's format),
     streamed in chunks (a server-side cursor on PostgreSQL): constant memory at any size."""
     qs = _log_erased(decisions).values_list(*(_LOG_SOURCE.get(c, c) for c in DECISION_LOG_COLUMNS))
