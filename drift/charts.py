@@ -225,7 +225,7 @@ def cusum_weight(e: int, p: float, odds_ratio: float) -> float:
     return e * math.log(odds_ratio) - math.log(1.0 - p + odds_ratio * p)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CusumPoint:
     w: float
     x: float
@@ -295,7 +295,7 @@ class Sprt:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class SprtPoint:
     llr: float
     llr_sum: float

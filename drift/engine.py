@@ -38,7 +38,11 @@ class Spec:
     sprt: Sprt | None = None
 
 
-@dataclass(frozen=True)
+# The per-point values (Point, Run, AlarmDraft, ChartPoint, and charts.CusumPoint, SprtPoint) are
+# slotted dataclasses that nothing changes once made, not frozen ones: a frozen dataclass sets
+# each field through object.__setattr__, and those objects were most of a point's CPU in a write
+# (bench/README.md, Drift). Spec, Fit and Sprt, made once per monitor, stay frozen.
+@dataclass(slots=True)
 class Point:
     """An eligible point: the entry that brought it, the decision, and its event e (1 = the
     chart's watched event; for `probe_sprt`, 1 = the probe was missed)."""
@@ -51,7 +55,7 @@ class Point:
     event: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Run:
     """The points since the chart last carried 0 (for `probe_sprt`, since its last restart)."""
 
@@ -94,7 +98,7 @@ class Run:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class ChartState:
     """What a monitor carries from one point to the next."""
 
@@ -143,7 +147,7 @@ class ChartState:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class AlarmDraft:
     """A CUSUM signal or an SPRT `h1` conclusion: a new alarm when the monitor had none open, else
     one more signal of the open alarm."""
@@ -156,7 +160,7 @@ class AlarmDraft:
     severity: str
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ChartPoint:
     """A point as charted, unrounded (`wire` rounds it as served)."""
 

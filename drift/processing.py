@@ -26,23 +26,31 @@ from keys.models import Customer
 
 def eligible_event(monitor: MonitorFields, entry: Any, *, first_outcome: bool) -> int | None:  # Any: an entry
     """The entry's event e for the monitor's chart, or None when it is not the monitor's point."""
+    return chart_event(monitor.chart, entry, first_outcome=first_outcome) if matches(monitor, entry) else None
+
+
+def matches(monitor: MonitorFields, entry: Any) -> bool:  # Any: an entry
+    """Whether the entry is in the monitor's scope, model and version."""
     if monitor.scope == "user" and entry.user_id != monitor.user_id:
-        return None
+        return False
     if monitor.model_id is not None and entry.model_id != monitor.model_id:
-        return None
-    if monitor.model_version is not None and entry.model_version != monitor.model_version:
-        return None
+        return False
+    return monitor.model_version is None or entry.model_version == monitor.model_version
+
+
+def chart_event(chart: str, entry: Any, *, first_outcome: bool) -> int | None:  # Any: an entry
+    """The entry's event e for a chart, or None when it is no point of that chart."""
     probe = entry.probe
-    if monitor.chart == PROBE_SPRT:
+    if chart == PROBE_SPRT:
         if entry.type == "decision" and isinstance(probe, dict) and probe.get("kind") == "known_wrong":
             return event(PROBE_SPRT, followed=bool(entry.followed_ai))
         return None
     if probe is not None or entry.ai_confidence is None:
         return None
-    if monitor.chart in RELIANCE_CHARTS:
-        return event(monitor.chart, followed=bool(entry.followed_ai)) if entry.type == "decision" else None
-    if monitor.chart in AI_CALIBRATION_CHARTS and first_outcome:
-        return event(monitor.chart, ai_right=same(entry.outcome, entry.ai_recommendation))
+    if chart in RELIANCE_CHARTS:
+        return event(chart, followed=bool(entry.followed_ai)) if entry.type == "decision" else None
+    if chart in AI_CALIBRATION_CHARTS and first_outcome:
+        return event(chart, ai_right=same(entry.outcome, entry.ai_recommendation))
     return None
 
 
@@ -66,10 +74,24 @@ def points_process(*, customer: Customer, entries: Sequence[Any], first_outcomes
     run = _Run(customer, now=candidates[0].logged_at)  # the write's time, shared by its entries
     for entry in candidates:
         first = entry.type == "outcome" or entry.outcome is not None
+        # an entry's event depends on the chart alone, its point on the event: each made once
+        events: dict[str, int | None] = {}
+        points: dict[int, Point] = {}
         for monitor in monitors:
-            e = eligible_event(monitor, entry, first_outcome=first)
-            if e is not None:
-                run.point(monitor, entry, e)
+            if not matches(monitor, entry):
+                continue
+            chart = monitor.chart
+            if chart not in events:
+                events[chart] = chart_event(chart, entry, first_outcome=first)
+            e = events[chart]
+            if e is None:
+                continue
+            point = points.get(e)
+            if point is None:
+                point = points[e] = Point(
+                    entry.sequence, entry.decision_ref, entry.user_id, entry.timestamp, entry.ai_confidence, e
+                )
+            run.point(monitor, point)
     run.finish()
 
 
@@ -86,19 +108,16 @@ class _Run:
         self.completed: list[Carried] = []
         self.now = now
 
-    def point(self, monitor: Carried, entry: Any, e: int) -> None:  # Any: an entry
+    def point(self, monitor: Carried, point: Point) -> None:
         touched = self.touched.get(monitor.pk)
         if touched is None:
             touched = self.touched[monitor.pk] = _Touched(monitor)
-        monitor.last_sequence = entry.sequence
+        monitor.last_sequence = point.sequence
         if monitor.status == DriftMonitor.Status.BASELINE:
-            self._baseline_point(touched, entry, e)
+            self._baseline_point(touched, point)
             return
         if monitor.status != DriftMonitor.Status.LIVE:
             return  # calibrating: not charted
-        point = Point(
-            entry.sequence, entry.decision_ref, entry.user_id, entry.timestamp, entry.ai_confidence, e
-        )
         if touched.spec is None:
             touched.spec = monitor.spec()
         charted = advance(touched.spec, monitor.state, point)
@@ -108,23 +127,23 @@ class _Run:
         if charted.alarm is not None and charted.alarm.new_alarm and alarm_id is not None:
             self.records.append(self._raised_record(monitor, charted, alarm_id))
         self.points.append(
-            (monitor.pk, False, charted.index, entry.sequence, entry.decision_ref, entry.user_id,
-             entry.timestamp, entry.ai_confidence, e, charted.p, charted.w, charted.x, charted.llr,
+            (monitor.pk, False, charted.index, point.sequence, point.decision_id, point.user_id,
+             point.timestamp, point.ai_confidence, point.event, charted.p, charted.w, charted.x, charted.llr,
              charted.llr_sum, charted.restart, charted.signal, charted.conclusion, alarm_id)
         )  # fmt: skip
 
-    def _baseline_point(self, touched: _Touched, entry: Any, e: int) -> None:  # Any: an entry
+    def _baseline_point(self, touched: _Touched, point: Point) -> None:
         monitor = touched.monitor
         self.points.append(
-            (monitor.pk, True, None, entry.sequence, entry.decision_ref, entry.user_id, entry.timestamp,
-             entry.ai_confidence, e, None, None, None, None, None, False, False, None, None)
+            (monitor.pk, True, None, point.sequence, point.decision_id, point.user_id, point.timestamp,
+             point.ai_confidence, point.event, None, None, None, None, None, False, False, None, None)
         )  # fmt: skip
-        touched.baseline.append((entry.ai_confidence, e, entry.sequence))
+        touched.baseline.append((point.ai_confidence, point.event, point.sequence))
         baseline = monitor.baseline_json()
         assert baseline is not None  # a monitor collecting a baseline has one
         baseline["collected"] = baseline.get("collected", 0) + 1
         if baseline.get("first_sequence") is None:
-            baseline["first_sequence"] = entry.sequence
+            baseline["first_sequence"] = point.sequence
         if baseline["collected"] >= baseline["decisions"]:
             points = [
                 (c, ev, s)
