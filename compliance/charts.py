@@ -1,12 +1,15 @@
 """The report's charts as SVG, drawn from the report data with matplotlib's SVG backend (no
 display, no fonts fetched): the trust-score trend and the subgroup comparison."""
 
-from config.charts import BLUE, GREY, ORANGE, plt
-from config.charts import svg as _svg
 from config.jsondoc import JSONObject
+
+# Each function imports the chart stack (config/charts.py) when it draws: importing matplotlib costs
+# about a second, which every process (web, worker, manage.py) paid at start through the admin.
 
 
 def trust_trend(trend: JSONObject) -> str:
+    from config.charts import BLUE, GREY, plt, svg
+
     points = trend["points"]
     labels = [p["period_start"][5:] if trend["interval"] == "day" else p["period_start"] for p in points]
     x = list(range(len(points)))
@@ -35,10 +38,12 @@ def trust_trend(trend: JSONObject) -> str:
     ax.set_xticklabels(labels[::step], rotation=0)
     ax.set_title(f"Trust score per {trend['interval']} ({trend['trend']['direction']})", loc="left")
     ax.legend(loc="lower left", frameon=False, fontsize=8)
-    return _svg(fig)
+    return svg(fig)
 
 
 def subgroups(attributes: JSONObject, *, max_attributes: int = 3, max_groups: int = 6) -> str | None:
+    from config.charts import BLUE, GREY, plt, svg
+
     """Per attribute, the favourable rate of the AI's recommendations and of the humans'
     decisions per group, side by side: where the bars of one group part, review changed it."""
     names = list(attributes)[:max_attributes]
@@ -59,10 +64,12 @@ def subgroups(attributes: JSONObject, *, max_attributes: int = 3, max_groups: in
     axes[0][0].set_ylabel("favourable rate")
     axes[0][0].legend(frameon=False, fontsize=8)
     fig.tight_layout()
-    return _svg(fig)
+    return svg(fig)
 
 
 def drift_chart(points: list[JSONObject], *, h: float, title: str, lower: float | None = None) -> str:
+    from config.charts import BLUE, GREY, ORANGE, plt, svg
+
     """A drift monitor's chart (docs/reference/drift.md, The charts): the statistic against the
     point index, the alarm limit h, a marker at each signal and a tick at each restart. For the
     probe SPRT the statistic is S and `lower` the bound of an h0 conclusion."""
@@ -98,4 +105,4 @@ def drift_chart(points: list[JSONObject], *, h: float, title: str, lower: float 
     ax.set_ylim(bottom=0 if lower is None else min([lower, *value]) * 1.1, top=top)
     ax.set_title(title, loc="left")
     ax.legend(loc="upper left", frameon=False, fontsize=7, ncols=4)
-    return _svg(fig)
+    return svg(fig)

@@ -4,8 +4,6 @@ offline."""
 
 from dataclasses import dataclass
 
-from config.charts import BLUE, ORANGE, plt, svg
-
 
 @dataclass(frozen=True)
 class Point:
@@ -25,6 +23,8 @@ def line_chart_svg(
     a value, with its label (a threshold). The SVG is titled for screen readers."""
     if not points:
         return ""
+    from config.charts import BLUE, ORANGE, plt, svg  # matplotlib at the first chart, not at start
+
     fig, ax = plt.subplots(figsize=(7.2, 2.4))
     values = [p.value if p.value is not None else float("nan") for p in points]  # nan: a gap
     ax.plot(range(len(points)), values, color=BLUE, marker="o", markersize=3, linewidth=1.6)
