@@ -39,7 +39,7 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def chromium_path() -> str:
     found = shutil.which(CHROMIUM) or shutil.which("chromium")
     if found is None:
@@ -47,8 +47,10 @@ def chromium_path() -> str:
     return str(found)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser(chromium_path):
+    """One Chromium for the module's tests; each test opens its own pages (a page of its own
+    context: cookies and storage are the test's)."""
     try:
         from playwright import sync_api
     except ImportError:
@@ -65,13 +67,19 @@ def browser(chromium_path):
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
-@pytest.fixture
-def demo(transactional_db):
+def demo_seed() -> str:
+    """The demo organisation and officer olivia (compliance staff of demo-bank); an API key of demo-bank."""
     call_command("seed_demo", "--no-users", stdout=open(os.devnull, "w"))  # noqa: SIM115
     officer = User.objects.create_user("olivia", "olivia@demo-bank.example", PASSWORD, is_staff=True)
     officer.groups.add(Group.objects.get(name=COMPLIANCE_STAFF))
     StaffOrganisation.objects.create(user=officer, customer_id="demo-bank")
     return make_key("demo-bank").value
+
+
+@pytest.fixture
+def demo(transactional_db):
+    """A demo of the test's own, for a test that changes it (pytest-django empties the database after)."""
+    return demo_seed()
 
 
 def api_get(base: str, path: str, key: str) -> dict:
@@ -215,3 +223,4 @@ def test_officer_acknowledges_a_drift_alarm_and_the_api_shows_it(browser, demo, 
     page.goto(f"{live_server.url}/admin/drift/driftmonitor/{alarm['monitor_id']}/change/")
     assert page.locator("#monitor-chart").count() == 1 and page.locator("#monitor-parameters").count() == 1
     page.screenshot(path=str(SHOTS / "drift-monitor.png"), full_page=True)
+    page.close()

@@ -8,9 +8,21 @@ import urllib.request
 
 import pytest
 
-from tests.console.test_browser import PASSWORD, SHOTS, browser, chromium_path, demo  # noqa: F401 (fixtures)
+from tests.console.shared_demo import demo_changed, demo_shared, demo_site, transactional_db  # noqa: F401 (fixtures)
+from tests.console.test_browser import (  # noqa: F401 (fixtures)
+    PASSWORD,
+    SHOTS,
+    browser,
+    chromium_path,
+)
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.layout]
+# One demo for the module, on one worker (tests/console/shared_demo.py).
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.layout,
+    pytest.mark.xdist_group("console_layout"),
+]
 
 WIDTH, HEIGHT = 1400, 900
 RIGHT_EDGE = (
@@ -35,11 +47,17 @@ def _export(customer_id: str) -> None:
     services.export_run(export_id=job.pk)
 
 
+@pytest.fixture(scope="module")
+def demo_module(django_db_setup, django_db_blocker):
+    """The demo and one report of the last 30 days, for every test of the module."""
+    with demo_shared(django_db_blocker, prepare=lambda: _export("demo-bank")) as shared:
+        yield shared
+
+
 @pytest.fixture
-def page(browser, demo, live_server):  # noqa: F811 (fixtures imported above)
-    _export("demo-bank")
+def page(browser, demo_site):  # noqa: F811 (fixtures imported above)
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.goto(f"{demo_site.url}/admin/login/?next=/admin/")
     page.fill("#id_username", "olivia")
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")
@@ -54,23 +72,23 @@ def _on_screen(page, selector: str) -> None:
     assert max(edges) <= WIDTH, (selector, max(edges))
 
 
-def test_overview_counts_match_the_lists_their_links_open(page, live_server):
+def test_overview_counts_match_the_lists_their_links_open(page, demo_site):  # noqa: F811
     for severity in ("critical", "high"):
         link = page.locator(f"#panel-alerts tr:has(.tc-{severity}) td.tc-num a").first
         shown = int(link.inner_text())
         link.click()
         page.wait_for_selector("#changelist")
         assert page.locator("#result_list tbody tr").count() == shown, severity
-        page.goto(live_server.url + "/admin/")
+        page.goto(demo_site.url + "/admin/")
 
 
-def test_list_columns_stay_on_screen_at_1400_px(page, live_server):
-    page.goto(live_server.url + "/admin/compliance/exportjob/")
+def test_list_columns_stay_on_screen_at_1400_px(page, demo_site):  # noqa: F811
+    page.goto(demo_site.url + "/admin/compliance/exportjob/")
     _on_screen(page, "#result_list td.field-download a")
-    page.goto(live_server.url + "/admin/audit/auditentry/")
+    page.goto(demo_site.url + "/admin/audit/auditentry/")
     for field in ("category", "decided", "logged", "short_hash"):
         _on_screen(page, f"#result_list td.field-{field}")
-    page.goto(live_server.url + "/admin/fairness/amplificationalert/")
+    page.goto(demo_site.url + "/admin/fairness/amplificationalert/")
     _on_screen(page, "#result_list td.field-resolved_by")
     clipped = page.evaluate(
         "[...document.querySelectorAll('#result_list td.field-resolved_by')].filter(e => e.scrollWidth > e.clientWidth).length"
@@ -87,27 +105,61 @@ def test_words_never_break_inside_on_the_overview(page):
     assert page.locator("#panel-exports td", has_text="demo-bank").count() >= 1
 
 
-def test_custom_pages_have_styled_breadcrumbs(page, live_server):
-    page.goto(live_server.url + "/admin/fairness/amplificationalert/")
+def test_custom_pages_have_styled_breadcrumbs(page, demo_site):  # noqa: F811
+    page.goto(demo_site.url + "/admin/fairness/amplificationalert/")
     stock = page.evaluate("getComputedStyle(document.querySelector('.breadcrumbs')).backgroundColor")
     for path in ("/admin/console/user-calibration/", "/admin/compliance/exportjob/add/"):
-        page.goto(live_server.url + path)
+        page.goto(demo_site.url + path)
         assert (
             page.evaluate("getComputedStyle(document.querySelector('.breadcrumbs')).backgroundColor") == stock
         ), path
 
 
-def test_a_403_keeps_the_console_and_the_favicon_is_served(page, live_server):
-    response = page.goto(live_server.url + "/admin/keys/apikey/")
+def test_a_403_keeps_the_console_and_the_favicon_is_served(page, demo_site):  # noqa: F811
+    response = page.goto(demo_site.url + "/admin/keys/apikey/")
     assert response is not None and response.status == 403
     assert page.locator("#site-name", has_text="Trustcal staff console").count() == 1
     assert (
         page.locator("#nav-sidebar").count() == 1
         and page.locator("text=You cannot open this page").count() >= 1
     )
-    with urllib.request.urlopen(live_server.url + "/favicon.ico", timeout=10) as icon:
+    with urllib.request.urlopen(demo_site.url + "/favicon.ico", timeout=10) as icon:
         assert icon.status == 200 and icon.headers["Content-Type"] == "image/svg+xml"
         assert icon.read().startswith(b"<svg")
+
+
+def test_overview_shows_each_exports_period_and_never_breaks_a_status_or_a_time(page):
+    assert page.locator("#panel-exports .tc-period", has_text=" to ").count() >= 1
+    lines = page.evaluate(LINES, "#panel-exports td.tc-nowrap")
+    # the status on one line ("compl/eted" was seen), the requested time as day and time
+    assert lines and all(n in (1, 2) for n in lines), lines
+    assert page.locator("#panel-exports td.tc-nowrap", has_text="UTC").count() >= 1
+    page.screenshot(path=str(SHOTS / "overview-1400.png"), full_page=True)
+
+
+def test_changed_alert_and_oversight_pages_fit_1400_px(page, demo_site):  # noqa: F811
+    from bias.models import BiasAlert
+    from fairness.models import AmplificationAlert
+
+    bias = BiasAlert.objects.order_by("-severity").first()
+    amplification = AmplificationAlert.objects.filter(status="open").first()
+    assert bias is not None and amplification is not None
+    pages = {
+        "bias-alert": f"/admin/bias/biasalert/{bias.pk}/change/",
+        "bias-alerts": "/admin/bias/biasalert/",
+        "amplification-alert": f"/admin/fairness/amplificationalert/{amplification.pk}/change/",
+        "review-effort": "/admin/console/review-effort/",
+        "vigilance": "/admin/console/vigilance/",
+    }
+    for shot, path in pages.items():
+        page.goto(demo_site.url + path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH, path
+        page.screenshot(path=str(SHOTS / f"{shot}-1400.png"), full_page=True)
+    page.goto(demo_site.url + pages["bias-alert"])
+    assert page.evaluate(RIGHT_EDGE, "#bias-findings")[0] <= WIDTH
+    assert page.evaluate(LINES, "#bias-findings td.tc-num") and all(
+        n == 1 for n in page.evaluate(LINES, "#bias-findings td.tc-num")
+    )  # "under 0.001" and "gap 79.8 points" never wrap
 
 
 CLIPPED = """(selector) => { const t = document.querySelector(selector); const box = t.closest('.results') || t.parentElement;
@@ -128,7 +180,7 @@ def _erasures() -> None:
         )  # fmt: skip
 
 
-def test_export_jobs_checkpoints_and_erasures_keep_their_last_column_on_screen(page, live_server):
+def test_export_jobs_checkpoints_and_erasures_keep_their_last_column_on_screen(page, demo_site, demo_changed):  # noqa: F811
     SHOTS.mkdir(parents=True, exist_ok=True)
     for path, shot in (
         ("/admin/compliance/exportjob/", "export-jobs"),
@@ -137,44 +189,10 @@ def test_export_jobs_checkpoints_and_erasures_keep_their_last_column_on_screen(p
     ):
         if shot == "erasures":
             _erasures()  # last: an erasure withdraws the reports that named the reviewer
-        page.goto(live_server.url + path)
+        page.goto(demo_site.url + path)
         assert page.locator("#result_list tbody tr").count() >= 1, path
         box = page.evaluate(CLIPPED, "#result_list")
         assert box["right"] <= box["edge"] + 0.5 and box["hidden"] <= 0, (path, box)
         page.screenshot(path=str(SHOTS / f"{shot}-1400.png"), full_page=True)
         if shot == "export-jobs":
             assert page.locator("#result_list td.field-report", has_text=" to ").count() >= 1  # the period
-
-
-def test_overview_shows_each_exports_period_and_never_breaks_a_status_or_a_time(page):
-    assert page.locator("#panel-exports .tc-period", has_text=" to ").count() >= 1
-    lines = page.evaluate(LINES, "#panel-exports td.tc-nowrap")
-    # the status on one line ("compl/eted" was seen), the requested time as day and time
-    assert lines and all(n in (1, 2) for n in lines), lines
-    assert page.locator("#panel-exports td.tc-nowrap", has_text="UTC").count() >= 1
-    page.screenshot(path=str(SHOTS / "overview-1400.png"), full_page=True)
-
-
-def test_changed_alert_and_oversight_pages_fit_1400_px(page, live_server):
-    from bias.models import BiasAlert
-    from fairness.models import AmplificationAlert
-
-    bias = BiasAlert.objects.order_by("-severity").first()
-    amplification = AmplificationAlert.objects.filter(status="open").first()
-    assert bias is not None and amplification is not None
-    pages = {
-        "bias-alert": f"/admin/bias/biasalert/{bias.pk}/change/",
-        "bias-alerts": "/admin/bias/biasalert/",
-        "amplification-alert": f"/admin/fairness/amplificationalert/{amplification.pk}/change/",
-        "review-effort": "/admin/console/review-effort/",
-        "vigilance": "/admin/console/vigilance/",
-    }
-    for shot, path in pages.items():
-        page.goto(live_server.url + path)
-        assert page.evaluate("document.documentElement.scrollWidth") <= WIDTH, path
-        page.screenshot(path=str(SHOTS / f"{shot}-1400.png"), full_page=True)
-    page.goto(live_server.url + pages["bias-alert"])
-    assert page.evaluate(RIGHT_EDGE, "#bias-findings")[0] <= WIDTH
-    assert page.evaluate(LINES, "#bias-findings td.tc-num") and all(
-        n == 1 for n in page.evaluate(LINES, "#bias-findings td.tc-num")
-    )  # "under 0.001" and "gap 79.8 points" never wrap

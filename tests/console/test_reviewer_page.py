@@ -15,9 +15,17 @@ from django.contrib.auth.models import Group, User
 from config.models import StaffOrganisation
 from console.permissions import COMPLIANCE_STAFF
 from oversight.permissions import PER_PERSON_GROUP
-from tests.console.test_browser import PASSWORD, SHOTS, api_get, browser, chromium_path, demo  # noqa: F401 (fixtures)
+from tests.console.shared_demo import demo_shared, demo_site, transactional_db  # noqa: F401 (fixtures)
+from tests.console.test_browser import (  # noqa: F401 (fixtures)
+    PASSWORD,
+    SHOTS,
+    api_get,
+    browser,
+    chromium_path,
+)
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+# One demo for the module, on one worker (tests/console/shared_demo.py).
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("reviewer_page")]
 
 REVIEWER = "officer-28"  # has decisions and vigilance probes in the demo
 TODAY = dt.datetime.now(dt.UTC).date()
@@ -56,6 +64,21 @@ def _monitor() -> None:
     services.monitor_create(customer=Customer.objects.get(pk="demo-bank"), body=body)
 
 
+def _prepare() -> None:
+    """What every test of the module starts from: pat, compliance staff with per-person figures, and
+    a drift monitor on the reviewer's probes. The tests only read the demo, but for the first's call
+    of the API's trust score, which records whether the reviewer is at risk: the page's #risk-state
+    line, which no test here checks (they pass run in either order)."""
+    _user("pat", per_person=True)
+    _monitor()
+
+
+@pytest.fixture(scope="module")
+def demo_module(django_db_setup, django_db_blocker):
+    with demo_shared(django_db_blocker, prepare=_prepare) as shared:
+        yield shared
+
+
 def _signed_in(browser, base: str, name: str, width: int):  # noqa: F811 (the fixture, passed on)
     page = browser.new_page(viewport={"width": width, "height": 900})
     page.goto(f"{base}/admin/login/?next=/admin/")
@@ -83,10 +106,8 @@ def _figure(page, label: str) -> str:
     return page.locator(f"#reviewer-figures tr:has(th:text-is('{label}')) td").inner_text().strip()
 
 
-def test_reviewer_page_shows_the_apis_figures_and_fits_both_widths(browser, demo, live_server):  # noqa: F811
-    base, key = live_server.url, demo
-    _user("pat", per_person=True)
-    _monitor()
+def test_reviewer_page_shows_the_apis_figures_and_fits_both_widths(browser, demo_site):  # noqa: F811
+    base, key = demo_site.url, demo_site.key
     api = api_post(base, "/v1/trust-score", key, {"user_id": REVIEWER, "from": FROM, "to": TO})
     effort = api_get(base, f"/v1/oversight/review-effort?user_id={REVIEWER}&from={FROM}&to={TO}", key)[
         "data"
@@ -139,10 +160,8 @@ def test_reviewer_page_shows_the_apis_figures_and_fits_both_widths(browser, demo
     page.close()
 
 
-def test_every_reviewer_name_links_to_their_page(browser, demo, live_server):  # noqa: F811
-    base = live_server.url
-    _user("pat", per_person=True)
-    _monitor()
+def test_every_reviewer_name_links_to_their_page(browser, demo_site):  # noqa: F811
+    base = demo_site.url
     page = _signed_in(browser, base, "pat", 1400)
     for path in (
         "/admin/console/user-calibration/",
@@ -168,9 +187,8 @@ def test_every_reviewer_name_links_to_their_page(browser, demo, live_server):  #
     page.close()
 
 
-def test_staff_without_per_person_permission_see_no_reviewer_oversight(browser, demo, live_server):  # noqa: F811
-    base = live_server.url
-    _monitor()
+def test_staff_without_per_person_permission_see_no_reviewer_oversight(browser, demo_site):  # noqa: F811
+    base = demo_site.url
     page = _signed_in(browser, base, "olivia", 1400)  # compliance staff, no per-person figures
     page.goto(_reviewer_url(base))
     assert page.locator("#reviewer-figures").count() == 1  # calibration figures: compliance staff see them
