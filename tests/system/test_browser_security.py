@@ -86,9 +86,15 @@ def _production_env(**extra: str) -> dict[str, str]:
 
 
 def test_production_settings_pass_the_deploy_check_on_https_and_hsts(tmp_path):
-    # A database of its own: the test's transaction holds the test database's write lock
-    # (IMMEDIATE), and the check's fingerprint claim waited out the busy timeout three times.
-    env = processes.process_env(**_production_env(DATABASE_URL=f"sqlite:///{tmp_path / 'check.sqlite3'}"))
+    # A data folder and database of its own: the test's transaction holds the test database's
+    # write lock (IMMEDIATE), and the check's fingerprint claim waited out the busy timeout three
+    # times; and a check on another database in the tests' data folder would claim its embedded
+    # broker for that database (trustcal.E006), refusing the servers the next tests start.
+    env = processes.process_env(
+        **_production_env(
+            TRUSTCAL_DATA_DIR=str(tmp_path), DATABASE_URL=f"sqlite:///{tmp_path / 'check.sqlite3'}"
+        )
+    )
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy"],
         cwd=processes.ROOT,
