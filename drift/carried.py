@@ -10,14 +10,14 @@ about half of the drift CPU of a `POST /log` (bench/README.md, Drift)."""
 import datetime as dt
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection
 
 from config.db import prepared
-from config.db.bulk import COPY_FROM, column_type, copy_from
+from config.db.bulk import COPY_FROM, column_arrays, column_casts, copy_from
 from config.jsondoc import JSONObject
 from drift.charts import PROBE_SPRT, Fit, Sprt
 from drift.engine import ChartState, Spec
@@ -146,64 +146,6 @@ POINT_COLUMNS = (
 )  # fmt: skip
 
 
-def _casts(model: type[Any], columns: Sequence[str]) -> list[str]:  # Any: a model class
-    """Each column's PostgreSQL type as a cast (without a length)."""
-    by_column = {f.column: f for f in model._meta.concrete_fields}
-    return [f"::{column_type(by_column[c])}" for c in columns]
-
-
-def _numbers(values: Sequence[Any]) -> str:  # Any: int, float or None
-    """An int or float column: str and repr give the shortest text that reads back as the same
-    value (PostgreSQL reads `inf` and `nan` too); None is NULL."""
-    return "{" + ",".join(["NULL" if v is None else repr(v) for v in values]) + "}"
-
-
-def _bools(values: Sequence[Any]) -> str:  # Any: bool or None
-    return "{" + ",".join(["NULL" if v is None else "t" if v else "f" for v in values]) + "}"
-
-
-def _texts(values: Sequence[Any]) -> str:  # Any: str or None
-    return (
-        "{"
-        + ",".join(
-            ["NULL" if v is None else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values]
-        )
-        + "}"
-    )
-
-
-def _times(values: Sequence[Any]) -> str:  # Any: aware datetimes or None
-    return "{" + ",".join(["NULL" if v is None else f'"{v.isoformat()}"' for v in values]) + "}"
-
-
-@functools.cache
-def _formats(model: type[models.Model], columns: tuple[str, ...]) -> list[Callable[[Sequence[Any]], str]]:
-    by_column = {f.column: f for f in model._meta.concrete_fields}
-    out: list[Callable[[Sequence[Any]], str]] = []
-    for column in columns:
-        f = by_column[column]
-        if isinstance(f, models.FloatField | models.IntegerField):  # BigIntegerField, SmallIntegerField too
-            out.append(_numbers)
-        elif isinstance(f, models.BooleanField):
-            out.append(_bools)
-        elif isinstance(f, models.DateTimeField):
-            out.append(_times)
-        else:  # text, JSON given as its text, a text key
-            out.append(_texts)
-    return out
-
-
-def _arrays(
-    model: type[models.Model], columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
-) -> list[str]:  # Any: columns' values
-    """One array literal per column of `rows`, as config.db.bulk.array_param writes it but by the
-    column's type, without looking at each value's (at 50 monitors that look was the biggest
-    part of writing the points and the monitors)."""
-    return [
-        fmt(values) for fmt, values in zip(_formats(model, columns), zip(*rows, strict=True), strict=True)
-    ]
-
-
 @functools.cache
 def _points_insert_sql() -> str:
     """PostgreSQL: one array per column, unnested: a fixed text, prepared once per connection
@@ -211,7 +153,7 @@ def _points_insert_sql() -> str:
     split its 900 placeholders (50 monitors) in Python on every write."""
     qn = connection.ops.quote_name
     names = ", ".join(qn(c) for c in POINT_COLUMNS)
-    arrays = ", ".join(f"%s{cast}[]" for cast in _casts(DriftPoint, POINT_COLUMNS))
+    arrays = ", ".join(f"%s{cast}[]" for cast in column_casts(DriftPoint, POINT_COLUMNS))
     return f"INSERT INTO {qn(DriftPoint._meta.db_table)} ({names}) SELECT * FROM unnest({arrays})"  # noqa: S608 - the model's names
 
 
@@ -230,7 +172,7 @@ def points_insert(rows: list[tuple[Any, ...]]) -> None:  # Any: a point's values
                     copy.write_row(row)
             return
         with prepared.cursor() as cursor:
-            cursor.execute(_points_insert_sql(), _arrays(DriftPoint, POINT_COLUMNS, rows))
+            cursor.execute(_points_insert_sql(), column_arrays(DriftPoint, POINT_COLUMNS, rows))
         return
     values = "(" + ", ".join("%s" for _ in POINT_COLUMNS) + ")"
     sql = f"INSERT INTO {table} ({names}) VALUES {values}"  # noqa: S608 - the model's names
@@ -260,7 +202,7 @@ def _update_sql(vendor: str, rows: int) -> str:
         for c, n in zip(_WRITTEN[1:], names[1:], strict=True)
     )
     if vendor == "postgresql":
-        arrays = ", ".join(f"%s{cast}[]" for cast in _casts(DriftMonitor, _WRITTEN))
+        arrays = ", ".join(f"%s{cast}[]" for cast in column_casts(DriftMonitor, _WRITTEN))
         source = f"unnest({arrays}) AS v({', '.join(names)})"
     else:
         row = "(" + ", ".join("%s" for _ in _WRITTEN) + ")"
@@ -285,7 +227,7 @@ def monitors_update(monitors: Sequence[Carried], *, now: dt.datetime) -> None:
                      m.conclusions_h0, m.conclusions_h1, at, *state))  # fmt: skip
     if connection.vendor == "postgresql":
         with prepared.cursor() as cursor:
-            cursor.execute(_update_sql("postgresql", 0), _arrays(DriftMonitor, _WRITTEN, rows))
+            cursor.execute(_update_sql("postgresql", 0), column_arrays(DriftMonitor, _WRITTEN, rows))
         return
     with connection.cursor() as cursor:
         cursor.execute(_update_sql(connection.vendor, len(rows)), [v for row in rows for v in row])

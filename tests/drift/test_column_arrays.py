@@ -1,4 +1,4 @@
-"""The write path's array parameters by column type (drift.carried): each literal reads back on
+"""The write path's array parameters by column type (config.db.bulk.column_arrays): each literal reads back on
 PostgreSQL as exactly the values psycopg's own array dumper sends (doubles to the last bit,
 infinities and NaN, ints and big ints, strings with quotes, backslashes, braces, commas and the
 text "NULL" beside NULL, aware times)."""
@@ -10,7 +10,7 @@ import random
 import pytest
 from django.db import connection
 
-from drift.carried import _bools, _numbers, _texts, _times
+from config.db.bulk import _bools, _numbers, _texts, _times
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
