@@ -14,13 +14,15 @@ BENCH_REDIS_DB choose others), and, all for ONE customer:
 1. limit_insert --threads 1 and --threads 4 and limit_batch (again after step 2) on the same PostgreSQL;
 2. loads --small decisions (10,000) with 1,000-item batches from one client: decisions/s (the
    tables ANALYZEd first, once a warm-up wrote rows: autovacuum is off on these machines);
-3. POST /calibrate at a fixed --rate (150 req/s), open loop (latency from the scheduled start);
+3. POST /calibrate paced open loop (latency from the scheduled start) at --rate req/s, or by default
+   at --rate-of-limit (0.5) of the same run's limit_insert --threads 4: a fixed rate near what the
+   plain insert itself sustains on a loaded machine measures the machine, not the service;
 4. POST /log, closed loop, 16 connections, driven by wrk (--client; bench/log_wrk.lua), with the CPU
    per request of the gunicorn processes, their database backends and the client;
 5. loads up to --big stored decisions with batches (4 clients; the row says how long the load
    took), runs VACUUM (ANALYZE) and CHECKPOINT (timed: what autovacuum and the checkpointer would
    otherwise do during the next measurement), then --small decisions in 1,000-item batches from
-   one client again, POST /calibrate at the fixed rate and POST /log closed loop again, all at that size;
+   one client again, POST /calibrate at the same rate and POST /log closed loop again, all at that size;
 6. GET /audit-trail/verify?full=true as a job must say valid (the whole chain, every hash);
 7. the CPU time of one POST /log in-process (bench/log_cpu.py), and with --before-tree DIR the
    same for an earlier checkout (`git archive <commit> | tar -x -C DIR`) on its own database.
@@ -312,7 +314,13 @@ def row(name: str, r: dict, limit: float | None = None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--duration", type=float, default=15)
-    parser.add_argument("--rate", type=float, default=150)
+    parser.add_argument("--rate", type=float, help="POST /calibrate's pace, req/s (default: --rate-of-limit)")
+    parser.add_argument(
+        "--rate-of-limit",
+        type=float,
+        default=0.5,
+        help="without --rate, pace POST /calibrate at this fraction of limit_insert --threads 4's tx/s",
+    )
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--small", type=int, default=10_000)
     parser.add_argument("--big", type=int, default=1_000_000)
@@ -353,6 +361,8 @@ def main() -> None:
         flush=True,
     )
     l1, l4 = float(limit1["tx_per_s"]), float(limit4["tx_per_s"])
+    rate = args.rate or round(args.rate_of_limit * l4, 1)
+    print(f"POST /calibrate paced at {rate} req/s", flush=True)
     limit_b = [float(limit_batch(args.duration, args.perf_python)["decisions_per_s"])]
     print(f"limit_batch: {limit_b[0]} decisions/s", flush=True)
 
@@ -386,10 +396,8 @@ def main() -> None:
         )
         print(results[-1], flush=True)
         n = stored()
-        cal = asyncio.run(
-            _open_loop("/v1/calibrate", keys, rate=args.rate, duration=args.duration, tag="cal1")
-        )
-        results.append(row(f"POST /calibrate at {args.rate:.0f} req/s open loop ({n:,} stored)", cal))
+        cal = asyncio.run(_open_loop("/v1/calibrate", keys, rate=rate, duration=args.duration, tag="cal1"))
+        results.append(row(f"POST /calibrate at {rate:.0f} req/s open loop ({n:,} stored)", cal, rate))
         print(results[-1], flush=True)
         clients = {"wrk": _wrk_log, "asyncio": _asyncio_log}
 
@@ -444,10 +452,8 @@ def main() -> None:
         )
         print(results[-1], flush=True)
         n = stored()
-        cal = asyncio.run(
-            _open_loop("/v1/calibrate", keys, rate=args.rate, duration=args.duration, tag="cal2")
-        )
-        results.append(row(f"POST /calibrate at {args.rate:.0f} req/s open loop ({n:,} stored)", cal))
+        cal = asyncio.run(_open_loop("/v1/calibrate", keys, rate=rate, duration=args.duration, tag="cal2"))
+        results.append(row(f"POST /calibrate at {rate:.0f} req/s open loop ({n:,} stored)", cal, rate))
         print(results[-1], flush=True)
         log_phase("big")  # POST /log again at this size
         job = json.loads(
