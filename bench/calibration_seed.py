@@ -60,6 +60,7 @@ SUMS = {
     ),
     "a_conf_sum": "coalesce(sum(greatest(ai_confidence, 1 - ai_confidence)), 0)",
     "oo_n": _when("outcome IS NOT NULL AND ai_confidence IS NULL", "1"),
+    "oo_followed_wrong": _when("outcome IS NOT NULL AND ai_confidence IS NULL", f"{_F} * (1 - {_Y})"),
     "wo_sum": _when(_SCORED, _WO),
     "wo_sq": _when(_SCORED, f"{_WO} * {_WO}"),
     "fwo_sum": _when(_SCORED, f"{_F} * {_WO}"),
@@ -147,8 +148,8 @@ def seed(db: str, env: dict, first: int, last: int) -> None:
         db,
         f"""
         INSERT INTO audit_chainhead (customer_id, sequence, head_hash, previous_head_hash, decisions, erased,
-            updated_at)
-        VALUES ('{CUSTOMER}', 0, repeat('0', 64), repeat('0', 64), 0, 0, now()) ON CONFLICT DO NOTHING;
+            followers, updated_at)
+        VALUES ('{CUSTOMER}', 0, repeat('0', 64), repeat('0', 64), 0, 0, 0, now()) ON CONFLICT DO NOTHING;
         INSERT INTO audit_auditentry (id, customer_id, decision_id, sequence, type, decision_ref, timestamp, logged_at,
             user_id, model_id, model_version, ai_recommendation, ai_confidence, user_decision, followed_ai,
             calibration_category, outcome, context, subgroups, hash, previous_hash, format, erased)
