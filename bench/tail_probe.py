@@ -17,7 +17,8 @@ script says where the time went:
   server       server end - start      (Django, the database, Redis, the group commit)
   read lag     read - server end       (the client late to read the answer)
 
-`vmstat 1` runs beside each phase (its `r`, run queue, and user/system/idle/steal).
+`first`: the first --first (4) requests of each web process, their times' median and max (what
+config/warm.py's connected threads are for). `vmstat 1` runs beside each phase (its `r`, run queue, and user/system/idle/steal).
 """
 
 import argparse
@@ -106,7 +107,7 @@ def pct(values: list[float], q: float) -> float:
     return values[max(0, int(len(values) * q) - 1)] if values else float("nan")
 
 
-def report(client: list[dict], server: dict, collections: list, slow_ms: float) -> dict:
+def report(client: list[dict], server: dict, collections: list, slow_ms: float, first_n: int = 4) -> dict:
     t0 = client[0]["scheduled"] if client else 0.0
     rows = []
     for c in client:
@@ -125,9 +126,23 @@ def report(client: list[dict], server: dict, collections: list, slow_ms: float) 
                 "server": (end - start) * 1000,
                 "read_lag": (c["read"] - end) * 1000,
                 "pid": pid,
+                "start": start,
             }
         )
     out = {"requests": len(client), "matched": len(rows)}
+    # Each web process's first --first requests by server start (threads connected at start,
+    # config/warm.py, are for these): their times, all processes together.
+    first = [
+        r["total"]
+        for pid in {r["pid"] for r in rows}
+        for r in sorted((r for r in rows if r["pid"] == pid), key=lambda r: r["start"])[:first_n]
+    ]
+    if first:
+        out["first"] = {
+            "n": len(first),
+            "median": round(statistics.median(first), 1),
+            "max": round(max(first), 1),
+        }
     for name in ("total", "put_lag", "conn_wait", "server_wait", "server", "read_lag"):
         values = [r[name] for r in rows]
         out[name] = {
@@ -196,6 +211,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--slow", type=float, default=100, help="ms: a request slower than this is explained")
     parser.add_argument(
+        "--first", type=int, default=4, help="each web process's first requests, reported apart"
+    )
+    parser.add_argument(
         "--gunicorn-arg", action="append", default=[], help="added to gunicorn's command line"
     )
     parser.add_argument(
@@ -242,7 +260,7 @@ def main() -> None:
             vm = vmstat.communicate()[0].splitlines()[2:]
             time.sleep(0.5)  # the processes' last lines
             server, collections = server_times(log_dir)
-            out = report(client["trace"], server, collections, args.slow)
+            out = report(client["trace"], server, collections, args.slow, args.first)
             spent = cpu_spent(cpu_before, cpu_after)
             out["cpu_ms_per_request"] = {k: round(v / len(client["trace"]), 2) for k, v in spent.items()}
             out["cpu_share_of_2_cores"] = {k: round(v / 1000 / (2 * duration), 3) for k, v in spent.items()}
