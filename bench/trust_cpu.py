@@ -15,8 +15,10 @@ statements' CPU (a parallel worker's CPU is not the backend's).
 
 Run:  DATABASE_URL=postgres://postgres@127.0.0.1:5432/<db> REDIS_URL=redis://127.0.0.1:6379/<n> \\
       .venv/bin/python bench/trust_cpu.py --calls 20 [--no-parallel] [--writes N] [--root OTHER_CHECKOUT]
+      [--request-only]
 (`--root DIR` measures another checkout of the service, such as an earlier commit, with this
-venv: alternate the two in the same minutes. The script makes its own key for `bench`.)"""
+venv: alternate the two in the same minutes; `--request-only` times the request alone, a run in
+a fraction of the time, for alternating pairs. The script makes its own key for `bench`.)"""
 
 import argparse
 import json
@@ -39,6 +41,9 @@ def main() -> None:
     parser.add_argument("--root", default=str(ROOT))
     parser.add_argument(
         "--writes", type=int, default=0, help="decisions written (untimed) before each timed call"
+    )
+    parser.add_argument(
+        "--request-only", action="store_true", help="the organisation's request alone, not its parts"
     )
     args = parser.parse_args()
     if args.no_parallel:
@@ -132,7 +137,7 @@ def main() -> None:
         f"root {args.root}, load average {os.getloadavg()[0]:.1f}, "
         f"parallel query {'off' if args.no_parallel else 'on'}, {args.writes} writes before each call"
     )
-    for name, call in parts.items():
+    for name, call in list(parts.items())[: 1 if args.request_only else None]:
         r = measure(call, args.calls)
         print(f"{name:<52} " + json.dumps({k: round(v, 1) for k, v in r.items()}))
 
