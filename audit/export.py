@@ -2,24 +2,19 @@
 from a server-side cursor in chunks, so memory stays flat whatever the chain's length
 (docs/reference/checkpoints.md, "The export").
 
-On PostgreSQL the rows come from a server-side cursor, one FETCH ahead: a reader thread asks
-for the next chunk while the request's thread writes the lines of the last one, so the
-database's work and the service's overlap on two cores instead of taking turns. A format-2 entry's line is written from its
-canonical text and the columns shown beside it by audit/export_lines.py, byte for byte what
-the database's jsonb would write (`_FORMAT2`, kept here as that rendering's definition and
-used by the tests), at a fraction of the database's cost. An older (format-1) entry's line is
+On PostgreSQL the rows come from a server-side cursor, FETCH rows at a time. A format-2
+entry's line is written from its canonical text and the columns shown beside it by
+audit/export_lines.py, byte for byte what the database's jsonb would write (`_FORMAT2`, kept
+here as that rendering's definition and used by the tests), at a fraction of the database's
+cost. An older (format-1) entry's line is
 rendered by the database (json_build_object over the entry's columns): the same JSON values as
 GET /audit-trail shows (timestamps as ISO 8601 UTC with milliseconds and Z, an integral
 confidence as `1.0`, so every line parses to the very object the chain hashed). Elsewhere each
 row goes through the entry document of audit/chain.py."""
 
 import json
-import queue
-import threading
-from collections.abc import Generator, Iterator
-from contextlib import closing
+from collections.abc import Iterator
 from itertools import chain
-from typing import Any
 
 from django.db import connection, transaction
 
@@ -90,58 +85,13 @@ def _streamed(customer_id: str, first: int, last: int | None) -> Iterator[bytes]
     renderer = Renderer()
     with transaction.atomic(), connection.chunked_cursor() as cursor:
         cursor.execute(sql, params)
-        with closing(_read_ahead(cursor)) as chunks:  # the reader stops before the cursor closes
-            for fetched in chunks:
-                for at in range(0, len(fetched), PIECE):
-                    rows = fetched[at : at + PIECE]
-                    flat = list(chain.from_iterable(rows))
-                    if all(flat[::WIDTH]):
-                        yield renderer.lines(flat).encode()
-                        continue
-                    yield "".join(
-                        [renderer.line(row[1:]) + "\n" if row[0] else row[1] + "\n" for row in rows]
-                    ).encode()
-
-
-_AHEAD = 2  # chunks read and not yet written, at most (memory: FETCH rows each)
-type _Chunk = list[tuple[Any, ...]]  # Any: a row's column values, as psycopg reads them
-
-
-# Any: a database cursor (Django's wrapper of psycopg's)
-def _read_ahead(cursor: Any) -> Generator[_Chunk, None, None]:
-    """The cursor's chunks, FETCH rows each, read by a thread of their own up to _AHEAD chunks
-    ahead. psycopg waits for the server without the GIL, so the next FETCH runs on the
-    database while this thread writes lines. Nothing else uses the connection meanwhile: the
-    request's thread only takes chunks from the queue, and when it stops early (the client went
-    away) the reader is told to stop and waited for before the cursor is closed."""
-    chunks: queue.Queue[_Chunk | BaseException | None] = queue.Queue(maxsize=_AHEAD)
-    stop = threading.Event()
-
-    def handed(item: _Chunk | BaseException | None) -> bool:
-        while not stop.is_set():
-            try:
-                chunks.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read() -> None:
-        try:
-            while rows := cursor.fetchmany(FETCH):
-                if not handed(rows):
-                    return
-            handed(None)
-        except BaseException as exc:  # handed to the request's thread and raised there
-            handed(exc)
-
-    reader = threading.Thread(target=read, name="export-read-ahead", daemon=True)
-    reader.start()
-    try:
-        while (item := chunks.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        reader.join()
+        while fetched := cursor.fetchmany(FETCH):
+            for at in range(0, len(fetched), PIECE):
+                rows = fetched[at : at + PIECE]
+                flat = list(chain.from_iterable(rows))
+                if all(flat[::WIDTH]):
+                    yield renderer.lines(flat).encode()
+                    continue
+                yield "".join(
+                    [renderer.line(row[1:]) + "\n" if row[0] else row[1] + "\n" for row in rows]
+                ).encode()
