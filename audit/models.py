@@ -191,11 +191,7 @@ class AuditEntry(models.Model):
         db_constraint=False,
     )
     # Null for an entry that records no decision (an erasure).
-    # No index of its own: a decision's entries are read by (customer, decision_ref, sequence)
-    # (audit migration 0015).
-    decision = models.ForeignKey(
-        Decision, on_delete=models.PROTECT, related_name="entries", null=True, db_index=False
-    )
+    decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries", null=True)
     sequence = models.BigIntegerField()
     type = models.CharField(max_length=32, choices=Type.choices)
     # A snapshot of the decision as of this entry (what GET /audit-trail shows and hashes).

@@ -94,8 +94,7 @@ def _entries_of(customer: Customer, decisions: set[Decision], type: str, order: 
     """By decision_id, the last of the decisions' entries of `type` in `order`. Read by the
     entries' (customer, decision_ref, sequence) index, which GET /audit-trail's decision filter
     uses too: a decision's and an outcome's entry name their decision's decision_id in
-    decision_ref, and the entries' own index of their decision key, which only this read used,
-    is dropped (audit migration 0015)."""
+    decision_ref."""
     out: dict[str, AuditEntry] = {}
     for chunk in _chunks(sorted(d.decision_id for d in decisions)):
         rows = AuditEntry.objects.filter(customer=customer, decision_ref__in=chunk, type=type)

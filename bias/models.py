@@ -82,8 +82,7 @@ class SubgroupDailyStat(models.Model):
     index stays small whatever the value lengths are. Written only through raw upserts
     that add deltas (`count = count + EXCLUDED.count`), which are safe under concurrency."""
 
-    # the unique (customer, key_hash) leads with it (migration 0006)
-    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="+", db_index=False)
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="+")
     key_hash = models.CharField(max_length=64)
     day = models.DateField()
     model_id = models.CharField(max_length=256, blank=True, default="")

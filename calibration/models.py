@@ -58,9 +58,7 @@ class UserDailyAggregate(AggregateSums):
     a model, in that model's row too, so a user's figures read at most 90 rows and a
     model filter reads that model's rows only. Updated in the decision's transaction."""
 
-    customer = models.ForeignKey(
-        Customer, on_delete=models.CASCADE, related_name="calibration_days", db_index=False
-    )  # the unique and the model index lead with it (migration 0008)
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="calibration_days")
     user_id = models.CharField(max_length=256)
     model_key = models.CharField(max_length=256, default=ALL_MODELS, help_text='"*" = all models')
     day = models.DateField()
@@ -87,9 +85,7 @@ class UserWeeklyAggregate(AggregateSums):
     rows keeps it without knowing it. A long window reads its whole weeks here and only its
     edge days from the daily rows (docs/architecture.md, Calibration aggregates)."""
 
-    customer = models.ForeignKey(
-        Customer, on_delete=models.CASCADE, related_name="calibration_weeks", db_index=False
-    )  # the unique and the model index lead with it (migration 0008)
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="calibration_weeks")
     user_id = models.CharField(max_length=256)
     model_key = models.CharField(max_length=256, default=ALL_MODELS, help_text='"*" = all models')
     week = models.DateField(help_text="the week's Monday (UTC)")

@@ -23,8 +23,7 @@ class Event(models.Model):
     idempotency key."""
 
     id = models.CharField(primary_key=True, max_length=40, default=_event_id, editable=False)
-    # the (customer, type, created_at) index leads with it (migration 0004)
-    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="events", db_index=False)
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE, related_name="events")
     type = models.CharField(max_length=64)
     data = models.JSONField(default=dict)
     created_at = models.DateTimeField(default=timezone.now)
