@@ -29,12 +29,10 @@ def post_worker_init(worker):
     (config/connections.py). Each web worker knows its thread count: one customer (and, before
     authentication, one client address) may hold only a share of them (config/threadshare.py),
     and a request line and its headers have a deadline (config/headerread.py). The errors
-    gunicorn answers itself are problem documents (config/gunicorn_errors.py). And each request
-    thread holds its database and Redis connections before the first request (config/warm.py)."""
+    gunicorn answers itself are problem documents (config/gunicorn_errors.py)."""
     from config import gunicorn_errors, headerread
     from config.connections import budget_problem, web_process_connections
     from config.threadshare import web_threads_set
-    from config.warm import threads_warm
 
     problem = budget_problem("web", int(worker.cfg.workers), web_process_connections(int(worker.cfg.threads)))
     if problem is not None:
@@ -45,7 +43,6 @@ def post_worker_init(worker):
     pool = getattr(worker, "tpool", None)  # gthread's request threads
     if pool is not None:
         headerread.install(worker)  # request lines and headers: a deadline, an address's bound
-        threads_warm(pool, int(worker.cfg.threads))
     if not worker.sockets:
         _listen_own(worker)
 

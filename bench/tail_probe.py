@@ -18,7 +18,7 @@ script says where the time went:
   read lag     read - server end       (the client late to read the answer)
 
 `first`: the first --first (4) requests of each web process, their times' median and max (what
-config/warm.py's connected threads are for). `vmstat 1` runs beside each phase (its `r`, run queue, and user/system/idle/steal).
+a worker's start costs them). `vmstat 1` runs beside each phase (its `r`, run queue, and user/system/idle/steal).
 """
 
 import argparse
@@ -130,8 +130,8 @@ def report(client: list[dict], server: dict, collections: list, slow_ms: float, 
             }
         )
     out = {"requests": len(client), "matched": len(rows)}
-    # Each web process's first --first requests by server start (threads connected at start,
-    # config/warm.py, are for these): their times, all processes together.
+    # Each web process's first --first requests by server start (what a worker's start costs
+    # them): their times, all processes together.
     first = [
         r["total"]
         for pid in {r["pid"] for r in rows}

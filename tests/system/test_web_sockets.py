@@ -1,7 +1,6 @@
 """gunicorn started from the repository (gunicorn.conf.py) gives each web worker a listening
 socket of its own, so a burst of keep-alive connections is spread over the workers instead of
-landing on whichever woke first, and connects each request thread to the database and Redis
-before the first request (bench/README.md, The /calibrate tail)."""
+landing on whichever woke first (bench/README.md, The /calibrate tail)."""
 
 import contextlib
 import os
@@ -12,8 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
-from django.db import connection
 
 from tests.processes import BIN, ROOT, free_port, process_env, stop
 
@@ -43,18 +40,6 @@ def _tcp(port: int) -> dict[str, str]:
             if int(fields[1].rsplit(":", 1)[1], 16) == port:
                 states[fields[9]] = fields[3]
     return states
-
-
-def _peers(pid: int, port: int) -> int:
-    """How many established TCP connections process `pid` holds to remote port `port`."""
-    mine = _sockets(pid)
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "01" and fields[9] in mine and int(fields[2].rsplit(":", 1)[1], 16) == port:
-                count += 1
-    return count
 
 
 def _children(pid: int) -> list[int]:
@@ -207,32 +192,5 @@ def test_a_unix_socket_stays_one_socket_shared_by_the_workers(tmp_path: Path):
         # Every worker and the master hold the same listening socket, inherited from the master.
         shared = _sockets(proc.pid)
         assert all(shared & _sockets(w) for w in _children(proc.pid))
-    finally:
-        stop(proc, group=True)
-
-
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="counts the connections to PostgreSQL")
-@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the sockets from /proc (Linux)")
-def test_each_request_thread_is_connected_to_the_database_and_redis_before_the_first_request(
-    transactional_db,
-):
-    threads = 3
-    pg_port = int(connection.settings_dict.get("PORT") or 5432)
-    redis_port = int(settings.REDIS_URL.rsplit(":", 1)[1].split("/")[0]) if settings.REDIS_URL else 0
-    proc = _start(f"127.0.0.1:{free_port()}", threads=threads)
-    try:
-        # No request is sent: whatever the workers hold, they opened while starting.
-        def connected(workers: list[int]) -> bool:
-            return all(_peers(w, pg_port) >= threads for w in workers)
-
-        # One database connection per request thread (the main thread may hold one more); the
-        # Redis client's pool is the process's, shared by its threads.
-        workers = _wait_workers(proc, lambda workers: True)
-        deadline = time.time() + 120  # the workers load the app first: seconds on a busy machine
-        while not connected(workers) and time.time() < deadline:
-            time.sleep(0.2)
-        assert all(_peers(w, pg_port) >= threads for w in workers), [_peers(w, pg_port) for w in workers]
-        if redis_port:
-            assert all(_peers(w, redis_port) >= 1 for w in workers)
     finally:
         stop(proc, group=True)
