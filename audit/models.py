@@ -178,17 +178,12 @@ class AuditEntry(models.Model):
         _template: Template  # an unsaved entry's canonical text around its links (audit.chain.entry_seal)
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
-    # No index of its own: (customer_id, sequence) is unique and leads several others.
-    # No constraint in the database either, so a batch's COMMIT checks 1,000 keys fewer
-    # (bench/README.md, mechanisms): entries are written only under their chain head's lock,
-    # whose row refers to the customer by a checked key, a decision's entry also through its
-    # decision's; customers are never deleted, and Django's PROTECT still refuses it in Python.
+    # No index of its own: (customer_id, sequence) is unique and leads several others. No database
+    # constraint (a batch's COMMIT checks 1,000 keys fewer, bench/README.md): entries are written only
+    # under their chain head's lock, whose customer key is checked; customers are never deleted, and
+    # Django's PROTECT still refuses it in Python.
     customer = models.ForeignKey(
-        Customer,
-        on_delete=models.PROTECT,
-        related_name="audit_entries",
-        db_index=False,
-        db_constraint=False,
+        Customer, on_delete=models.PROTECT, related_name="audit_entries", db_index=False, db_constraint=False
     )
     # Null for an entry that records no decision (an erasure).
     decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries", null=True)
@@ -346,9 +341,8 @@ class TreeNode(models.Model):
     subtree becomes complete, so a root at any size or a proof is a handful of point reads."""
 
     pk = models.CompositePrimaryKey("customer_id", "level", "index")
-    # No index of its own: the primary key leads with it. No constraint in the database, so a
-    # batch's COMMIT checks about 2,000 keys fewer: nodes are written only under the chain
-    # head's lock, whose row refers to the customer by a checked key (as AuditEntry.customer).
+    # No index of its own: the primary key leads with it. No database constraint, as AuditEntry.customer
+    # (about 2,000 checks fewer a batch): nodes are written only under the chain head's lock.
     customer = models.ForeignKey(
         Customer, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
     )
