@@ -70,8 +70,13 @@ def drift_customer(api):
     reviewer = monitor(customer, "mon_ana")
     organisation = monitor(customer, "mon_org", scope="organization", sequence=2)
     points(reviewer, range(1, 31))
-    alarm(reviewer, "alm_1", raised=NOW - dt.timedelta(hours=5))  # open at the period's end
-    alarm(organisation, "alm_2", raised=NOW - dt.timedelta(hours=30), acked=NOW - dt.timedelta(hours=6))
+    # Both alarms' events of today fall between today's start (UTC) and now, whatever the time of
+    # day: a period that ends yesterday sees alm_2 raised and open, and alm_1 not yet raised.
+    now = dt.datetime.now(dt.UTC)
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    acked = today + (now - today) / 4
+    alarm(reviewer, "alm_1", raised=today + (now - today) / 2)  # open at the period's end
+    alarm(organisation, "alm_2", raised=acked - dt.timedelta(hours=24), acked=acked)
     return customer
 
 
@@ -106,7 +111,7 @@ def test_both_templates_carry_the_member_and_the_eu_status_names_the_open_alarm(
 
 def test_an_acknowledged_alarm_no_longer_holds_the_status(api, drift_customer):
     DriftAlarm.objects.filter(pk="alm_1").update(
-        status="acknowledged", acknowledged_at=NOW - dt.timedelta(hours=1), disposition="false_alarm"
+        status="acknowledged", acknowledged_at=dt.datetime.now(dt.UTC), disposition="false_alarm"
     )
     period = {"from": at(10)[:10], "to": at(0)[:10]}
     _, content = export_file(api, template="eu_ai_act", format="json", time_period=period)
