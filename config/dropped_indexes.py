@@ -7,10 +7,11 @@ the apps' migrations; going back makes each index again. Later migrations make t
 (indexes_made): 10 alternating pairs of a 1,000-item batch showed no gain beyond the noise
 (bench/README.md, "Performance code earns its place")."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from django.db import migrations, models
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 # (table, index name, its columns as CREATE INDEX takes them, PostgreSQL only)
 type Index = tuple[str, str, str, bool]
@@ -37,10 +38,10 @@ def like_twin(table: str, name: str) -> Index:
     return (table, name, "id varchar_pattern_ops", True)
 
 
-def indexes_dropped(indexes: Sequence[Index]) -> migrations.RunPython:
-    """The operation that drops `indexes` (and, reversed, makes them again)."""
+def _step(indexes: Sequence[Index], *, make: bool) -> Callable[[StateApps, BaseDatabaseSchemaEditor], None]:
+    """RunPython's code that makes `indexes` (or, without `make`, drops them)."""
 
-    def each(schema_editor: BaseDatabaseSchemaEditor, *, make: bool) -> None:
+    def each(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
         postgresql = schema_editor.connection.vendor == "postgresql"
         for table, name, columns, postgresql_only in indexes:
             if postgresql_only and not postgresql:
@@ -50,13 +51,14 @@ def indexes_dropped(indexes: Sequence[Index]) -> migrations.RunPython:
             else:
                 schema_editor.execute(f"DROP INDEX IF EXISTS {name}")
 
-    return migrations.RunPython(
-        lambda apps, schema_editor: each(schema_editor, make=False),
-        lambda apps, schema_editor: each(schema_editor, make=True),
-    )
+    return each
+
+
+def indexes_dropped(indexes: Sequence[Index]) -> migrations.RunPython:
+    """The operation that drops `indexes` (and, reversed, makes them again)."""
+    return migrations.RunPython(_step(indexes, make=False), _step(indexes, make=True))
 
 
 def indexes_made(indexes: Sequence[Index]) -> migrations.RunPython:
     """The operation that makes `indexes` again (and, reversed, drops them): indexes_dropped undone."""
-    dropped = indexes_dropped(indexes)
-    return migrations.RunPython(dropped.reverse_code, dropped.code)
+    return migrations.RunPython(_step(indexes, make=True), _step(indexes, make=False))
