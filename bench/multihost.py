@@ -24,6 +24,7 @@ import base64
 import concurrent.futures
 import contextlib
 import hashlib
+import http.client
 import http.server
 import itertools
 import json
@@ -343,7 +344,9 @@ def call(
             return response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read(), dict(exc.headers)
-    except OSError:
+    except (OSError, http.client.HTTPException):
+        # No answer, or one cut short (a web master killed while nginx relayed its body): the
+        # caller sends the same request again, as docs/deploy.md tells a client to.
         return 0, b"", {}
 
 
