@@ -54,11 +54,3 @@ def post_request(worker, req, environ, resp):
     _lines.append(
         f"R {_local.i} {_local.start:.6f} {time.perf_counter():.6f} {threading.get_ident()} {backend}\n"
     )
-
-
-if (
-    os.environ.get("TAIL_PROBE_SHARED_SOCKET") == "1"
-):  # --shared-socket: as before gunicorn.conf.py's on_starting
-
-    def on_starting(server):
-        pass

@@ -216,9 +216,6 @@ def main() -> None:
     parser.add_argument(
         "--gunicorn-arg", action="append", default=[], help="added to gunicorn's command line"
     )
-    parser.add_argument(
-        "--shared-socket", action="store_true", help="every worker on one listening socket (no SO_REUSEPORT)"
-    )
     args = parser.parse_args()
     calibration_load.PORT = args.port
     data_dir = Path(tempfile.mkdtemp(prefix="tc-tail-"))
@@ -237,7 +234,6 @@ def main() -> None:
     log_dir = data_dir / "times"
     log_dir.mkdir()
     env["TAIL_PROBE_DIR"] = str(log_dir)
-    env["TAIL_PROBE_SHARED_SOCKET"] = "1" if args.shared_socket else "0"
     web = calibration_load.gunicorn_start(
         env,
         workers=args.workers,

@@ -1,16 +1,13 @@
 """Web workers SIGKILLed under a steady closed-loop load: how many requests fail (reset,
-refused, timed out) and how long the answers stall, with gunicorn.conf.py as it is and with
-each worker's own listening socket (SO_REUSEPORT) turned off.
+refused, timed out) and how long the answers stall, with gunicorn.conf.py as it is.
 
-    .venv/bin/python bench/worker_kill.py --db tc_kill --redis-db 5 --port 8600 --sockets own shared own shared
+    .venv/bin/python bench/worker_kill.py --db tc_kill --redis-db 5 --port 8600
     .venv/bin/python bench/worker_kill.py ... --root ../other-checkout   # gunicorn runs that checkout
 
 gunicorn as bench/ingest_bench.py runs it (gthread, 4 workers x 2 threads, PostgreSQL + Redis),
-started from the repository's folder so it reads gunicorn.conf.py; `shared` runs it with a copy
-of that file without its `on_starting` (one listening socket, the master's, shared by the
-workers). `--clients` threads each send GET /v1/health on a new connection, one after another;
-every `--every` seconds one booted worker is SIGKILLed (`--kills` times). Each run prints one
-JSON line: requests, failures by kind, answers over 1 s, p50/p99/max ms, and the longest time
+started from the repository's folder so it reads gunicorn.conf.py. `--clients` threads each
+send GET /v1/health on a new connection, one after another; every `--every` seconds one booted
+worker is SIGKILLed (`--kills` times). The run prints one JSON line: requests, failures by kind, answers over 1 s, p50/p99/max ms, and the longest time
 in which no request completed.
 """
 
@@ -70,24 +67,14 @@ def wait_ready(port: int, timeout: float = 180.0) -> None:
     raise RuntimeError("gunicorn did not answer")
 
 
-def shared_config(folder: Path, root: Path) -> Path:
-    """gunicorn.conf.py without its on_starting: every worker accepts from the master's socket."""
-    path = folder / "gunicorn_shared.conf.py"
-    source = (root / "gunicorn.conf.py").read_text()
-    path.write_text(source + "\n\ndel on_starting\n")
-    return path
-
-
 def booted(worker: int, since: dict[int, float], boot_seconds: float) -> bool:
     return time.monotonic() - since.setdefault(worker, time.monotonic()) > boot_seconds
 
 
-def run(args, env: dict[str, str], sockets: str, folder: Path) -> dict:
+def run(args, env: dict[str, str]) -> dict:
     argv = [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{args.port}",
             "--workers", str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread",
             "--log-level", "error"]  # fmt: skip
-    if sockets == "shared":
-        argv += ["-c", str(shared_config(folder, args.root))]
     web = subprocess.Popen(argv, cwd=args.root, env=env, start_new_session=True)
     results: list[tuple[float, float, str]] = []
     stop = threading.Event()
@@ -133,7 +120,6 @@ def run(args, env: dict[str, str], sockets: str, folder: Path) -> dict:
     ends = sorted(end for _, end, _ in results)
     gaps = [b - a for a, b in itertools.pairwise(ends)]
     return {
-        "sockets": sockets,
         "root": str(args.root),
         "load": os.getloadavg()[0],
         "seconds": round(ends[-1] - ends[0], 1) if ends else 0,
@@ -166,12 +152,10 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=5.0)
     parser.add_argument("--keep", action="store_true", help="reuse the database as an earlier run left it")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout gunicorn runs (this venv)")
-    parser.add_argument("--sockets", nargs="+", default=["own", "shared"], choices=["own", "shared"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         env = fresh_stack(db=args.db, redis_db=args.redis_db, data_dir=folder, keep=args.keep)
-        for sockets in args.sockets:
-            print(json.dumps(run(args, env, sockets, Path(folder))), flush=True)
+        print(json.dumps(run(args, env)), flush=True)
 
 
 if __name__ == "__main__":
