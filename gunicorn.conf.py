@@ -14,6 +14,13 @@ limit_request_line = 8190
 limit_request_field_size = 8190
 limit_request_fields = 100
 
+# An idle kept-alive connection stays open 75 s, longer than the front proxy keeps one to a web
+# host (docs/deploy.md's nginx block: keepalive_timeout 60s), so the proxy closes it, never
+# gunicorn: a POST the proxy sends on a connection gunicorn is closing cannot be sent again, and
+# nginx answers it 502 (with gunicorn's default of 2 s, one in a burst of 380 did). An idle
+# connection waits in the worker's poller, not in a thread.
+keepalive = 75
+
 
 def worker_exit(server, worker):
     """A web process that stops cleanly writes its buffered key usage (last_used,

@@ -291,10 +291,12 @@ http {{
         server {web1}:{port} max_fails=3 fail_timeout=10s;
         server {web2}:{port} max_fails=3 fail_timeout=10s;
         keepalive 32;
+        keepalive_timeout 60s;
     }}
     upstream trustcal_one {{
         server {web1}:{port};
         keepalive 32;
+        keepalive_timeout 60s;
     }}
     server {{
         listen {lb}:{one_port};

@@ -97,3 +97,28 @@ def test_a_customer_bursting_over_its_share_behind_nginx_causes_no_502_for_anoth
     assert calm[502] == 0 and set(calm) == {200}, calm
     assert set(after) == {200}, after
     assert "prematurely closed" not in error_log and "reset by peer" not in error_log, error_log
+
+
+def test_a_kept_alive_connection_idle_past_gunicorns_default_still_takes_a_post(transactional_db):
+    """A front proxy reuses an idle connection for a POST it cannot resend: the web host keeps
+    it open longer than the proxy does (gunicorn.conf.py, keepalive; docs/deploy.md, Idle
+    connections), so a POST after 3 s idle (gunicorn's default closed it after 2) is answered."""
+    key = make_key("idle").value
+    body = json.dumps(decision_body()).encode()
+    with gunicorn(threads=2) as base:
+        conn = http.client.HTTPConnection("127.0.0.1", int(base.rsplit(":", 1)[1]), timeout=30)
+        try:
+            conn.request("GET", "/v1/health")
+            first = conn.getresponse()
+            first.read()
+            assert first.status == 200 and first.getheader("Connection", "").lower() != "close"
+            sock = conn.sock
+            time.sleep(3)
+            headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+            conn.request("POST", "/v1/log", body=body, headers=headers)
+            assert conn.sock is sock  # the same connection, not a new one
+            second = conn.getresponse()
+            second.read()
+        finally:
+            conn.close()
+    assert second.status == 201, second.status
