@@ -28,8 +28,10 @@ _F = "followed_ai::int"
 _Y = "(outcome = ai_recommendation)::int"
 _P = f"coalesce(ai_confidence, {_Y})"  # NULL for an unscored decision
 _SCORED = "(ai_confidence IS NOT NULL OR outcome IS NOT NULL)"
-_WO = f"greatest(0, 1 - 2 * {_P})"
-_WU = f"greatest(0, 2 * {_P} - 1)"
+# Stake weights and incidents need a confidence (audit.measures.contribution).
+_CONF = "ai_confidence IS NOT NULL"
+_WO = "greatest(0, 1 - 2 * ai_confidence)"
+_WU = "greatest(0, 2 * ai_confidence - 1)"
 _RELY = "initial_decision IS NOT NULL AND outcome IS NOT NULL"
 
 
@@ -41,8 +43,8 @@ def _when(condition: str, value: str) -> str:
 SUMS = {
     "n": "count(*)",
     "followed": f"sum({_F})",
-    "overtrust": "sum((calibration_category = 'OVERTRUSTING')::int)",
-    "undertrust": "sum((calibration_category = 'UNDERTRUSTING')::int)",
+    "overtrust": _when(_CONF, "(calibration_category = 'OVERTRUSTING')::int"),
+    "undertrust": _when(_CONF, "(calibration_category = 'UNDERTRUSTING')::int"),
     "conf_n": "count(ai_confidence)",
     "conf_sum": "coalesce(sum(ai_confidence), 0)",
     "outcome_n": "count(outcome)",
@@ -61,12 +63,12 @@ SUMS = {
     "a_conf_sum": "coalesce(sum(greatest(ai_confidence, 1 - ai_confidence)), 0)",
     "oo_n": _when("outcome IS NOT NULL AND ai_confidence IS NULL", "1"),
     "oo_followed_wrong": _when("outcome IS NOT NULL AND ai_confidence IS NULL", f"{_F} * (1 - {_Y})"),
-    "wo_sum": _when(_SCORED, _WO),
-    "wo_sq": _when(_SCORED, f"{_WO} * {_WO}"),
-    "fwo_sum": _when(_SCORED, f"{_F} * {_WO}"),
-    "wu_sum": _when(_SCORED, _WU),
-    "wu_sq": _when(_SCORED, f"{_WU} * {_WU}"),
-    "uwu_sum": _when(_SCORED, f"(1 - {_F}) * {_WU}"),
+    "wo_sum": _when(_CONF, _WO),
+    "wo_sq": _when(_CONF, f"{_WO} * {_WO}"),
+    "fwo_sum": _when(_CONF, f"{_F} * {_WO}"),
+    "wu_sum": _when(_CONF, _WU),
+    "wu_sq": _when(_CONF, f"{_WU} * {_WU}"),
+    "uwu_sum": _when(_CONF, f"(1 - {_F}) * {_WU}"),
     "cy_n": _when("outcome IS NOT NULL AND ai_confidence IS NOT NULL", "1"),
     "brier_sum": _when("outcome IS NOT NULL AND ai_confidence IS NOT NULL", f"(ai_confidence - {_Y}) ^ 2"),
     "sw_den": _when(f"{_RELY} AND initial_decision <> ai_recommendation", "1"),
