@@ -29,6 +29,7 @@ from audit.oversight import review_times_by_model as review_times_by_model
 from config import csvcells
 from config.jsondoc import JSONObject, JSONValue
 from config.querysets import narrowed
+from config.sqlparams import SQLValue
 from config.timeutils import isoformat
 from keys.models import Customer
 
@@ -270,6 +271,30 @@ def decision_set(
         calibration_category__in=categories,
     )
     return qs.order_by("timestamp", "decision_id")
+
+
+# What decision_set(customer, since=, until=) narrowed to the decisions with a confidence and an
+# outcome, newest first, as (confidence, recommendation, outcome) gives the ORM to compile, as
+# text once: every POST /calibrate reads it, where building and compiling the query cost more of
+# the web process's CPU than the statement costs the server (tests/calibration: the same text).
+_SCORED_LATEST_SQL = (
+    'SELECT "audit_decision"."ai_confidence" AS "ai_confidence", "audit_decision"."ai_recommendation" AS '
+    '"ai_recommendation", "audit_decision"."outcome" AS "outcome" FROM "audit_decision" WHERE '
+    '("audit_decision"."customer_id" = %s AND "audit_decision"."probe_kind" IS NULL AND '
+    '"audit_decision"."timestamp" >= %s AND "audit_decision"."timestamp" < %s AND '
+    '"audit_decision"."ai_confidence" IS NOT NULL AND "audit_decision"."outcome" IS NOT NULL) '
+    'ORDER BY "audit_decision"."timestamp" DESC, "audit_decision"."decision_id" DESC LIMIT '
+)
+
+
+def scored_latest_sql(
+    customer: Customer, *, since: dt.datetime, until: dt.datetime, limit: int
+) -> tuple[str, list[SQLValue]]:
+    """The SQL and parameters of the window's latest `limit` decisions with a confidence and an
+    outcome, (ai_confidence, ai_recommendation, outcome) newest first (a backward scan of the
+    partial index `audit_dec_conf_check`): the statement the ORM makes of that queryset."""
+    adapt = connection.ops.adapt_datetimefield_value
+    return _SCORED_LATEST_SQL + str(int(limit)), [customer.pk, adapt(since), adapt(until)]
 
 
 def _log_erased(decisions: QuerySet[Decision], cell: Callable[[str], Combinable] = F) -> QuerySet[Decision]:

@@ -16,6 +16,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate, TruncMonth, TruncWeek
 
+from audit import selectors as audit_selectors
 from audit.measures import Figures, accuracy
 from audit.measures_stats import Recalibrate
 from calibration import rules
@@ -32,6 +33,8 @@ from calibration.documents import (
 )
 from calibration.periods import complete, periods, trend_point, trend_summary
 from calibration.selectors import DayRange, fetch_rows
+from config.sqlparams import SQLValue
+from keys.models import Customer
 
 if TYPE_CHECKING:
     from audit.models import Decision
@@ -147,14 +150,28 @@ def decisions_confidence_check(decisions: QuerySet["Decision"]) -> ConfidenceChe
         .values_list("ai_confidence", "ai_recommendation", "outcome")[:CONFIDENCE_CHECK_LIMIT]
     )
     inner, params = latest.query.sql_with_params()
+    return _latest_checked(inner, list(params), decisions.db)
+
+
+def window_confidence_check(customer: Customer, *, since: dt.datetime, until: dt.datetime) -> ConfidenceCheck:
+    """decisions_confidence_check over audit's decision_set(customer, since=since, until=until),
+    from the statement's text written once (`audit.selectors.scored_latest_sql`): POST /calibrate
+    reads it after every decision."""
+    inner, params = audit_selectors.scored_latest_sql(
+        customer, since=since, until=until, limit=CONFIDENCE_CHECK_LIMIT
+    )
+    return _latest_checked(inner, params, DEFAULT_DB_ALIAS)
+
+
+def _latest_checked(inner: str, params: list[SQLValue], db: str) -> ConfidenceCheck:
+    """The check over the rows of `inner` ((confidence, recommendation, outcome) of the latest
+    decisions), grouped in SQL."""
     columns = "ai_confidence, ai_recommendation, outcome"
     sql = f"SELECT {columns}, COUNT(*) FROM ({inner}) latest GROUP BY {columns} ORDER BY {columns}"  # noqa: S608 (the ORM's SQL; values are parameters)
-    if decisions.db == DEFAULT_DB_ALIAS:
-        rows = cast(
-            CheckRows, tuple(fetch_rows(sql, list(params)))
-        )  # on PostgreSQL prepared, the rows in binary
+    if db == DEFAULT_DB_ALIAS:
+        rows = cast(CheckRows, tuple(fetch_rows(sql, params)))  # on PostgreSQL prepared, the rows in binary
     else:
-        with connections[decisions.db].cursor() as cursor:
+        with connections[db].cursor() as cursor:
             cursor.execute(sql, params)
             rows = tuple(cursor.fetchall())
     check = _checked.get(rows)

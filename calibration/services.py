@@ -17,6 +17,7 @@ from audit import services as audit_services
 from audit.inputs import DecisionInput
 from audit.measures import Figures, RiskUser
 from calibration import reporting, rules, selectors
+from calibration.confidence import recalibration_of
 from calibration.documents import ListedRiskUser, UserFigures
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
 from config.db.bulk import additive_upsert
@@ -118,13 +119,12 @@ def user_profile_judged(customer: Customer, *, user_id: str) -> UserFigures:
     window's decisions; the daily aggregates hold the logged confidence)."""
     thresholds_record(customer)
     days = selectors.DayRange.last_days(rules.window_days())
-    start = dt.datetime.combine(days.start, dt.time.min, tzinfo=dt.UTC)
-    window = audit_selectors.decision_set(
-        customer, since=start, until=start + dt.timedelta(days=(days.end - days.start).days + 1)
-    )
-    _, recalibrate = reporting.recalibration_for(window)
+    since = dt.datetime.combine(days.start, dt.time.min, tzinfo=dt.UTC)
+    until = since + dt.timedelta(days=(days.end - days.start).days + 1)
+    recalibrate = recalibration_of(reporting.window_confidence_check(customer, since=since, until=until))
     if recalibrate is None:
         return selectors.user_profile(customer, user_id=user_id, days=days)
+    window = audit_selectors.decision_set(customer, since=since, until=until)
     return reporting.exact_user_figures(
         window.filter(user_id=user_id), user_id=user_id, recalibrate=recalibrate
     )

@@ -46,3 +46,28 @@ def test_the_profile_uses_the_recalibrated_confidence_when_the_check_rejects(api
 def test_the_profile_keeps_the_logged_confidence_when_the_check_does_not_reject(api):
     body = api.post("/v1/calibrate", decision_body(user_id="r1"), format="json").json()
     assert body["user_profile"]["confidence_recalibrated"] is False
+
+
+def test_the_written_check_statement_is_the_one_the_orm_compiles():
+    """audit.selectors.scored_latest_sql, which POST /calibrate reads, is the ORM's statement for
+    the same window, text and parameters (reporting.decisions_confidence_check compiles it)."""
+    import datetime as dt
+
+    from audit import selectors as audit_selectors
+    from calibration.reporting import CONFIDENCE_CHECK_LIMIT
+    from keys.models import Customer
+
+    customer = Customer.objects.create(id="written-check")
+    since = dt.datetime(2026, 9, 2, tzinfo=dt.UTC)
+    until = since + dt.timedelta(days=90)
+    window = audit_selectors.decision_set(customer, since=since, until=until)
+    latest = (
+        window.filter(ai_confidence__isnull=False, outcome__isnull=False)
+        .order_by("-timestamp", "-decision_id")
+        .values_list("ai_confidence", "ai_recommendation", "outcome")[:CONFIDENCE_CHECK_LIMIT]
+    )
+    sql, params = latest.query.sql_with_params()
+    written = audit_selectors.scored_latest_sql(
+        customer, since=since, until=until, limit=CONFIDENCE_CHECK_LIMIT
+    )
+    assert written == (sql, list(params))
