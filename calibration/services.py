@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from audit import selectors as audit_selectors
@@ -20,6 +20,7 @@ from calibration import reporting, rules, selectors
 from calibration.confidence import recalibration_of
 from calibration.documents import ListedRiskUser, UserFigures
 from calibration.models import ALL_MODELS, RiskUserState, Threshold, UserDailyAggregate
+from config.db import prepared
 from config.db.bulk import additive_upsert
 from config.jsondoc import JSONObject
 from keys.models import Customer
@@ -148,11 +149,9 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: RiskUser) -
     whether the event fired. A user already flagged costs one indexed read and no write."""
     if not rules.is_risk_user(figures):
         if figures["scored_decisions"] >= rules.risk_min_decisions():
-            RiskUserState.objects.filter(customer=customer, user_id=user_id, at_risk=True).update(
-                at_risk=False, trust_score=figures["trust_score"], updated_at=timezone.now()
-            )
+            _risk_user_cleared(customer, user_id=user_id, trust_score=figures["trust_score"])
         return False
-    if RiskUserState.objects.filter(customer=customer, user_id=user_id, at_risk=True).exists():
+    if selectors.risk_user_flagged(customer, user_id):
         return False
     now = timezone.now()
     with transaction.atomic():
@@ -186,6 +185,22 @@ def risk_user_evaluate(*, customer: Customer, user_id: str, figures: RiskUser) -
             )
         state.save()
     return fire
+
+
+# A user no longer at risk: every POST /calibrate of a user with enough decisions who is not at
+# risk sends it, so its text is fixed (prepared on PostgreSQL), not compiled by the ORM each time.
+_CLEARED_SQL = (
+    f"UPDATE {RiskUserState._meta.db_table} SET at_risk = %s, trust_score = %s, updated_at = %s"  # noqa: S608 (the model's table; values are parameters)
+    " WHERE customer_id = %s AND user_id = %s AND at_risk"
+)
+
+
+def _risk_user_cleared(customer: Customer, *, user_id: str, trust_score: float | None) -> None:
+    """The user's flag cleared if set, with the score that cleared it."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = [False, trust_score, now, customer.pk, user_id]
+    with prepared.cursor() if connection.vendor == "postgresql" else connection.cursor() as cursor:
+        cursor.execute(_CLEARED_SQL, params)
 
 
 def risk_users_refresh(*, customer: Customer, at_risk: Sequence[ListedRiskUser]) -> None:

@@ -218,6 +218,20 @@ def test_risk_user_identified_fires_at_most_once_per_24_hours(api):
     assert Event.objects.filter(type="risk_user.identified").count() == 2
 
 
+def test_a_users_flag_is_cleared_with_the_score_that_cleared_it(api):
+    bad, good = days_ago(5)[:10], days_ago(4)[:10]
+    log_many(api, 30, user_id="u", user="deny", confidence=0.9, timestamp=days_ago(5))
+    log_many(api, 30, user_id="u", user="approve", confidence=0.9, timestamp=days_ago(4))
+    trust(api, user_id="u", **{"from": bad, "to": bad})
+    assert RiskUserState.objects.get(user_id="u").at_risk is True
+    recovered = trust(api, user_id="u", **{"from": good, "to": good})
+    state = RiskUserState.objects.get(user_id="u")
+    assert state.at_risk is False and state.trust_score == pytest.approx(recovered["trust_score"])
+    trust(api, user_id="u", **{"from": bad, "to": bad})  # flagged again, within 24 hours: silent
+    assert RiskUserState.objects.get(user_id="u").at_risk is True
+    assert Event.objects.filter(type="risk_user.identified").count() == 1
+
+
 def test_model_filter_limits_the_figures_to_that_models_decisions(api):
     log_many(api, 10, user_id="alice", user="approve", confidence=0.9, model_id="m1")
     log_many(api, 10, user_id="alice", user="deny", confidence=0.9, model_id="m2")
