@@ -81,11 +81,10 @@ def _window(customer: Customer, days: DayRange, model_id: str | None) -> list[SQ
 def user_sums(
     customer: Customer, *, user_id: str, days: DayRange, model_id: str | None = None
 ) -> dict[str, float]:
-    """The user's summed columns over `days`: at most one row per day (index range scan)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_USER_SUMS_SQL, [*_window(customer, days, model_id), user_id])
-        row = cursor.fetchone() or ()
-    return _typed(rules.SUM_FIELDS, row)
+    """The user's summed columns over `days`: at most one row per day (index range scan), a
+    prepared statement on PostgreSQL (see fetch_rows)."""
+    rows = fetch_rows(_USER_SUMS_SQL, [*_window(customer, days, model_id), user_id])
+    return _typed(rules.SUM_FIELDS, cast("Sequence[float | Decimal | None]", rows[0] if rows else ()))
 
 
 def user_profile(
