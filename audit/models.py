@@ -58,8 +58,7 @@ class Decision(models.Model):
     """One AI-mediated decision (POST /log, POST /calibrate). Current state: `outcome` and
     `calibration_category` change when a late outcome arrives (recorded as an entry)."""
 
-    # No index of its own: the unique (customer_id, decision_id) and every other index lead with it.
-    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="decisions", db_index=False)
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="decisions")
     decision_id = models.CharField(max_length=ID_MAX, default=_decision_id)
     user_id = models.CharField(max_length=USER_ID_MAX)
     # The person the decision is about (docs/reference/erasure.md); erasure requests name it.
@@ -178,12 +177,11 @@ class AuditEntry(models.Model):
         _template: Template  # an unsaved entry's canonical text around its links (audit.chain.entry_seal)
 
     id = models.CharField(primary_key=True, max_length=40, default=_entry_id, editable=False)
-    # No index of its own: (customer_id, sequence) is unique and leads several others. No database
-    # constraint (a batch's COMMIT checks 1,000 keys fewer, bench/README.md): entries are written only
-    # under their chain head's lock, whose customer key is checked; customers are never deleted, and
-    # Django's PROTECT still refuses it in Python.
+    # No database constraint (a batch's COMMIT checks 1,000 keys fewer, bench/README.md): entries are
+    # written only under their chain head's lock, whose customer key is checked; customers are never
+    # deleted, and Django's PROTECT still refuses it in Python.
     customer = models.ForeignKey(
-        Customer, on_delete=models.PROTECT, related_name="audit_entries", db_index=False, db_constraint=False
+        Customer, on_delete=models.PROTECT, related_name="audit_entries", db_constraint=False
     )
     # Null for an entry that records no decision (an erasure).
     decision = models.ForeignKey(Decision, on_delete=models.PROTECT, related_name="entries", null=True)
@@ -341,11 +339,9 @@ class TreeNode(models.Model):
     subtree becomes complete, so a root at any size or a proof is a handful of point reads."""
 
     pk = models.CompositePrimaryKey("customer_id", "level", "index")
-    # No index of its own: the primary key leads with it. No database constraint, as AuditEntry.customer
-    # (about 2,000 checks fewer a batch): nodes are written only under the chain head's lock.
-    customer = models.ForeignKey(
-        Customer, on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
-    )
+    # No database constraint, as AuditEntry.customer (about 2,000 checks fewer a batch): nodes are
+    # written only under the chain head's lock.
+    customer = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="+", db_constraint=False)
     level = models.PositiveSmallIntegerField()
     index = models.BigIntegerField()
     hash = models.BinaryField(max_length=32)
