@@ -47,7 +47,9 @@ def _step(indexes: Sequence[Index], *, make: bool) -> Callable[[StateApps, BaseD
             if postgresql_only and not postgresql:
                 continue
             if make:
-                schema_editor.execute(f"CREATE INDEX {name} ON {table} ({columns})")
+                # An index built beforehand under this name (CREATE INDEX CONCURRENTLY, which
+                # leaves the table writable: docs/deploy.md, Each role) is left as it is.
+                schema_editor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({columns})")
             else:
                 schema_editor.execute(f"DROP INDEX IF EXISTS {name}")
 
