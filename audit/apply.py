@@ -14,8 +14,8 @@ One applier per backend; each apply() reads in the order the statements go on th
   entries' appends) are read once the pipeline is left. Each entry is appended by one
   statement that locks the head row, hashes the entry in SQL and inserts it.
 - PostgresApplier, a large plan: the decisions and events COPYed, each contributor's deltas
-  derived set-wise in SQL from a COPYed staging table, then the head row locked, the entries
-  linked in Python (audit.plan.link), COPYed and the head moved.
+  derived set-wise in SQL from a COPYed staging table (sent in one pipeline, the entries sealed
+  meanwhile), then the head row locked, the entries linked (audit.plan.link), COPYed, the head moved.
 
 The chain head is locked last: the head row stays locked until commit, so everything before
 it runs outside the per-customer critical section."""
@@ -148,7 +148,13 @@ class PostgresApplier:
         bulk_insert(Decision, plan.new_decisions, with_ids=True)
         _decisions_update(plan.changed)
         for contributor, acc in plan.contributions:
-            contributor.apply(customer_id=customer_id, acc=acc, setwise=True)
+            contributor.stage(acc=acc)
+        # Every contributor's set-wise statements in one pipeline, the entries sealed while the
+        # server derives the rows (their links are spliced in under the head's lock, below).
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            for contributor, acc in plan.contributions:
+                contributor.apply(customer_id=customer_id, acc=acc, setwise=True)
+            entries_seal(plan.entries)
         events_emit(customer=self.customer, events=plan.events)
         _entries_keyed(plan)
         if not plan.entries:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from bias.models import SubgroupDailyStat
 from bias.stats import _ADDED, _STAT_VALUES, DecisionState, Deltas
-from config.db.bulk import staged_upsert
+from config.db import bulk
 from config.sqlparams import SQLValue
 
 
@@ -38,6 +38,7 @@ _DIMENSIONS = [
     ("human_correct", "smallint"),
     ("ai_correct", "smallint"),
 ]
+STAGING = "bias_staged"
 STAGING_COLUMNS = [("sign", "integer"), *_DIMENSIONS, *((name, "bigint") for name in _ADDED)]
 
 _NAMES = [name for name, _ in _DIMENSIONS]
@@ -75,12 +76,16 @@ def _rows(changes: Sequence[Staged]) -> list[tuple[SQLValue, ...]]:
     return rows
 
 
-def staged_apply(*, customer_id: str, changes: Sequence[Staged]) -> None:
-    staged_upsert(
+def staged_copy(changes: Sequence[Staged]) -> None:
+    """The changes into the session's staging table (config.db.bulk.staged_copy)."""
+    bulk.staged_copy(staging=STAGING, columns=STAGING_COLUMNS, rows=_rows(changes))
+
+
+def staged_apply(*, customer_id: str) -> None:
+    """Add the staged changes to the stored statistics rows in one INSERT ... SELECT."""
+    bulk.staged_upsert(
         SubgroupDailyStat,
-        staging="bias_staged",
-        columns=STAGING_COLUMNS,
-        rows=_rows(changes),
+        staging=STAGING,
         key=("customer_id", "key_hash"),
         values=_STAT_VALUES,
         add=_ADDED,

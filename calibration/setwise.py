@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from calibration import rules
 from calibration.models import ALL_MODELS, UserDailyAggregate
-from config.db.bulk import staged_upsert
+from config.db import bulk
 from config.sqlparams import SQLValue
 
 
@@ -48,6 +48,8 @@ _INPUTS = [
     ("under", "integer"),
     *((name, "integer") for name in _RELIANCE),
 ]
+
+STAGING = "calibration_staged"
 
 # One row per change: its place in the plan, its key, the inputs of the record as the change
 # leaves the decision and, for a late outcome, those of the record before it (prefixed `was_`).
@@ -183,13 +185,16 @@ ORDER BY user_id, model_key, day
 """  # noqa: S608 (column expressions from this module)
 
 
-def staged_apply(*, customer_id: str, changes: Sequence[Staged]) -> None:
-    """Add the changes to the stored aggregate rows in one INSERT ... SELECT."""
-    staged_upsert(
+def staged_copy(changes: Sequence[Staged]) -> None:
+    """The changes into the session's staging table (config.db.bulk.staged_copy)."""
+    bulk.staged_copy(staging=STAGING, columns=STAGING_COLUMNS, rows=staged_rows(changes))
+
+
+def staged_apply(*, customer_id: str) -> None:
+    """Add the staged changes to the stored aggregate rows in one INSERT ... SELECT."""
+    bulk.staged_upsert(
         UserDailyAggregate,
-        staging="calibration_staged",
-        columns=STAGING_COLUMNS,
-        rows=staged_rows(changes),
+        staging=STAGING,
         key=("customer_id", "user_id", "model_key", "day"),
         values=rules.SUM_FIELDS,
         select=_SELECT,

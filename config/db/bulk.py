@@ -322,33 +322,53 @@ def _upsert_sql(
     return f"INSERT INTO {table} AS t ({names}) {source} {conflict}"
 
 
-def staged_upsert(
-    model: type[models.Model],
+def staged_copy(
     *,
     staging: str,
     columns: Sequence[tuple[str, str]],
     rows: Sequence[Sequence[Any]],  # Any: the columns' values, of mixed types
+) -> None:
+    """The set-wise form of additive_upsert, PostgreSQL only, its first step: COPY `rows` (one
+    per decision or per change, `columns` as (name, SQL type)) into the session's temporary
+    table `staging`, emptied at every commit; staged_upsert then derives the rows from it. The
+    two are apart so that an applier sends every contributor's upsert at once in pipeline mode,
+    where no COPY can go (audit.apply). Table and column names come from the caller's code."""
+    qn = connection.ops.quote_name
+    definition = ", ".join(f"{qn(name)} {sql_type}" for name, sql_type in columns)
+    names = ", ".join(qn(name) for name, _ in columns)
+    with connection.cursor() as cursor:
+        # A temporary table lives as long as the session (a rollback of the transaction that
+        # created it drops it again, hence IF NOT EXISTS every time); ON COMMIT DELETE ROWS
+        # empties it at the commit of every transaction that wrote to it.
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE IF NOT EXISTS {qn(staging)} ({definition}) ON COMMIT DELETE ROWS"
+        )
+    if rows:
+        with copy_from(f"COPY {qn(staging)} ({names}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+def staged_upsert(
+    model: type[models.Model],
+    *,
+    staging: str,
     key: Sequence[str],
     values: Sequence[str],
     select: str,
     params: Sequence[Any] = (),  # Any: SQL parameters of mixed types
     add: Sequence[str] | None = None,
 ) -> None:
-    """The set-wise form of additive_upsert, PostgreSQL only: COPY `rows` (one per decision or
-    per change, `columns` as (name, SQL type)) into the session's temporary table `staging`,
-    emptied at every commit, then one `INSERT ... {select} ON CONFLICT (key) DO UPDATE SET c =
-    c + EXCLUDED.c`, where `select` (bound with `params`) reads `staging` and returns the `key`
-    columns then the `values` columns, one row per key, in key order under the "C" collation
-    (Python's order of strings, the order additive_upsert writes in, so writers of either kind
-    lock shared rows in the same order). `select` reads the rows as the relation `staged`,
-    which also empties the table (a DELETE ... RETURNING), so a second call in the same
-    transaction starts empty. Python builds no row per key: the grouping and the sums are the
-    database's. Table and column names come from the caller's code, never from input."""
-    if not rows:
-        return
+    """The set-wise form of additive_upsert, its second step (after staged_copy): one `INSERT
+    ... {select} ON CONFLICT (key) DO UPDATE SET c = c + EXCLUDED.c`, where `select` (bound
+    with `params`) reads `staging` and returns the `key` columns then the `values` columns, one
+    row per key, in key order under the "C" collation (Python's order of strings, the order
+    additive_upsert writes in, so writers of either kind lock shared rows in the same order).
+    `select` reads the rows as the relation `staged`, which also empties the table (a DELETE
+    ... RETURNING), so a second call in the same transaction starts empty. Python builds no row
+    per key: the grouping and the sums are the database's. It reads no result: in pipeline
+    mode it is sent and not waited for."""
     qn = connection.ops.quote_name
-    definition = ", ".join(f"{qn(name)} {sql_type}" for name, sql_type in columns)
-    names = ", ".join(qn(name) for name, _ in columns)
     target = (*key, *values)
     added = tuple(values if add is None else add)
     updates = ", ".join(f"{qn(name)} = t.{qn(name)} + EXCLUDED.{qn(name)}" for name in added)
@@ -358,13 +378,4 @@ def staged_upsert(
         f"ON CONFLICT ({', '.join(qn(name) for name in key)}) DO UPDATE SET {updates}"
     )
     with connection.cursor() as cursor:
-        # A temporary table lives as long as the session (a rollback of the transaction that
-        # created it drops it again, hence IF NOT EXISTS every time); ON COMMIT DELETE ROWS
-        # empties it at the commit of every transaction that wrote to it.
-        cursor.execute(
-            f"CREATE TEMPORARY TABLE IF NOT EXISTS {qn(staging)} ({definition}) ON COMMIT DELETE ROWS"
-        )
-        with copy_from(f"COPY {qn(staging)} ({names}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
         cursor.execute(insert, list(params))
