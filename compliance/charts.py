@@ -38,7 +38,7 @@ def trust_trend(trend: JSONObject) -> str:
     ax.set_xticklabels(labels[::step], rotation=0)
     ax.set_title(f"Trust score per {trend['interval']} ({trend['trend']['direction']})", loc="left")
     ax.legend(loc="lower left", frameon=False, fontsize=8)
-    return svg(fig)
+    return svg(fig, glyphs=False)
 
 
 def subgroups(attributes: JSONObject, *, max_attributes: int = 3, max_groups: int = 6) -> str | None:
@@ -64,7 +64,7 @@ def subgroups(attributes: JSONObject, *, max_attributes: int = 3, max_groups: in
     axes[0][0].set_ylabel("favourable rate")
     axes[0][0].legend(frameon=False, fontsize=8)
     fig.tight_layout()
-    return svg(fig)
+    return svg(fig, glyphs=False)
 
 
 def drift_chart(points: list[JSONObject], *, h: float, title: str, lower: float | None = None) -> str:
@@ -105,4 +105,4 @@ def drift_chart(points: list[JSONObject], *, h: float, title: str, lower: float 
     ax.set_ylim(bottom=0 if lower is None else min([lower, *value]) * 1.1, top=top)
     ax.set_title(title, loc="left")
     ax.legend(loc="upper left", frameon=False, fontsize=7, ncols=4)
-    return svg(fig)
+    return svg(fig, glyphs=False)

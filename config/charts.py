@@ -34,10 +34,13 @@ plt.rcParams.update(
 )
 
 
-def svg(fig: "Figure") -> str:
-    """The figure as SVG text, closed."""
+def svg(fig: "Figure", *, glyphs: bool = True) -> str:
+    """The figure as SVG text, closed. `glyphs=False` (the PDF reports' charts): text as `<text>`
+    in DejaVu Sans, which WeasyPrint lays out and embeds like the page's own text, rather than one
+    `<use>` of a drawn glyph per character."""
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    with plt.rc_context({"svg.fonttype": "path" if glyphs else "none"}):
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     return buffer.getvalue()
 
