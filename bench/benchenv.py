@@ -43,7 +43,8 @@ def fresh_stack(*, db: str, redis_db: str, data_dir: str | Path, keep: bool = Fa
     )
     psql = ("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc")
     if not keep:
-        sh(*psql, f"DROP DATABASE IF EXISTS {db}", "-c", f"CREATE DATABASE {db}")
+        # Quoted: the name as given, upper case too (the URL above names it so).
+        sh(*psql, f'DROP DATABASE IF EXISTS "{db}"', "-c", f'CREATE DATABASE "{db}"')
     sh("redis-cli", "-p", port, "-n", str(redis_db), "flushdb")
     sh(str(BIN / "python"), "manage.py", "migrate", "-v0", env=env)
     return env

@@ -234,8 +234,8 @@ def _log_cpu(env: dict, requests: int, root: str | None) -> dict:
 def _before_env(env: dict, tree: str) -> dict:
     """A fresh database migrated by the earlier checkout."""
     before = {**env, "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB}_before"}
-    sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f"DROP DATABASE IF EXISTS {DB}_before",
-       "-c", f"CREATE DATABASE {DB}_before")  # fmt: skip
+    sh("psql", "-h", "127.0.0.1", "-U", "postgres", "-qc", f'DROP DATABASE IF EXISTS "{DB}_before"',
+       "-c", f'CREATE DATABASE "{DB}_before"')  # fmt: skip
     subprocess.run([str(BIN / "python"), "manage.py", "migrate", "-v0"], cwd=tree, env=before, check=True)
     return before
 
