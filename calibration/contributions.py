@@ -63,14 +63,47 @@ register(CalibrationContributor())
 def rekey_erased_user(erased: Erased) -> int:
     """An erased reviewer's daily aggregates and risk state keep their figures under the
     erasure's pseudonym (docs/reference/erasure.md). The rows are locked first in the order the
-    set-wise write upserts them (user, model, day), so a concurrent write never deadlocks."""
+    set-wise write upserts them (user, model, day), so a concurrent write never deadlocks. An
+    erasure runs in parts, and decisions logged for the reviewer meanwhile write rows under the
+    name again: a row whose key the pseudonym already holds is added into that row (its week
+    follows, calibration.weekly) and deleted, and of two risk states the later one is kept."""
     if erased.user_id is None:
         return 0
-    changed = 0
     key = Collate("model_key", "C") if connection.vendor == "postgresql" else "model_key"
-    for model, order in ((UserDailyAggregate, (key, "day")), (RiskUserState, ("pk",))):
-        rows = model.objects.filter(customer_id=erased.customer_id, user_id=erased.user_id)
-        pks = list(rows.select_for_update().order_by(*order).values_list("pk", flat=True))
-        if pks:
-            changed += model.objects.filter(pk__in=pks).update(user_id=erased.pseudonym)
-    return changed
+    return _days_rekeyed(erased, order=(key, "day")) + _risk_state_rekeyed(erased)
+
+
+def _days_rekeyed(erased: Erased, *, order: tuple[Collate | str, str]) -> int:
+    rows = UserDailyAggregate.objects.filter(customer_id=erased.customer_id, user_id=erased.user_id)
+    named = list(rows.select_for_update().order_by(*order))
+    if not named:
+        return 0
+    held = UserDailyAggregate.objects.filter(customer_id=erased.customer_id, user_id=erased.pseudonym)
+    into = {(row.model_key, row.day): row for row in held.select_for_update().order_by(*order)}
+    moved = [row.pk for row in named if (row.model_key, row.day) not in into]
+    UserDailyAggregate.objects.filter(pk__in=moved).update(user_id=erased.pseudonym)
+    for row in named:
+        target = into.get((row.model_key, row.day))
+        if target is not None:
+            for name in rules.SUM_FIELDS:
+                setattr(target, name, getattr(target, name) + getattr(row, name))
+            target.save(update_fields=list(rules.SUM_FIELDS))
+            row.delete()
+    return len(named)
+
+
+def _risk_state_rekeyed(erased: Erased) -> int:
+    states = RiskUserState.objects.filter(
+        customer_id=erased.customer_id, user_id__in=[erased.user_id, erased.pseudonym]
+    )
+    found = list(states.select_for_update().order_by("pk"))
+    named = [state for state in found if state.user_id == erased.user_id]
+    if not named:
+        return 0
+    if len(found) == 2:  # the pseudonym's from an earlier part: the later one stays
+        earlier, later = sorted(found, key=lambda state: (state.updated_at, state.pk))
+        earlier.delete()
+        if later.user_id == erased.pseudonym:
+            return 1
+    RiskUserState.objects.filter(pk=named[0].pk).update(user_id=erased.pseudonym)
+    return 1
