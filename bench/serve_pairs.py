@@ -12,8 +12,10 @@ bench/ingest_bench.py) from its side's checkout with its side's environment, war
 drives POST /log closed loop from ingest_bench.py's asyncio client (--connections, 16) for
 --duration seconds with the CPU of the web processes and their database backends, and stops
 it; the order is swapped every pair (A B, B A, ...). Prints each pair's B/A of requests per
-second and of CPU per request (web + backends), then their median, spread and how many are
-above 1, beside limit_insert --threads 4 run before and after the pairs (the same-run limit).
+second, of CPU per request (web + backends) and of the web processes' alone, then their median,
+spread and how many are above 1, beside limit_insert --threads 4 run before and after the pairs
+(the same-run limit). `--a-shape 2x8 --b-shape 4x4`: the sides differ in gunicorn's workers and
+threads instead (one checkout).
 """
 
 import argparse
@@ -29,10 +31,11 @@ import ingest_bench
 from benchenv import BIN, ROOT, fresh_stack, make_keys, wait_healthy
 
 
-def side_run(args: argparse.Namespace, env: dict, keys: list[str], root: str, tag: str) -> dict:
+def side_run(args: argparse.Namespace, env: dict, keys: list[str], root: str, tag: str, shape: str) -> dict:
+    workers, threads = shape.split("x")
     web = subprocess.Popen(
         [str(BIN / "gunicorn"), "config.wsgi:application", "--bind", f"127.0.0.1:{args.port}",
-         "--workers", str(args.workers), "--threads", str(args.threads), "--worker-class", "gthread",
+         "--workers", workers, "--threads", threads, "--worker-class", "gthread",
          "--keep-alive", "30", "--log-level", "warning"],
         cwd=root, env=env,
     )  # fmt: skip
@@ -67,6 +70,8 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--a-shape", help="WORKERSxTHREADS of A's gunicorn (default: --workers x --threads)")
+    parser.add_argument("--b-shape", help="the same for B")
     parser.add_argument("--db", default="tc_serve_pairs")
     parser.add_argument("--redis-db", default="12")
     parser.add_argument("--port", type=int, default=8861)
@@ -78,20 +83,29 @@ def main() -> None:
     env["TRUSTCAL_THREAD_SHARE"] = "0"  # one customer: it may use every thread
     keys = make_keys(env, customer=ingest_bench.CUSTOMER, count=48)
     sides = {
-        side: (getattr(args, side), env | dict(kv.split("=", 1) for kv in getattr(args, f"{side}_env")))
+        side: (
+            getattr(args, side),
+            env | dict(kv.split("=", 1) for kv in getattr(args, f"{side}_env")),
+            getattr(args, f"{side}_shape") or f"{args.workers}x{args.threads}",
+        )
         for side in ("a", "b")
     }
     limits = [ingest_bench.limit_insert(4, args.duration, args.perf_python)["tx_per_s"]]
     print(f"limit_insert --threads 4: {limits[0]} tx/s; load {os.getloadavg()[0]:.1f}", flush=True)
-    rps, cpu = [], []
+    rps, cpu, web = [], [], []
     for at in range(args.pairs):
         order = ("a", "b") if at % 2 == 0 else ("b", "a")
-        got = {side: side_run(args, sides[side][1], keys, sides[side][0], f"p{at}{side}") for side in order}
+        got = {
+            side: side_run(args, sides[side][1], keys, sides[side][0], f"p{at}{side}", sides[side][2])
+            for side in order
+        }
         rps.append(got["b"]["rps"] / got["a"]["rps"])
         cpu.append(got["b"]["cpu_ms"] / got["a"]["cpu_ms"])
+        web.append(got["b"]["web_cpu_ms"] / got["a"]["web_cpu_ms"])
         print(
             f"pair {at + 1} ({'-'.join(order)}): req/s A {got['a']['rps']:.1f} B {got['b']['rps']:.1f}"
             f" ({rps[-1]:.3f}); CPU ms A {got['a']['cpu_ms']:.2f} B {got['b']['cpu_ms']:.2f} ({cpu[-1]:.3f});"
+            f" web {got['a']['web_cpu_ms']:.2f} {got['b']['web_cpu_ms']:.2f} ({web[-1]:.3f});"
             f" p99 ms A {got['a']['p99']:.0f} B {got['b']['p99']:.0f}; errors"
             f" {got['a']['errors']}/{got['b']['errors']}; load {os.getloadavg()[0]:.1f}",
             flush=True,
@@ -100,6 +114,7 @@ def main() -> None:
     print(f"limit_insert --threads 4 before and after: {limits[0]} and {limits[1]} tx/s")
     print(summary("requests/s", rps))
     print(summary("CPU per request (web + backends)", cpu))
+    print(summary("web CPU per request", web))
 
 
 if __name__ == "__main__":
