@@ -13,9 +13,10 @@ One applier per backend; each apply() reads in the order the statements go on th
   (the new decisions' keys, the contributors' guessed-empty loads, the webhooks read, the
   entries' appends) are read once the pipeline is left. Each entry is appended by one
   statement that locks the head row, hashes the entry in SQL and inserts it.
-- PostgresApplier, a large plan: the decisions and events COPYed, each contributor's deltas
-  derived set-wise in SQL from a COPYed staging table (sent in one pipeline, the entries sealed
-  meanwhile), then the head row locked, the entries linked (audit.plan.link), COPYed, the head moved.
+- PostgresApplier, a large plan: in one pipeline the decisions inserted, each contributor's
+  deltas derived set-wise in SQL from its changes sent as arrays, and the events inserted (the
+  entries sealed meanwhile), then the head row locked, the entries linked (audit.plan.link),
+  COPYed, the head moved.
 
 The chain head is locked last: the head row stays locked until commit, so everything before
 it runs outside the per-customer critical section."""
@@ -39,7 +40,7 @@ from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.plan import Plan, link
 from config.db import prepared
-from config.db.bulk import COPY_FROM, bulk_insert, small_insert_sent
+from config.db.bulk import COPY_FROM, bulk_insert, insert_sent
 from keys.models import Customer
 from webhooks.services import events_emit, events_emit_sent
 
@@ -108,7 +109,7 @@ class PostgresApplier:
         with connection.wrap_database_errors, connection.connection.pipeline():
             loads = self._loads_sent()
             decisions = (
-                small_insert_sent(Decision, plan.new_decisions, with_ids=True) if plan.new_decisions else None
+                insert_sent(Decision, plan.new_decisions, with_ids=True) if plan.new_decisions else None
             )
             _decisions_update(plan.changed)
             for contributor, acc in plan.contributions:
@@ -145,17 +146,22 @@ class PostgresApplier:
         loads = self._loads_sent()
         if any(load() for load in loads):
             raise LoadsFoundRows
-        bulk_insert(Decision, plan.new_decisions, with_ids=True)
-        _decisions_update(plan.changed)
-        for contributor, acc in plan.contributions:
-            contributor.stage(acc=acc)
-        # Every contributor's set-wise statements in one pipeline, the entries sealed while the
-        # server derives the rows (their links are spliced in under the head's lock, below).
+        # The decisions' insert, every contributor's set-wise statement (its changes as one array
+        # per column), the events' insert and the webhooks read in one pipeline: each statement's
+        # arrays built while the server runs the one before it, the entries sealed while it
+        # derives the rows (their links are spliced in under the head's lock, below).
         with connection.wrap_database_errors, connection.connection.pipeline():
+            decisions = (
+                insert_sent(Decision, plan.new_decisions, with_ids=True) if plan.new_decisions else None
+            )
+            _decisions_update(plan.changed)
             for contributor, acc in plan.contributions:
                 contributor.apply(customer_id=customer_id, acc=acc, setwise=True)
+            _, deliveries_write = events_emit_sent(customer=self.customer, events=plan.events)
             entries_seal(plan.entries)
-        events_emit(customer=self.customer, events=plan.events)
+        if decisions is not None:
+            decisions.keys_read()
+        deliveries_write()
         _entries_keyed(plan)
         if not plan.entries:
             return 0

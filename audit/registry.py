@@ -12,11 +12,10 @@ A contributor's life in one write of the pipeline (see docs/reference/decisions.
                                     deltas, return the events it causes (type, data);
   trail(acc, change) -> entries     pure, right after add(): the audit entries the change
                                     causes besides its own (TrailEntry), appended after it;
-  stage(acc)                        database, a large write on PostgreSQL only (audit.apply):
-                                    COPY the changes into the session's staging table;
   apply(customer_id, acc, setwise)  database, after the decision rows are written and before
-                                    the chain head is locked: write the deltas; `setwise` (that
-                                    large write) derives them in SQL from what stage() COPYed,
+                                    the chain head is locked: write the deltas; `setwise` (a
+                                    large write on PostgreSQL, audit.apply) sends the changes
+                                    with a statement that derives the rows from them in SQL,
                                     else they are folded in Python and written by one upsert;
                                     either way in psycopg's pipeline mode on PostgreSQL: no
                                     COPY, no read of a result.
@@ -92,11 +91,6 @@ class Contributor[Loaded, Acc]:
 
     def trail(self, acc: Acc, change: Change) -> list[TrailEntry]:
         return []
-
-    def stage(self, *, acc: Acc) -> None:
-        """A large write on PostgreSQL, its first step: what apply(setwise=True) derives the rows
-        from, COPYed into the session's staging table (config.db.bulk.staged_copy)."""
-        return None
 
     def apply(self, *, customer_id: str, acc: Acc, setwise: bool) -> None:
         raise NotImplementedError

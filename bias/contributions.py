@@ -17,7 +17,7 @@ from django.utils import timezone
 from audit.registry import Change, Contributor, Erased, Event, TrailEntry, register, register_eraser
 from bias.domain import subgroups_lenient, subgroups_object
 from bias.models import BiasAlert, SubgroupAttachment
-from bias.setwise import Staged, folded, staged_apply, staged_copy
+from bias.setwise import Staged, folded, staged_apply
 from bias.stats import (
     attachments_locked,
     attachments_locked_sent,
@@ -91,14 +91,10 @@ class BiasContributor(Contributor[dict[str, SubgroupAttachment], SubgroupFold]):
             return []
         return [TrailEntry("subgroups_attached", {"subgroups": subgroups_object(adopted)})]
 
-    def stage(self, *, acc: SubgroupFold) -> None:
-        if acc.staged:
-            staged_copy(acc.staged)
-
     def apply(self, *, customer_id: str, acc: SubgroupFold, setwise: bool) -> None:
         if setwise:
             if acc.staged:
-                staged_apply(customer_id=customer_id)
+                staged_apply(customer_id=customer_id, changes=acc.staged)
         else:
             upsert_stats(customer_id, folded(acc.staged))
         if acc.touched:

@@ -7,9 +7,9 @@ behind the same plan.
   (bias.stats.Deltas) and written by one additive upsert.
 - Many changes on PostgreSQL: one row per change and attribute, with the values Python
   normalises (trimmed and case-folded as Python folds case, the correctness, the stake weights
-  rounded half to even), COPYed into a staging table; one INSERT ... SELECT groups them per
-  key, computes each key's SHA-256 `key_hash` as StatKey.digest does and adds the sums to the
-  stored rows. The columns are integers, so the order of the additions cannot matter."""
+  rounded half to even), sent as one array per column with the one INSERT ... SELECT that
+  groups them per key, computes each key's SHA-256 `key_hash` as StatKey.digest does and
+  adds the sums to the stored rows. The columns are integers, so the order of the additions cannot matter."""
 
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -38,7 +38,6 @@ _DIMENSIONS = [
     ("human_correct", "smallint"),
     ("ai_correct", "smallint"),
 ]
-STAGING = "bias_staged"
 STAGING_COLUMNS = [("sign", "integer"), *_DIMENSIONS, *((name, "bigint") for name in _ADDED)]
 
 _NAMES = [name for name, _ in _DIMENSIONS]
@@ -76,16 +75,12 @@ def _rows(changes: Sequence[Staged]) -> list[tuple[SQLValue, ...]]:
     return rows
 
 
-def staged_copy(changes: Sequence[Staged]) -> None:
-    """The changes into the session's staging table (config.db.bulk.staged_copy)."""
-    bulk.staged_copy(staging=STAGING, columns=STAGING_COLUMNS, rows=_rows(changes))
-
-
-def staged_apply(*, customer_id: str) -> None:
-    """Add the staged changes to the stored statistics rows in one INSERT ... SELECT."""
+def staged_apply(*, customer_id: str, changes: Sequence[Staged]) -> None:
+    """Add the changes to the stored statistics rows in one INSERT ... SELECT."""
     bulk.staged_upsert(
         SubgroupDailyStat,
-        staging=STAGING,
+        columns=STAGING_COLUMNS,
+        rows=_rows(changes),
         key=("customer_id", "key_hash"),
         values=_STAT_VALUES,
         add=_ADDED,

@@ -9,7 +9,7 @@ from audit.registry import Change, Contributor, Erased, Event, register, registe
 from calibration import rules
 from calibration.models import RiskUserState, UserDailyAggregate
 from calibration.services import AggregateFold, aggregates_fold_apply, decision_day, miscalibrated_event
-from calibration.setwise import Staged, staged_apply, staged_copy
+from calibration.setwise import Staged, staged_apply
 from keys.models import Customer
 
 
@@ -41,14 +41,10 @@ class CalibrationContributor(Contributor[None, list[Staged]]):
             return [miscalibrated_event(decision=decision, entry_id=change.entry_id, source=change.source)]
         return []
 
-    def stage(self, *, acc: list[Staged]) -> None:
-        if acc:
-            staged_copy(acc)
-
     def apply(self, *, customer_id: str, acc: list[Staged], setwise: bool) -> None:
         if setwise:
             if acc:
-                staged_apply(customer_id=customer_id)
+                staged_apply(customer_id=customer_id, changes=acc)
             return
         fold = AggregateFold()
         for change in acc:

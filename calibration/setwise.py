@@ -7,10 +7,10 @@ is, added) and writes them in one of two ways behind the same plan.
   reference, folded per (user, model key, day) in Python and written by one additive upsert.
 - Many changes on PostgreSQL: per change only the inputs Python alone can judge (whether the
   reviewer followed the AI and whether the AI was right, compared trimmed and case-folded as
-  Python folds case; the category; the appropriate-reliance counts), COPYed into a staging
-  table; one INSERT ... SELECT derives every column of docs/architecture.md, Calibration
-  aggregates, in SQL (the same double-precision operations as `contribution`), sums them per
-  row and adds them to the stored rows."""
+  Python folds case; the category; the appropriate-reliance counts), sent as one array per
+  column with the one INSERT ... SELECT that derives every column of docs/architecture.md,
+  Calibration aggregates, in SQL (the same double-precision operations as `contribution`),
+  sums them per row and adds them to the stored rows."""
 
 import datetime as dt
 from collections.abc import Sequence
@@ -49,9 +49,7 @@ _INPUTS = [
     *((name, "integer") for name in _RELIANCE),
 ]
 
-STAGING = "calibration_staged"
-
-# One row per change: its place in the plan, its key, the inputs of the record as the change
+# One staged row per change: its place in the plan, its key, the inputs of the record as the change
 # leaves the decision and, for a late outcome, those of the record before it (prefixed `was_`).
 STAGING_COLUMNS = [
     ("ordinal", "integer"),
@@ -65,7 +63,7 @@ STAGING_COLUMNS = [
 
 
 def staged_rows(changes: Sequence[Staged]) -> list[tuple[SQLValue, ...]]:
-    """The changes' rows of the staging table, in plan order. A late outcome that changes no
+    """The changes' staged rows, in plan order. A late outcome that changes no
     column (the fold skips its empty delta) has none."""
     blank = (None,) * len(_INPUTS)
     return [
@@ -185,16 +183,12 @@ ORDER BY user_id, model_key, day
 """  # noqa: S608 (column expressions from this module)
 
 
-def staged_copy(changes: Sequence[Staged]) -> None:
-    """The changes into the session's staging table (config.db.bulk.staged_copy)."""
-    bulk.staged_copy(staging=STAGING, columns=STAGING_COLUMNS, rows=staged_rows(changes))
-
-
-def staged_apply(*, customer_id: str) -> None:
-    """Add the staged changes to the stored aggregate rows in one INSERT ... SELECT."""
+def staged_apply(*, customer_id: str, changes: Sequence[Staged]) -> None:
+    """Add the changes to the stored aggregate rows in one INSERT ... SELECT."""
     bulk.staged_upsert(
         UserDailyAggregate,
-        staging=STAGING,
+        columns=STAGING_COLUMNS,
+        rows=staged_rows(changes),
         key=("customer_id", "user_id", "model_key", "day"),
         values=rules.SUM_FIELDS,
         select=_SELECT,

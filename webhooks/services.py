@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from config.db.bulk import bulk_insert
+from config.db.bulk import bulk_insert, insert_sent
 from config.exceptions import RateLimited
 from config.jsondoc import JSONObject
 from config.ratelimit import SlidingWindow
@@ -79,7 +79,10 @@ def events_emit_sent(
         rows.append(unsaved(Event, fields, {"customer": customer}))  # Model.__init__, dearer than the insert
     if not rows:
         return [], lambda: None
-    bulk_insert(Event, rows)
+    if connection.vendor == "postgresql":  # one statement of any number: the caller may be in a pipeline
+        insert_sent(Event, rows, with_ids=False).keys_read()
+    else:
+        bulk_insert(Event, rows)
     hooks = selectors.hooks_for_fan_out_sent(customer.pk)
 
     def finish() -> None:

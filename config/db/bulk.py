@@ -29,7 +29,7 @@ def bulk_insert(model: type[models.Model], objs: Sequence[models.Model], *, with
     drawn from the table's sequence and set on each object).
 
     On PostgreSQL up to COPY_FROM rows go in one INSERT ... SELECT FROM unnest(one array per
-    column) RETURNING the keys (small_insert_sent, then its keys read); more rows: the keys
+    column) RETURNING the keys (insert_sent, then its keys read); more rows: the keys
     drawn by one statement, then one COPY. Elsewhere Django's bulk_create."""
     if not objs:
         return
@@ -37,7 +37,7 @@ def bulk_insert(model: type[models.Model], objs: Sequence[models.Model], *, with
         model._default_manager.bulk_create(objs, batch_size=500)
         return
     if len(objs) <= COPY_FROM:
-        sent = small_insert_sent(model, objs, with_ids=with_ids)
+        sent = insert_sent(model, objs, with_ids=with_ids)
         sent.keys_read()
         return
     meta = model._meta
@@ -74,13 +74,12 @@ class SentInsert:
         self.cursor.close()
 
 
-def small_insert_sent(
-    model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool
-) -> SentInsert:
-    """PostgreSQL, up to COPY_FROM rows: send one INSERT ... SELECT of the rows (one array per
-    column), a prepared statement
-    (config.db.prepared), RETURNING the keys with `with_ids`. Its text is compiled once per
-    model: for a few rows one statement beats drawing ids and then streaming a COPY (two)."""
+def insert_sent(model: type[models.Model], objs: Sequence[models.Model], *, with_ids: bool) -> SentInsert:
+    """PostgreSQL: send one INSERT ... SELECT of the rows (one array per column), a prepared
+    statement (config.db.prepared), RETURNING the keys with `with_ids`. Its text is compiled
+    once per model: for up to COPY_FROM rows one statement beats drawing ids and then streaming
+    a COPY (two); in pipeline mode, where no COPY can go, it sends any number (a large plan's
+    events, audit.apply)."""
     meta = model._meta
     fields = [field for field in meta.concrete_fields if not (with_ids and field is meta.pk)]
     bound = prepared.cursor()
@@ -177,6 +176,27 @@ def _texts(values: Sequence[Any]) -> str:  # Any: str or None
 
 def _times(values: Sequence[Any]) -> str:  # Any: aware datetimes or None
     return "{" + ",".join(["NULL" if v is None else f'"{v.isoformat()}"' for v in values]) + "}"
+
+
+def _integers(values: Sequence[Any]) -> str:  # Any: int (an IntEnum too) or None
+    """Format code d: an IntEnum's number (its repr is its name), and a float refused, as COPY did."""
+    return "{" + ",".join(["NULL" if v is None else f"{v:d}" for v in values]) + "}"
+
+
+def _dates(values: Sequence[Any]) -> str:  # Any: dates or None
+    return "{" + ",".join(["NULL" if v is None else v.isoformat() for v in values]) + "}"
+
+
+# Any: each formatter takes one column's values, of that SQL type (staged_upsert's columns)
+_STAGED_FORMATS: dict[str, Callable[[Sequence[Any]], str]] = {
+    "integer": _integers,
+    "smallint": _integers,
+    "bigint": _integers,
+    "double precision": _numbers,
+    "boolean": _bools,
+    "date": _dates,
+    "text": _texts,
+}
 
 
 # Any: each formatter takes one column's values, of that column's type
@@ -322,60 +342,41 @@ def _upsert_sql(
     return f"INSERT INTO {table} AS t ({names}) {source} {conflict}"
 
 
-def staged_copy(
-    *,
-    staging: str,
-    columns: Sequence[tuple[str, str]],
-    rows: Sequence[Sequence[Any]],  # Any: the columns' values, of mixed types
-) -> None:
-    """The set-wise form of additive_upsert, PostgreSQL only, its first step: COPY `rows` (one
-    per decision or per change, `columns` as (name, SQL type)) into the session's temporary
-    table `staging`, emptied at every commit; staged_upsert then derives the rows from it. The
-    two are apart so that an applier sends every contributor's upsert at once in pipeline mode,
-    where no COPY can go (audit.apply). Table and column names come from the caller's code."""
-    qn = connection.ops.quote_name
-    definition = ", ".join(f"{qn(name)} {sql_type}" for name, sql_type in columns)
-    names = ", ".join(qn(name) for name, _ in columns)
-    with connection.cursor() as cursor:
-        # A temporary table lives as long as the session (a rollback of the transaction that
-        # created it drops it again, hence IF NOT EXISTS every time); ON COMMIT DELETE ROWS
-        # empties it at the commit of every transaction that wrote to it.
-        cursor.execute(
-            f"CREATE TEMPORARY TABLE IF NOT EXISTS {qn(staging)} ({definition}) ON COMMIT DELETE ROWS"
-        )
-    if rows:
-        with copy_from(f"COPY {qn(staging)} ({names}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-
-
 def staged_upsert(
     model: type[models.Model],
     *,
-    staging: str,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Sequence[Any]],  # Any: the columns' values, of mixed types
     key: Sequence[str],
     values: Sequence[str],
     select: str,
     params: Sequence[Any] = (),  # Any: SQL parameters of mixed types
     add: Sequence[str] | None = None,
 ) -> None:
-    """The set-wise form of additive_upsert, its second step (after staged_copy): one `INSERT
-    ... {select} ON CONFLICT (key) DO UPDATE SET c = c + EXCLUDED.c`, where `select` (bound
-    with `params`) reads `staging` and returns the `key` columns then the `values` columns, one
-    row per key, in key order under the "C" collation (Python's order of strings, the order
-    additive_upsert writes in, so writers of either kind lock shared rows in the same order).
-    `select` reads the rows as the relation `staged`, which also empties the table (a DELETE
-    ... RETURNING), so a second call in the same transaction starts empty. Python builds no row
-    per key: the grouping and the sums are the database's. It reads no result: in pipeline
-    mode it is sent and not waited for."""
+    """The set-wise form of additive_upsert, PostgreSQL only: one `INSERT ... {select} ON
+    CONFLICT (key) DO UPDATE SET c = c + EXCLUDED.c`, where `select` (bound with `params`) reads
+    `rows` (one per decision or per change, `columns` as (name, SQL type)) as the relation
+    `staged` and returns the `key` columns then the `values` columns, one row per key, in key
+    order under the "C" collation (Python's order of strings, the order additive_upsert writes
+    in, so writers of either kind lock shared rows in the same order). The rows go as one array
+    per column, unnested (no staging table, no COPY: the statement is sent in pipeline mode,
+    audit.apply, and its result is not waited for); Python builds no row per key: the grouping
+    and the sums are the database's. A prepared statement (config.db.prepared). Table and
+    column names come from the caller's code."""
+    if not rows:
+        return
     qn = connection.ops.quote_name
+    arrays = ", ".join(f"%s::{sql_type}[]" for _, sql_type in columns)
+    names = ", ".join(qn(name) for name, _ in columns)
     target = (*key, *values)
     added = tuple(values if add is None else add)
     updates = ", ".join(f"{qn(name)} = t.{qn(name)} + EXCLUDED.{qn(name)}" for name in added)
     insert = (
-        f"WITH staged AS (DELETE FROM {qn(staging)} RETURNING *) "  # noqa: S608
+        f"WITH staged AS (SELECT * FROM unnest({arrays}) AS staged ({names})) "  # noqa: S608
         f"INSERT INTO {qn(model._meta.db_table)} AS t ({', '.join(qn(name) for name in target)}) {select} "
         f"ON CONFLICT ({', '.join(qn(name) for name in key)}) DO UPDATE SET {updates}"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(insert, list(params))
+    formats = [_STAGED_FORMATS[sql_type] for _, sql_type in columns]
+    literals = [fmt(column) for fmt, column in zip(formats, zip(*rows, strict=True), strict=True)]
+    with prepared.cursor() as bound:
+        bound.execute(insert, [*literals, *params])

@@ -30,11 +30,11 @@ POSTGRESQL = {
     # (docs/reference/calibration.md, A miscalibrated confidence): one statement more.
     "calibrate": (11, 6),
     # The large-plan applier (audit.apply): the stored decisions' read (one statement, an
-    # array of ids), the keys drawn and the decisions' COPY, per contributor a staging table's
-    # CREATE IF NOT EXISTS, its COPY and one INSERT ... SELECT, the events' COPY, then the
-    # chain: the head locked, the entries' COPY, the head moved, the tree extended. Each
-    # statement its own round trip (the COPYs two: the rows, then the end).
-    "batch": (19, 23),
+    # array of ids), then in one round trip the decisions' insert, per contributor one INSERT
+    # ... SELECT of its changes' arrays and the events' insert (none here), then the chain: the
+    # head locked, the entries' COPY, the head moved, the tree extended. Each other statement
+    # its own round trip (the COPYs two: the rows, then the end).
+    "batch": (14, 13),
     "verify": (13, 14),
     # Three entries: each one's append and tree statement in the write's one round trip (14 in
     # 11 when the head row was locked, the entries linked in Python and the tree read apart).

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from bias.models import SubgroupDailyStat
-from bias.setwise import Staged, folded, staged_apply, staged_copy
+from bias.setwise import Staged, folded, staged_apply
 from bias.stats import decision_state, upsert_stats
 from tests.conftest import make_key
 
@@ -55,8 +55,7 @@ def test_the_set_wise_statistics_equal_the_python_fold(seed):
     make_key("folded"), make_key("setwise")
     changes = _changes(seed)
     upsert_stats("folded", folded(changes))
-    staged_copy(changes)
-    staged_apply(customer_id="setwise")
+    staged_apply(customer_id="setwise", changes=changes)
     rows = _rows("setwise")
     assert rows == _rows("folded")
     assert any(row[1].year == 999 for row in rows)

@@ -12,7 +12,7 @@ import pytest
 from calibration import rules
 from calibration.models import UserDailyAggregate
 from calibration.services import AggregateFold, aggregates_fold_apply
-from calibration.setwise import Staged, staged_apply, staged_copy
+from calibration.setwise import Staged, staged_apply
 from tests.conftest import make_key
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -75,12 +75,10 @@ def test_the_set_wise_aggregates_equal_the_python_fold_to_the_last_bit(seed):
     make_key(folded), make_key(setwise)
     first, second = _changes(seed, 400), _changes(seed + 100, 300)
     _fold(folded, first)
-    staged_copy(first)
-    staged_apply(customer_id=setwise)
+    staged_apply(customer_id=setwise, changes=first)
     assert _rows(setwise) == _rows(folded)
     _fold(folded, second)  # onto rows that already hold sums
-    staged_copy(second)
-    staged_apply(customer_id=setwise)
+    staged_apply(customer_id=setwise, changes=second)
     rows = _rows(setwise)
     assert rows == _rows(folded)
     assert any(row["rair_den"] or row["rsr_den"] or row["sw_den"] for row in rows.values())
@@ -91,10 +89,8 @@ def test_two_set_wise_writes_in_one_transaction_each_count_only_their_own_change
     customer, reference = "twice", "once"
     make_key(customer), make_key(reference)
     changes = _changes(7, 120)
-    staged_copy(changes[:60])
-    staged_apply(customer_id=customer)
-    staged_copy(changes[60:])
-    staged_apply(customer_id=customer)
+    staged_apply(customer_id=customer, changes=changes[:60])
+    staged_apply(customer_id=customer, changes=changes[60:])
     _fold(reference, changes[:60])
     _fold(reference, changes[60:])
     assert _rows(customer) == _rows(reference)
