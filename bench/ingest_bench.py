@@ -97,7 +97,11 @@ def decision(i: int, tag: str, rnd: random.Random) -> dict:
 # --- an HTTP/1.1 keep-alive client on asyncio ------------------------------------------------------
 
 
-async def _request(conn: list, method: str, path: str, key: str, body: bytes) -> tuple[int, bytes]:
+async def _request(
+    conn: list, method: str, path: str, key: str, body: bytes, headers: str = ""
+) -> tuple[int, bytes]:
+    """One request on the kept-alive connection `conn` (opened, or opened again once, as needed);
+    `headers`: more header lines, each ending in CRLF."""
     for _attempt in range(2):
         try:
             if not conn:
@@ -105,7 +109,7 @@ async def _request(conn: list, method: str, path: str, key: str, body: bytes) ->
             reader, writer = conn
             writer.write(
                 (
-                    f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n"
+                    f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Authorization: Bearer {key}\r\n"
                     f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
                 ).encode()
                 + body
@@ -162,7 +166,11 @@ async def _closed_loop(path: str, keys: list[str], *, connections: int, duration
     return _summary(latencies, time.perf_counter() - started, errors)
 
 
-async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float, tag: str) -> dict:
+async def _open_loop(
+    path: str, keys: list[str], *, rate: float, duration: float, tag: str, trace: list | None = None
+) -> dict:
+    """`rate` requests a second for `duration` s; with `trace`, each request is tagged `X-Bench-I: i`
+    (bench/tail_gunicorn.py) and its (scheduled, read) times (time.perf_counter) are appended."""
     total = int(rate * duration)
     queue: asyncio.Queue = asyncio.Queue()
     latencies: list[float] = []
@@ -175,9 +183,13 @@ async def _open_loop(path: str, keys: list[str], *, rate: float, duration: float
         while (item := await queue.get()) is not None:
             i, scheduled = item
             body = json.dumps(decision(i, tag, rnd)).encode()
-            status, _ = await _request(conn, "POST", path, keys[i % len(keys)], body)
-            latencies.append((time.perf_counter() - scheduled) * 1000)
+            tagged = f"X-Bench-I: {i}\r\n" if trace is not None else ""
+            status, _ = await _request(conn, "POST", path, keys[i % len(keys)], body, tagged)
+            read = time.perf_counter()
+            latencies.append((read - scheduled) * 1000)
             errors += status not in (200, 201)
+            if trace is not None:
+                trace.append((scheduled, read))
 
     workers = [asyncio.create_task(worker(w)) for w in range(64)]
     start = time.perf_counter() + 0.2

@@ -18,7 +18,9 @@ script says where the time went:
   read lag     read - server end       (the client late to read the answer)
 
 `first`: the first --first (4) requests of each web process, their times' median and max (what
-a worker's start costs them). `vmstat 1` runs beside each phase (its `r`, run queue, and user/system/idle/steal).
+a worker's start costs them). `connections_opened`: when, in s from the phase's start, a request
+thread served on a new database backend (`new`: its first connection; `again`: opened again after
+DATABASE_CONN_MAX_AGE closed it). `vmstat 1` runs beside each phase (its `r`, run queue, and user/system/idle/steal).
 """
 
 import argparse
@@ -56,6 +58,23 @@ def server_times(
             elif kind == "G":
                 collections.append((pid, int(rest[0]), float(rest[1]), float(rest[2])))
     return requests, collections
+
+
+def connections_opened(log_dir: Path) -> list[tuple[float, str]]:
+    """When a request thread served on a database backend other than its last one (its first
+    connection, `new`, or one opened again after its connection closed, `again`): (server start
+    of that request, kind), every request counted, the untagged ones too."""
+    opened: list[tuple[float, str]] = []
+    for path in log_dir.glob("times-*.log"):
+        last: dict[str, str] = {}
+        lines = (line.split() for line in path.read_text().splitlines())
+        # backend 0: the connection was closed at that request's end (DATABASE_CONN_MAX_AGE)
+        for fields in sorted((f for f in lines if f[0] == "R" and f[5] != "0"), key=lambda f: float(f[2])):
+            thread, backend = fields[4], fields[5]
+            if last.get(thread) != backend:
+                opened.append((float(fields[2]), "new" if thread not in last else "again"))
+            last[thread] = backend
+    return sorted(opened)
 
 
 def _cpu_ms(pid: int) -> float:
@@ -107,7 +126,9 @@ def pct(values: list[float], q: float) -> float:
     return values[max(0, int(len(values) * q) - 1)] if values else float("nan")
 
 
-def report(client: list[dict], server: dict, collections: list, slow_ms: float, first_n: int = 4) -> dict:
+def report(
+    client: list[dict], server: dict, collections: list, slow_ms: float, first_n: int = 4, opened: tuple = ()
+) -> dict:
     t0 = client[0]["scheduled"] if client else 0.0
     rows = []
     for c in client:
@@ -185,6 +206,11 @@ def report(client: list[dict], server: dict, collections: list, slow_ms: float, 
             for b in bursts
         ]
     window = (client[0]["scheduled"], client[-1]["read"]) if client else (0, 0)
+    # Connections opened during the phase, s from its start: a new backend's first request is
+    # dearer (bench/README.md, The /calibrate tail).
+    out["connections_opened"] = [
+        (round(at - t0, 2), kind) for at, kind in opened if window[0] <= at <= window[1]
+    ]
     inside = [g for g in collections if window[0] <= g[2] <= window[1]]
     out["server_gc"] = {
         f"gen{gen}": {
@@ -256,7 +282,8 @@ def main() -> None:
             vm = vmstat.communicate()[0].splitlines()[2:]
             time.sleep(0.5)  # the processes' last lines
             server, collections = server_times(log_dir)
-            out = report(client["trace"], server, collections, args.slow, args.first)
+            opened = tuple(connections_opened(log_dir))
+            out = report(client["trace"], server, collections, args.slow, args.first, opened)
             spent = cpu_spent(cpu_before, cpu_after)
             out["cpu_ms_per_request"] = {k: round(v / len(client["trace"]), 2) for k, v in spent.items()}
             out["cpu_share_of_2_cores"] = {k: round(v / 1000 / (2 * duration), 3) for k, v in spent.items()}
