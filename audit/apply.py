@@ -7,8 +7,8 @@ customer's chain, with the Merkle tree of signed checkpoints extended under the 
 One applier per backend; each apply() reads in the order the statements go on the wire.
 
 - SqliteApplier: every statement in turn. SQLite's IMMEDIATE transactions serialise writers.
-- PostgresApplier, a small plan (fewer than INGEST_SETWISE_FROM entries and at most COPY_FROM
-  events: a POST /log, a group of them, a small batch): every statement in psycopg's pipeline
+- PostgresApplier, a small plan (fewer than INGEST_SETWISE_FROM entries, whatever its events:
+  a POST /log, a group of them, a small batch): every statement in psycopg's pipeline
   mode, so the server runs them in order but none waits for the one before it; the results
   (the new decisions' keys, the contributors' guessed-empty loads, the webhooks read, the
   entries' appends) are read once the pipeline is left. Each entry is appended by one
@@ -40,7 +40,7 @@ from audit.fields import SNAPSHOT_FIELDS
 from audit.models import AuditEntry, ChainHead, Decision
 from audit.plan import Plan, link
 from config.db import prepared
-from config.db.bulk import COPY_FROM, bulk_insert, insert_sent
+from config.db.bulk import bulk_insert, insert_sent
 from keys.models import Customer
 from webhooks.services import events_emit, events_emit_sent
 
@@ -98,7 +98,7 @@ class PostgresApplier:
         self.loads_guessed = loads_guessed
 
     def apply(self, plan: Plan) -> int:
-        if len(plan.entries) >= settings.INGEST_SETWISE_FROM or len(plan.events) > COPY_FROM:
+        if len(plan.entries) >= settings.INGEST_SETWISE_FROM:
             return self.apply_large(plan)
         return self.apply_pipelined(plan)
 

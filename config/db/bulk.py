@@ -58,7 +58,7 @@ def bulk_insert(model: type[models.Model], objs: Sequence[models.Model], *, with
 
 
 class SentInsert:
-    """An INSERT of up to COPY_FROM rows sent on the connection (in psycopg's pipeline mode its
+    """An INSERT of the rows sent on the connection (in psycopg's pipeline mode its
     result is not waited for); keys_read() reads the keys it returned into the objects, then
     closes its cursor. Call it before reading the objects' keys."""
 
